@@ -1,0 +1,13 @@
+"""pp_demo: the pooled token of pipeline-parallel sequence classification, reproduced exactly.
+
+Modules, each one concept, imports flowing one way:
+``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
+``figures`` -> ``exercises`` -> ``cli`` (``python -m pp_demo``).
+"""
+
+from .cases import CASES, PAD, PaddingCase, as_batch, get_case
+from .rules import FIX, RULES, get_rule, pooled_positions
+
+__version__ = "0.1.0"
+__all__ = ["CASES", "PAD", "PaddingCase", "as_batch", "get_case", "FIX", "RULES", "get_rule",
+           "pooled_positions"]
