@@ -2,9 +2,13 @@
 
 import argparse
 
-from .cases import CASES
-from .rules import RULES
+from .cases import CASES, get_case
+from .compare import REPRO_ROWS, reproduce, reproduction_line
+from .families import FAMILIES
+from .rules import FIX, RULES
 from .table import REFERENCES, format_padding_table
+
+REPRO_FAMILIES = ("llama", "qwen2", "opt")
 
 
 def _table(args):
@@ -12,8 +16,21 @@ def _table(args):
     return 0
 
 
+def _rows_text():
+    return ", ".join("[" + ",".join(map(str, get_case(r).input_ids)) + f"] ({r}-padded)" for r in REPRO_ROWS)
+
+
 def _reproduce(args):
     print(format_padding_table(reference="true_last"))
+    print()
+    print("The bug, reproduced: a two-stage pipeline against model.forward (the reference)")
+    print(f"batch: {_rows_text()}; pad id 0")
+    for family in args.family:
+        rules = args.rule or [FAMILIES[family].colossalai_rule, FIX]
+        for rule in dict.fromkeys(rules):
+            result = reproduce(family, rule, split_at=args.split_at, n_micro=args.micro_batches,
+                               device=args.device)
+            print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
 
 
@@ -32,11 +49,28 @@ def build_parser():
                             "position model.forward pools")
     table.set_defaults(run=_table)
 
-    reproduce = jobs.add_parser("reproduce", help="the main job: the padding table and the bug, reproduced")
+    reproduce = jobs.add_parser(
+        "reproduce", help="the main job: the padding table and the bug, reproduced",
+        description="Split tiny seeded models in two stages and compare the pipeline's logits with "
+                    "model.forward on a left-padded and a right-padded row. By default each family runs "
+                    "with the rule of its ColossalAI 0.5.0 pipeline forward and with the fix.")
+    reproduce.add_argument("--family", nargs="+", choices=list(FAMILIES), default=list(REPRO_FAMILIES),
+                           metavar="FAMILY", help=f"model families (default: %(default)s; supported: "
+                                                  f"{', '.join(FAMILIES)})")
+    reproduce.add_argument("--rule", nargs="+", choices=list(RULES), metavar="RULE",
+                           help=f"pooling rules of the last stage ({', '.join(RULES)})")
+    reproduce.add_argument("--split-at", type=int, default=None,
+                           help="first layer of the last stage (default: half the layers)")
+    reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
+    reproduce.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     reproduce.set_defaults(run=_reproduce)
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    return args.run(args)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except ValueError as error:  # bad input: say what is wrong, no traceback
+        parser.exit(2, f"{parser.prog}: error: {error}\n")

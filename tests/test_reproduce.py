@@ -1,0 +1,41 @@
+"""The reproduction's agreed output: one line per family and rule, left-padded row first."""
+
+import pytest
+
+from pp_demo.cli import main
+from pp_demo.compare import reproduce, reproduction_line
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen2", "opt"])
+def test_count_rule_misses_the_left_padded_row_and_the_fix_does_not(family):
+    assert reproduction_line(reproduce(family, "count")) == "row matches model.forward: [False, True]"
+    assert reproduction_line(reproduce(family, "rightmost_non_pad")) == "row matches model.forward: [True, True]"
+
+
+def test_cli_reproduce_prints_the_table_and_both_rules_for_the_three_families(capsys):
+    assert main(["reproduce"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("judged by the true last real token")
+    for family in ["llama", "qwen2", "opt"]:
+        assert f"{family:<8} {'count':<18} row matches model.forward: [False, True]" in out
+        assert f"{family:<8} {'rightmost_non_pad':<18} row matches model.forward: [True, True]" in out
+
+
+def test_cli_flags_choose_family_rule_and_split_point(capsys):
+    main(["reproduce", "--family", "opt", "--rule", "count", "--split-at", "3", "--micro-batches", "2"])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "row matches" in l]
+    assert lines == [f"{'opt':<8} {'count':<18} row matches model.forward: [False, True]"]
+
+
+def test_cli_bad_input_is_an_error_message_not_a_traceback(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "--family", "llama", "--split-at", "9"])
+    assert exit_.value.code == 2
+    assert "error: split_at must be an int in 1..3" in capsys.readouterr().err
+
+
+def test_cli_help_lists_the_supported_families(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "supported: llama, qwen2, opt, qwen3, mistral, gpt2, bloom, falcon, gptj" in help_text

@@ -1,0 +1,140 @@
+"""The two-stage split, run in one process, against model.forward (the reference).
+
+Exactness: with the fix, every row equals model.forward within 1e-6 (fp32, CPU).
+With the count rule (ColossalAI 0.5.0's Llama, Qwen2, OPT), exactly the rows where
+count - 1 differs from the rightmost non-pad token differ; those are written below
+from the review table, not computed by the code under test.
+"""
+
+import pytest
+import torch
+import transformers
+
+from pp_demo.cases import as_batch
+from pp_demo.compare import compare_rows, forward_logits
+from pp_demo.families import build_model, get_family
+from pp_demo.local import pipeline_logits, run_local
+from pp_demo.stages import split_model
+
+FAMILIES = ["llama", "qwen2", "opt"]
+ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
+# count - 1 vs rightmost non-pad (review table): left 3/5, right 3/3, lpic 2/5, rpic 2/3, unpadded 5/5
+COUNT_RULE_MATCHES = [False, True, False, False, True, False]
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def model(request):
+    return build_model(request.param)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return as_batch(ROWS)
+
+
+@pytest.mark.parametrize("split_at", [1, 2, 3])
+@pytest.mark.parametrize("n_micro", [1, 2, 3, 6])
+def test_fix_equals_model_forward_on_every_row(model, batch, split_at, n_micro):
+    ids, mask = batch
+    logits = pipeline_logits(model, ids, mask, rule="rightmost_non_pad", split_at=split_at, n_micro=n_micro)
+    diff = (logits - forward_logits(model, ids, mask)).abs().amax(-1)
+    assert diff.max() <= 1e-6
+
+
+@pytest.mark.parametrize("split_at", [1, 3])
+@pytest.mark.parametrize("n_micro", [1, 2])
+def test_count_rule_differs_exactly_where_count_is_not_the_rightmost_non_pad(model, batch, split_at, n_micro):
+    ids, mask = batch
+    logits = pipeline_logits(model, ids, mask, rule="count", split_at=split_at, n_micro=n_micro)
+    result = compare_rows(logits, forward_logits(model, ids, mask), atol=1e-6)
+    assert result.matches == COUNT_RULE_MATCHES
+    # a miss is a different token's logits, not rounding: far above the tolerance
+    assert min(d for d, ok in zip(result.max_abs_diff, result.matches) if not ok) > 1e-3
+
+
+# ---- the seed's test, ported: left- and right-padded batches, parametrized over the rule
+LEFT_PADDED = torch.tensor([[0, 0, 5, 6, 7, 8], [0, 5, 6, 7, 8, 9]])
+RIGHT_PADDED = torch.tensor([[5, 6, 7, 8, 0, 0], [5, 6, 7, 8, 9, 0]])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("rule, left_matches, right_matches", [
+    ("rightmost_non_pad", [True, True], [True, True]),
+    ("count", [False, False], [True, True]),     # the old code fails this test on left padding
+])
+def test_pipeline_matches_model_forward_per_padding_side(family, rule, left_matches, right_matches):
+    model = build_model(family)
+    for ids, expected in [(LEFT_PADDED, left_matches), (RIGHT_PADDED, right_matches)]:
+        mask = (ids != 0).long()
+        logits = pipeline_logits(model, ids, mask, rule=rule)
+        assert compare_rows(logits, forward_logits(model, ids, mask), atol=1e-6).matches == expected
+
+
+# ---- what each stage holds
+def test_stages_split_the_layers_and_share_the_models_parameters():
+    model = build_model("llama")
+    stages = split_model(model, split_at=1)
+    assert len(stages.first.body.layers) == 1 and len(stages.last.body.layers) == 3
+    assert isinstance(stages.first.body.norm, torch.nn.Identity)
+    assert stages.last.body.norm is not None and not isinstance(stages.last.body.norm, torch.nn.Identity)
+    model_params = {id(p) for p in model.parameters()}
+    assert {id(p) for p in stages.first.parameters()} <= model_params
+    assert {id(p) for p in stages.last.parameters()} <= model_params
+    assert stages.last.score is model.score
+
+
+def test_splitting_leaves_the_model_unchanged():
+    model = build_model("opt")
+    ids, mask = as_batch(ROWS)
+    before = forward_logits(model, ids, mask)
+    split_model(model, split_at=2)
+    assert torch.equal(forward_logits(model, ids, mask), before)
+
+
+def test_split_defaults_to_half_the_layers():
+    stages = split_model(build_model("qwen2"))
+    assert (stages.split_at, stages.num_layers) == (2, 4)
+
+
+def test_a_missing_mask_means_every_token_is_real():
+    model = build_model("llama")
+    ids = torch.tensor([[5, 6, 7, 8], [9, 8, 7, 6]])
+    logits = run_local(split_model(model), ids)
+    assert torch.allclose(logits, forward_logits(model, ids, torch.ones_like(ids)), atol=1e-6, rtol=0)
+
+
+# ---- bad input: a clear error, never garbage
+def test_batch_not_divisible_by_micro_batches_is_refused():
+    ids, mask = as_batch(ROWS[:5])
+    with pytest.raises(ValueError, match="5 rows cannot be split into 2 equal micro-batches"):
+        pipeline_logits(build_model("llama"), ids, mask, n_micro=2)
+
+
+def test_no_pad_id_with_several_rows_is_refused():
+    model = build_model("llama", pad_token_id=None)
+    ids, mask = as_batch(["left", "right"])
+    with pytest.raises(ValueError, match="pad_token_id is None"):
+        pipeline_logits(model, ids, mask)
+
+
+@pytest.mark.parametrize("split_at", [0, 4, -1, 2.0])
+def test_split_point_outside_the_layers_is_refused(split_at):
+    with pytest.raises(ValueError, match=r"split_at must be an int in 1\.\.3"):
+        split_model(build_model("llama"), split_at=split_at)
+
+
+def test_unsupported_family_names_the_supported_ones():
+    with pytest.raises(ValueError, match="supported: llama, qwen2, opt"):
+        get_family("t5")
+
+
+def test_unsupported_model_class_names_the_supported_ones():
+    config = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32,
+                                      num_hidden_layers=2, num_attention_heads=2)
+    with pytest.raises(ValueError, match="unsupported model class LlamaForCausalLM.*LlamaForSequenceClassification"):
+        split_model(transformers.LlamaForCausalLM(config))
+
+
+def test_unknown_rule_is_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="unknown pooling rule"):
+        split_model(build_model("llama"), rule="last_token")
