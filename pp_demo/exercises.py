@@ -7,9 +7,10 @@ In a notebook an exercise is two cells. The first holds a stub the reader fills 
         return ...                    # an expression to write
 
 The second calls ``check("01.1", my_rule)``. ``check`` prints exactly one status line,
-``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample, and never
-raises, so a notebook stored with its stubs unfilled runs top to bottom (and passes
-strict nbval). Reference answers live in ``pp_demo.solutions`` and are tested there.
+``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample, returns
+nothing (so the cell shows only that line) and never raises, so a notebook stored with
+its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
+same text without printing. Reference answers live in ``pp_demo.solutions``.
 """
 
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ import torch
 from .cases import CASES, PAD, REVIEW_TABLE
 from .rules import count_minus_one
 
-__all__ = ["Exercise", "EXERCISES", "check", "register"]
+__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted"]
 
 NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
@@ -46,25 +47,33 @@ def register(key, question):
     return add
 
 
+class NotAttempted(Exception):
+    """Raised by a judge when a function answer still returns the stub's ``...``."""
+
+
 def _is_stub(answer):
     return answer is Ellipsis
 
 
-def check(key, answer):
-    """Print the status of ``answer`` to exercise ``key``; return it as a string too."""
+def status(key, answer):
+    """The status of ``answer`` to exercise ``key``, as text."""
     exercise = EXERCISES.get(key)
     if exercise is None:
-        status = f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
-    elif _is_stub(answer):
-        status = NOT_ATTEMPTED
-    else:
-        try:
-            problem = exercise.judge(answer)
-        except Exception as error:  # the reader's code may raise anything; report, don't crash
-            problem = f"your answer raised {type(error).__name__}: {error}"
-        status = CORRECT if problem is None else f"not yet: {problem}"
-    print(f"[{key}] {status}")
-    return status
+        return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
+    if _is_stub(answer):
+        return NOT_ATTEMPTED
+    try:
+        problem = exercise.judge(answer)
+    except NotAttempted:
+        return NOT_ATTEMPTED
+    except Exception as error:  # the reader's code may raise anything; report, don't crash
+        problem = f"your answer raised {type(error).__name__}: {error}"
+    return CORRECT if problem is None else f"not yet: {problem}"
+
+
+def check(key, answer):
+    """Print the one status line of ``answer`` to exercise ``key``."""
+    print(f"[{key}] {status(key, answer)}")
 
 
 # ------------------------------------------------------------------ notebook 01
@@ -82,7 +91,7 @@ def _judge_forward_rule(rule):
         ids, _ = case.tensors()
         got = rule(ids, PAD)
         if _is_stub(got):
-            return NOT_ATTEMPTED + " (the function still returns ...)"
+            raise NotAttempted
         if not isinstance(got, torch.Tensor) or got.shape != (1,):
             return f"on {case.name} {_ids_text(case)} it returned {got!r}, not one position per row"
         lands_on = int(got[0]) % case.length

@@ -91,6 +91,9 @@ class TwoStages:
     def __iter__(self):
         return iter((self.first, self.last))
 
+    def __getitem__(self, stage_index):
+        return (self.first, self.last)[stage_index]
+
     def to(self, device):
         self.first.to(device)
         self.last.to(device)
