@@ -2,8 +2,8 @@
 
 import argparse
 
-from .cases import CASES, get_case
-from .compare import REPRO_ROWS, reproduce, reproduction_line
+from .cases import CASES, as_batch, get_case
+from .compare import REPRO_ROWS, compare_rows, default_atol, forward_logits, reproduce, reproduction_line
 from .families import FAMILIES
 from .rules import FIX, RULES
 from .table import REFERENCES, format_padding_table
@@ -20,17 +20,44 @@ def _rows_text():
     return ", ".join("[" + ",".join(map(str, get_case(r).input_ids)) + f"] ({r}-padded)" for r in REPRO_ROWS)
 
 
+def _runs(args):
+    for family in args.family:
+        for rule in dict.fromkeys(args.rule or [FAMILIES[family].colossalai_rule, FIX]):
+            yield family, rule
+
+
+def _distributed_lines(args):
+    """All runs as jobs of one two-rank start; ``None`` on a torchrun rank that must not print."""
+    from .distributed import Job, launched_by_torchrun, run_distributed, run_under_torchrun
+    from .families import build_model
+
+    ids, mask = as_batch(REPRO_ROWS)
+    runs = list(_runs(args))
+    models = {family: build_model(family) for family in args.family}
+    jobs = [Job(models[f], ids, mask, rule=r, split_at=args.split_at, n_micro=args.micro_batches) for f, r in runs]
+    results = run_under_torchrun(jobs) if launched_by_torchrun() else run_distributed(jobs)
+    if results is None:
+        return None
+    return [(f, r, compare_rows(res.logits, forward_logits(models[f], ids, mask), default_atol("cpu")))
+            for (f, r), res in zip(runs, results)]
+
+
 def _reproduce(args):
+    if args.distributed:
+        lines = _distributed_lines(args)
+        if lines is None:  # torchrun's first rank: the last rank holds the logits and prints
+            return 0
+        where = "two ranks on torch.distributed.pipelining"
+    else:
+        lines = [(f, r, reproduce(f, r, split_at=args.split_at, n_micro=args.micro_batches, device=args.device))
+                 for f, r in _runs(args)]
+        where = "both stages in this process"
     print(format_padding_table(reference="true_last"))
     print()
-    print("The bug, reproduced: a two-stage pipeline against model.forward (the reference)")
+    print(f"The bug, reproduced: a two-stage pipeline ({where}) against model.forward (the reference)")
     print(f"batch: {_rows_text()}; pad id 0")
-    for family in args.family:
-        rules = args.rule or [FAMILIES[family].colossalai_rule, FIX]
-        for rule in dict.fromkeys(rules):
-            result = reproduce(family, rule, split_at=args.split_at, n_micro=args.micro_batches,
-                               device=args.device)
-            print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
+    for family, rule, result in lines:
+        print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
 
 
@@ -63,6 +90,9 @@ def build_parser():
                            help="first layer of the last stage (default: half the layers)")
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
     reproduce.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    reproduce.add_argument("--distributed", action="store_true",
+                           help="run the stages as two ranks (spawned here, or the ranks of "
+                                "torchrun --nproc-per-node 2 -m pp_demo reproduce --distributed)")
     reproduce.set_defaults(run=_reproduce)
     return parser
 

@@ -41,7 +41,7 @@ from .rules import FIX
 from .stages import split_model
 
 __all__ = ["Fault", "Job", "JobResult", "PipelineError", "WORLD_SIZE", "run_distributed", "run_jobs",
-           "backend_and_device"]
+           "backend_and_device", "launched_by_torchrun", "run_under_torchrun"]
 
 WORLD_SIZE = 2
 
@@ -53,7 +53,7 @@ class PipelineError(RuntimeError):
 @dataclass(frozen=True)
 class Fault:
     """A failure injected on purpose (tests, the notebook): on ``rank``, at the forward of
-    micro-batch ``at``, either ``"raise"`` an exception or ``"kill"`` the process."""
+    micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``."""
 
     rank: int
     how: str = "raise"
@@ -99,6 +99,8 @@ class _Faulty(nn.Module):
         if self.calls == self.fault.at:
             if self.fault.how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if self.fault.how == "hang":
+                time.sleep(24 * 3600)
             raise RuntimeError(f"fault injected at micro-batch {self.fault.at}")
         self.calls += 1
         return self.stage(*args)
@@ -211,8 +213,8 @@ def _check(job):
         raise ValueError("each job needs an attention_mask of the shape of its input_ids "
                          "(None cannot travel between ranks)")
     split_model(job.model, job.split_at, job.rule)  # family, split point and rule are valid
-    if job.fault is not None and (job.fault.rank not in range(WORLD_SIZE) or job.fault.how not in ("raise", "kill")):
-        raise ValueError(f"a fault needs rank 0 or 1 and how 'raise' or 'kill', got {job.fault}")
+    if job.fault is not None and (job.fault.rank not in range(WORLD_SIZE) or job.fault.how not in ("raise", "kill", "hang")):
+        raise ValueError(f"a fault needs rank 0 or 1 and how 'raise', 'kill' or 'hang', got {job.fault}")
 
 
 def _merge(per_rank):
@@ -277,3 +279,34 @@ def run_distributed(jobs, timeout_s=120):
                     process.join()
         per_rank = [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(WORLD_SIZE)]
     return _merge(per_rank)
+
+
+# ------------------------------------------------------------------ under torchrun
+
+def launched_by_torchrun():
+    return "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ
+
+
+def check_world_size(world_size):
+    if world_size != WORLD_SIZE:
+        raise ValueError(f"the pipeline has two stages and needs exactly 2 ranks, got {world_size} "
+                         "(torchrun --nproc-per-node 2)")
+
+
+def run_under_torchrun(jobs, timeout_s=120):
+    """This process is one of torchrun's ranks: join the group, run the jobs. Returns
+    the results on the last rank (which holds the logits) and ``None`` on the other."""
+    check_world_size(int(os.environ["WORLD_SIZE"]))
+    jobs = list(jobs)
+    for job in jobs:
+        _check(job)
+    rank = int(os.environ["RANK"])
+    backend, device = backend_and_device(rank)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+    try:
+        results = run_jobs(rank, jobs, device)
+    finally:
+        dist.destroy_process_group()
+    return results if rank == WORLD_SIZE - 1 else None
