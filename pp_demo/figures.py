@@ -7,7 +7,7 @@ from matplotlib.patches import Rectangle
 from .cases import get_case
 from .table import REFERENCES, padding_table
 
-__all__ = ["draw_padding_table"]
+__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline"]
 
 _PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
 _RIGHT = "#1a9850"
@@ -42,5 +42,69 @@ def draw_padding_table(rules=None, cases=None, reference="true_last"):
     ax.axis("off")
     ax.set_title(f"pooled position per rule, judged by {REFERENCES[reference]}\n"
                  "shaded: padding (mask 0)   green: right   red: wrong", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def draw_row_diffs(comparisons, row_labels):
+    """Per-row max |logit difference| against ``model.forward``, one panel per family.
+
+    ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``. A bar at zero (the
+    fix) is labelled, since an absent bar reads like missing data."""
+    families = list(dict.fromkeys(f for f, _ in comparisons))
+    rules = list(dict.fromkeys(r for _, r in comparisons))
+    colours = dict(zip(rules, [_WRONG, _RIGHT, "#4575b4", "#fdae61", "#762a83"]))
+    fig, axes = plt.subplots(1, len(families), figsize=(3.3 * len(families), 3.0), sharey=True, squeeze=False)
+    width = 0.8 / len(rules)
+    top = max(max(c.max_abs_diff) for c in comparisons.values())
+    for ax, family in zip(axes[0], families):
+        for j, rule in enumerate(rules):
+            diffs = comparisons[family, rule].max_abs_diff
+            xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(diffs))]
+            ax.bar(xs, diffs, width, color=colours[rule], label=rule)
+            for x, d in zip(xs, diffs):
+                if d == 0:
+                    ax.text(x, top * 0.02, "0", ha="center", va="bottom", fontsize=7, color=colours[rule])
+        ax.set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=8)
+        ax.set_title(family, fontsize=9)
+    axes[0][0].set_ylabel("max |logit diff| vs model.forward", fontsize=8)
+    axes[0][-1].legend(fontsize=7, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def gpipe_slots(n_micro, n_stages=2, backward=False):
+    """Time slots of an idealised GPipe step (every forward or backward takes one slot):
+    a list of ``(stage, slot, "F" or "B", micro_batch)``. All forwards fill the pipe,
+    then the backwards drain it in reverse order."""
+    slots = [(s, s + i, "F", i) for s in range(n_stages) for i in range(n_micro)]
+    if backward:
+        start = n_micro + n_stages - 1          # the last forward has left the last stage
+        for s in range(n_stages):
+            for k, i in enumerate(reversed(range(n_micro))):
+                slots.append((s, start + (n_stages - 1 - s) + k, "B", i))
+    return slots
+
+
+def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
+    """The GPipe schedule as a timeline: one row per stage (rank), one box per micro-batch
+    step, idle slots (the bubble) left blank. The title gives the ideal speedup over one
+    process running all stages, ``n_stages * m / (m + n_stages - 1)`` for forwards."""
+    slots = gpipe_slots(n_micro, n_stages, backward)
+    length = max(slot for _, slot, _, _ in slots) + 1
+    fig, ax = plt.subplots(figsize=(0.55 * length + 1.5, 0.6 * n_stages + 1.0))
+    for stage, slot, kind, mb in slots:
+        colour = "#91bfdb" if kind == "F" else "#fc8d59"
+        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, facecolor=colour, edgecolor="black", lw=0.5))
+        ax.text(slot + 0.47, n_stages - 1 - stage + 0.4, f"{kind}{mb}", ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, length)
+    ax.set_ylim(-0.2, n_stages)
+    ax.set_yticks([n_stages - 1 - s + 0.4 for s in range(n_stages)], [f"stage {s} (rank {s})" for s in range(n_stages)])
+    ax.set_xlabel("time slot (one micro-batch through one stage)")
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ideal = n_stages * n_micro / (n_micro + n_stages - 1)
+    ax.set_title(f"GPipe, {n_micro} micro-batches on {n_stages} stages: blank = idle (the bubble); "
+                 f"ideal speedup {ideal:.2f}x", fontsize=9)
     fig.tight_layout()
     return fig
