@@ -42,6 +42,26 @@ def _distributed_lines(args):
             for (f, r), res in zip(runs, results)]
 
 
+def _two_rank_runner(runs):
+    from .distributed import Job, launched_by_torchrun, run_distributed, run_under_torchrun
+
+    jobs = [Job(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs]
+    results = run_under_torchrun(jobs) if launched_by_torchrun() else run_distributed(jobs)
+    return None if results is None else [r.logits for r in results]
+
+
+def _families(args):
+    from .matrix import format_matrix, pipeline_matrix
+
+    runner = _two_rank_runner if args.distributed else None
+    try:
+        table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, runner)
+    except TypeError:  # torchrun's first rank: it has no logits, the last rank prints
+        return 0
+    print(format_matrix(table))
+    return 0
+
+
 def _reproduce(args):
     if args.distributed:
         lines = _distributed_lines(args)
@@ -94,6 +114,21 @@ def build_parser():
                            help="run the stages as two ranks (spawned here, or the ranks of "
                                 "torchrun --nproc-per-node 2 -m pp_demo reproduce --distributed)")
     reproduce.set_defaults(run=_reproduce)
+    families = jobs.add_parser(
+        "families", help="family x padding case x rule: does the two-stage pipeline match model.forward?",
+        description="Run every family's two-stage pipeline with the rule of its ColossalAI 0.5.0 "
+                    "forward and with the fix on every padding case, and mark each row against "
+                    "model.forward.")
+    families.add_argument("--family", nargs="+", choices=list(FAMILIES), metavar="FAMILY",
+                          help=f"families (default: all: {', '.join(FAMILIES)})")
+    families.add_argument("--cases", nargs="+", choices=list(CASES), metavar="CASE",
+                          help=f"padding cases (default: all: {', '.join(CASES)})")
+    families.add_argument("--rule", nargs="+", choices=list(RULES), metavar="RULE",
+                          help="rules (default: each family's ColossalAI 0.5.0 rule and the fix)")
+    families.add_argument("--attn", choices=["eager", "sdpa"], default=None,
+                          help="attention implementation (default: what transformers picks)")
+    families.add_argument("--distributed", action="store_true", help="run the stages as two ranks")
+    families.set_defaults(run=_families)
     return parser
 
 

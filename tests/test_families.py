@@ -1,0 +1,80 @@
+"""All nine families of ColossalAI's shardformer sequence-classification forwards.
+
+Judged by model.forward (exactness). Expected matches are written from the review
+table: the count rule (llama, qwen2, opt) is wrong where count - 1 is not the rightmost
+non-pad id (left, left_pad_in_content, right_pad_in_content); the first-pad rule
+(gpt2, bloom, falcon, gptj wrapped, mistral unwrapped) only on right_pad_in_content,
+where a pad id sits among the real tokens and stops it at position 0.
+"""
+
+import pytest
+
+from pp_demo.cases import as_batch
+from pp_demo.compare import compare_rows, forward_logits
+from pp_demo.distributed import Job, run_distributed
+from pp_demo.families import FAMILIES, build_model
+from pp_demo.local import pipeline_logits
+from pp_demo.matrix import format_matrix, pipeline_matrix
+
+ALL = list(FAMILIES)
+SIX = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
+TRAILING = ["trailing_eos"]
+#                      left   right lpic   rpic   unpadded
+COUNT_RULE =          [False, True, False, False, True]
+FIRST_PAD_RULE =      [True,  True, True,  False, True]
+COLOSSALAI_RULE = {"llama": "count", "qwen2": "count", "opt": "count", "qwen3": "rightmost_non_pad",
+                   "mistral": "first_pad", "gpt2": "first_pad_mod", "bloom": "first_pad_mod",
+                   "falcon": "first_pad_mod", "gptj": "first_pad_mod"}
+EXPECTED = {"count": COUNT_RULE, "first_pad": FIRST_PAD_RULE, "first_pad_mod": FIRST_PAD_RULE,
+            "rightmost_non_pad": [True] * 5}
+
+
+def test_the_family_table_has_the_nine_families_of_the_seed_directory():
+    assert sorted(FAMILIES) == sorted(COLOSSALAI_RULE)
+    assert {f: FAMILIES[f].colossalai_rule for f in FAMILIES} == COLOSSALAI_RULE
+
+
+@pytest.mark.parametrize("attn", [None, "eager"], ids=["default-attention", "eager"])
+@pytest.mark.parametrize("family", ALL)
+def test_fix_equals_model_forward_on_every_padding_case(family, attn):
+    model = build_model(family, attn_implementation=attn)
+    for rows in (SIX, TRAILING):
+        ids, mask = as_batch(rows)
+        for split_at in (1, 3):
+            logits = pipeline_logits(model, ids, mask, split_at=split_at)
+            assert float((logits - forward_logits(model, ids, mask)).abs().max()) <= 1e-6
+
+
+@pytest.mark.parametrize("family", ALL)
+def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts(family):
+    model = build_model(family)
+    ids, mask = as_batch(SIX[:5])
+    rule = COLOSSALAI_RULE[family]
+    logits = pipeline_logits(model, ids, mask, rule=rule, split_at=2)
+    assert compare_rows(logits, forward_logits(model, ids, mask), atol=1e-6).matches == EXPECTED[rule]
+
+
+def test_the_matrix_marks_each_family_rule_and_case():
+    table = pipeline_matrix(["gpt2", "mistral", "llama"], SIX[:5])
+    for family, rule in [("gpt2", "first_pad_mod"), ("mistral", "first_pad"), ("llama", "count"),
+                         ("gpt2", "rightmost_non_pad")]:
+        assert [table[family, rule, case] for case in SIX[:5]] == EXPECTED[rule]
+    text = format_matrix(table)
+    assert text.startswith("judged by model.forward")
+    assert "gpt2     first_pad_mod         ✓     ✓                   ✓                    ✗        ✓" in text
+
+
+def test_nine_families_as_two_ranks_equal_model_forward():
+    jobs, batches = [], [as_batch(SIX), as_batch(TRAILING)]
+    for family in ALL:
+        model = build_model(family)
+        for ids, mask in batches:
+            jobs.append(Job(model, ids, mask, n_micro=2 if ids.shape[0] % 2 == 0 else 1))
+        ids, mask = as_batch(SIX[:5])
+        jobs.append(Job(model, ids, mask, rule=COLOSSALAI_RULE[family]))
+    results = run_distributed(jobs, timeout_s=300)
+    for job, result in zip(jobs, results):
+        reference = forward_logits(job.model, job.input_ids, job.attention_mask)
+        matches = compare_rows(result.logits, reference, atol=1e-6).matches
+        expected = EXPECTED[job.rule] if job.rule != "rightmost_non_pad" else [True] * len(matches)
+        assert matches == expected, (type(job.model).__name__, job.rule)
