@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, exactly as pinned: a bare `torch` can pull a multi-GB CUDA build
 	$(BIN)/python -m pip install -q -c constraints/pinned.txt torch
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook]'
+	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx]'
 	touch $@
 
 setup: $(VENV)/.installed
@@ -43,7 +43,7 @@ $(VENV5)/.installed: pyproject.toml constraints/transformers5.txt
 	test -x $(VENV5)/bin/python || $(PYTHON) -m venv $(VENV5)
 	$(VENV5)/bin/python -m pip install -q --upgrade pip
 	$(VENV5)/bin/python -m pip install -q -c constraints/transformers5.txt torch
-	$(VENV5)/bin/python -m pip install -q -c constraints/transformers5.txt -e '.[workbook]'
+	$(VENV5)/bin/python -m pip install -q -c constraints/transformers5.txt -e '.[workbook,onnx]'
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)

@@ -9,6 +9,10 @@ hands to tensor indexing (where ``-1`` means the last position).
 Rules are looked up by a short, stable name (``get_rule``). A rule declares which
 inputs it needs (``input_ids`` and ``pad_token_id``, or the ``attention_mask``), so
 callers can run every rule through one function, ``pooled_positions``.
+
+One rule is different in kind: ``known_lengths`` reads no tokens at all. It takes the
+cumulative sequence lengths of a packed batch (sequences laid end to end in one row,
+no padding), so it answers positions in that flat row, one per sequence.
 """
 
 from dataclasses import dataclass
@@ -19,7 +23,8 @@ import torch
 __all__ = [
     "Rule", "RULES", "FIX", "get_rule", "pooled_positions",
     "count_minus_one", "first_pad_minus_one_wrapped", "first_pad_minus_one",
-    "rightmost_non_pad", "rightmost_attended",
+    "rightmost_non_pad", "rightmost_attended", "attended_flip", "attended_cumsum",
+    "known_lengths", "CORE_RULES",
 ]
 
 
@@ -50,7 +55,9 @@ def _check_mask(attention_mask, like=None):
         raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
         raise ValueError("attention_mask has an empty sequence (length 0): there is no token to pool")
-    if ((attention_mask != 0) & (attention_mask != 1)).any():
+    # a check on the values needs the data: skipped while torch.export traces the rule
+    # (ONNX export), where the tensors are symbolic
+    if not torch.compiler.is_compiling() and ((attention_mask != 0) & (attention_mask != 1)).any():
         raise ValueError("attention_mask must contain only 0 and 1")
 
 
@@ -132,6 +139,63 @@ def rightmost_attended(attention_mask):
     return (positions * attention_mask.long()).argmax(-1)
 
 
+def attended_flip(attention_mask):
+    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``.
+
+    Reverse the mask, find the first attended entry, convert back to a forward position.
+    Same answer as ``rightmost_attended`` whenever a row has an attended token; on a
+    row with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0.
+    """
+    _check_mask(attention_mask)
+    length = attention_mask.shape[-1]
+    return length - 1 - attention_mask.long().flip(-1).argmax(-1)
+
+
+def attended_cumsum(attention_mask):
+    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``.
+
+    The running count of attended tokens reaches its maximum at the last attended
+    position, and ``argmax`` returns the first index of a tie, so the pads after it
+    do not move the answer. 0 on a row with no attended token (all counts are 0).
+    """
+    _check_mask(attention_mask)
+    return attention_mask.long().cumsum(-1).argmax(-1)
+
+
+def _check_cu_seqlens(cu_seqlens):
+    if not isinstance(cu_seqlens, torch.Tensor):
+        raise TypeError(f"cu_seqlens must be a torch.Tensor, got {type(cu_seqlens).__name__}")
+    if cu_seqlens.dim() != 1:
+        raise ValueError(f"cu_seqlens must be 1-D, got shape {tuple(cu_seqlens.shape)}")
+    if cu_seqlens.dtype.is_floating_point or cu_seqlens.dtype.is_complex or cu_seqlens.dtype == torch.bool:
+        raise TypeError(f"cu_seqlens must hold integer offsets, got dtype {cu_seqlens.dtype}")
+    if cu_seqlens.shape[0] < 2:
+        raise ValueError("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
+    if int(cu_seqlens[0]) != 0:
+        raise ValueError(f"cu_seqlens must start at 0, got {int(cu_seqlens[0])}")
+    lengths = cu_seqlens[1:] - cu_seqlens[:-1]
+    if (lengths < 0).any():
+        raise ValueError(f"cu_seqlens must be non-decreasing, got {cu_seqlens.tolist()}")
+    if (lengths == 0).any():
+        empty = (lengths == 0).nonzero().flatten().tolist()
+        raise ValueError(f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no "
+                         "last token to pool")
+
+
+def known_lengths(cu_seqlens):
+    """Class (e), no inference at all: ``cu_seqlens[1:] - 1``.
+
+    A packed batch puts its sequences one after another in a single row and says where
+    each one ends with cumulative lengths ``[0, n0, n0 + n1, ...]``. The last token of
+    sequence i is one before the next offset: nothing is read from the tokens, so pad
+    ids, eos ids and padding sides cannot mislead it. Positions index the flat row.
+    Used where the batch is built by the code itself (NeMo-Aligner's reward model, the
+    vLLM, SGLang and text-embeddings-inference poolers).
+    """
+    _check_cu_seqlens(cu_seqlens)
+    return cu_seqlens[1:].long() - 1
+
+
 # ---------------------------------------------------------------- the registry
 
 @dataclass(frozen=True)
@@ -160,8 +224,19 @@ RULES: dict[str, Rule] = {
              "the fix: transformers >= 4.49, ColossalAI qwen3"),
         Rule("rightmost_attended", rightmost_attended, ("attention_mask",),
              "attention mask; none of the pipeline forwards"),
+        Rule("attended_flip", attended_flip, ("attention_mask",),
+             "attention mask, flipped: the same class as rightmost_attended"),
+        Rule("attended_cumsum", attended_cumsum, ("attention_mask",),
+             "attention mask, running count: the same class as rightmost_attended"),
+        Rule("known_lengths", known_lengths, ("cu_seqlens",),
+             "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers"),
     ]
 }
+
+CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
+"""The five rules of the review table, shown by default in ``pp_demo.table``: the three
+pipeline-forward rules, the fix, and the attention mask. The other spellings of the mask
+rule and the packed-batch rule are compared in notebook 07."""
 
 FIX = "rightmost_non_pad"
 """The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""
@@ -177,17 +252,25 @@ def get_rule(name):
         raise ValueError(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
 
 
-def pooled_positions(rule, *, input_ids=None, pad_token_id=None, attention_mask=None):
+def pooled_positions(rule, *, input_ids=None, pad_token_id=None, attention_mask=None, cu_seqlens=None):
     """Run one rule by name on whatever inputs the caller has, checking what it needs.
 
     When both ``input_ids`` and ``attention_mask`` are given their shapes must agree,
-    whichever rule runs, so a batch with a stale mask is caught early.
+    whichever rule runs, so a batch with a stale mask is caught early. Likewise, with
+    ``cu_seqlens`` the ids must be the packed row it describes: one row of its total length.
     """
     rule = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)
         _check_mask(attention_mask, like=input_ids)
-    inputs = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask}
+    if input_ids is not None and cu_seqlens is not None:
+        _check_ids(input_ids)
+        _check_cu_seqlens(cu_seqlens)
+        if input_ids.shape != (1, int(cu_seqlens[-1])):
+            raise ValueError(f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
+                             f"there), got input_ids of shape {tuple(input_ids.shape)}")
+    inputs = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask,
+              "cu_seqlens": cu_seqlens}
     missing = [key for key in rule.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
         raise ValueError(f"rule {rule.name!r} needs {', '.join(missing)}")
