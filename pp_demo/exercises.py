@@ -123,3 +123,298 @@ def _judge_count_prediction(position):
         hint = " (that is the true last real token; the count rule counts, it does not look)" if position == 5 else ""
         return f"{position} is not what the count rule pools{hint}"
     return None
+
+
+# ------------------------------------------------------------------ notebook 02
+
+def _gpipe_idle(n_micro, stage, backward):
+    """Idle slots of ``stage`` between the step's first and last slot, and the step's length."""
+    from .figures import gpipe_slots  # matplotlib is needed only by this exercise
+
+    slots = gpipe_slots(n_micro, 2, backward)
+    length = max(slot for _, slot, _, _ in slots) + 1
+    return length - sum(1 for s, *_ in slots if s == stage), length
+
+
+@register("02.1", "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
+                  "does stage 0 sit idle between the step's first and last slot? Give an int.")
+def _judge_idle_slots(answer):
+    if not isinstance(answer, int) or isinstance(answer, bool):
+        return f"give a number of slots as an int, not {type(answer).__name__}"
+    idle, length = _gpipe_idle(4, 0, backward=True)
+    if answer == idle:
+        return None
+    if answer == 2 * idle:
+        return f"{answer} counts both stages together; the question asks about stage 0 alone"
+    if answer == _gpipe_idle(4, 0, backward=False)[0]:
+        return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice"
+    return (f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
+            "stage 0's row of draw_gpipe_timeline(4, backward=True)")
+
+
+@register("02.2", "Write bubble_fraction(m): the share of the slots of a two-stage GPipe step "
+                  "(forwards only, m micro-batches) in which a stage sits idle.")
+def _judge_bubble_fraction(bubble_fraction):
+    if not callable(bubble_fraction):
+        return "the answer should be a function m -> a number between 0 and 1"
+    for m in range(1, 17):
+        got = bubble_fraction(m)
+        if _is_stub(got):
+            raise NotAttempted
+        idle, length = _gpipe_idle(m, 0, backward=False)
+        if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
+            return (f"for m={m} you return {got!r}, but each stage is idle {idle} of the step's "
+                    f"{length} slots")
+    return None
+
+
+_SENT = ("hidden", "input_ids", "attention_mask")
+
+
+@register("02.3", "The first stage sends hidden, input_ids and attention_mask. Which one would the "
+                  "last stage not need if it pooled from the attention mask (rightmost_attended)?")
+def _judge_unneeded_tensor(name):
+    if name not in _SENT:
+        return f"{name!r} is not one of the tensors the first stage sends: {', '.join(_SENT)}"
+    if name == "hidden":
+        return "the last stage's layers start from the hidden states: without them there is nothing to run"
+    if name == "attention_mask":
+        return ("rightmost_attended reads the attention mask, and the last stage's layers need it "
+                "too, to keep padding out of attention")
+    return None
+
+
+# ------------------------------------------------------------------ notebook 03
+
+from .cases import as_batch  # noqa: E402  (kept with the section that uses it)
+from .rules import rightmost_non_pad  # noqa: E402
+
+_SWAPPED_REPRO = ("right", "left")
+_SEED_LEFT_PADDED = ((0, 0, 5, 6, 7, 8), (0, 5, 6, 7, 8, 9))
+_MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
+
+
+def _row_text(row):
+    return "[" + ",".join(str(int(t)) for t in row) + "]"
+
+
+def _count_vs_forward(ids):
+    """Per row: (position the count rule pools, position model.forward pools), after indexing."""
+    count = count_minus_one(ids, PAD) % ids.shape[-1]
+    forward = rightmost_non_pad(ids, PAD)
+    return list(zip(count.tolist(), forward.tolist()))
+
+
+def _judge_verdicts(answer, ids):
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
+        return "give a list of True or False, one per row, like the reproduction line"
+    if len(answer) != ids.shape[0]:
+        return f"the batch has {ids.shape[0]} rows, your list has {len(answer)}"
+    for i, (said, (count, forward)) in enumerate(zip(answer, _count_vs_forward(ids))):
+        if said != (count == forward):
+            verdict = "matches" if count == forward else "does not match"
+            return (f"row {i} {_row_text(ids[i])}: the count rule pools {count}, model.forward pools "
+                    f"{forward}, so that row {verdict}")
+    return None
+
+
+@register("03.1", "Predict the count rule's reproduction line with the rows swapped: right-padded "
+                  "[5,6,7,8,0,0] first, left-padded [0,0,5,6,7,8] second. A list of bools.")
+def _judge_swapped_reproduction(answer):
+    return _judge_verdicts(answer, as_batch(_SWAPPED_REPRO)[0])
+
+
+@register("03.2", "Predict the count rule's verdict per row on the pull request's left-padded test "
+                  "batch [[0,0,5,6,7,8], [0,5,6,7,8,9]]. A list of bools.")
+def _judge_seed_left_batch(answer):
+    return _judge_verdicts(answer, torch.tensor(_SEED_LEFT_PADDED))
+
+
+@register("03.3", "Which rows (indices) of the five-row mixed batch does the count rule pool at a "
+                  "different position from model.forward?")
+def _judge_wrong_rows(answer):
+    ids = torch.tensor(_MIXED_BATCH)
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    answer = list(answer)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    for i in answer:
+        if not 0 <= i < ids.shape[0]:
+            return f"there is no row {i}: the batch has rows 0 to {ids.shape[0] - 1}"
+    pairs = _count_vs_forward(ids)
+    for i, (count, forward) in enumerate(pairs):
+        if (i in answer) != (count != forward):
+            if count == forward:
+                return f"row {i} {_row_text(ids[i])}: the count rule pools {count} and model.forward pools {forward} too"
+            return f"row {i} {_row_text(ids[i])}: the count rule pools {count}, model.forward pools {forward}"
+    return None
+
+
+# ---- notebook 07
+
+from .rules import pooled_positions  # noqa: E402  (kept with the section that uses it)
+from .survey import CLASSES  # noqa: E402
+
+_PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
+
+
+def mystery_07(input_ids, attention_mask, pad_token_id):
+    """An expression of the kind found in real pooling code, for exercise 07.1."""
+    return (input_ids != pad_token_id).long().cumsum(-1).argmax(-1)
+
+
+def _class_counterexample(fn, letter):
+    """The first case with a real token where ``fn`` and class ``letter`` land apart, or None."""
+    rule = CLASSES[letter].rule
+    for case in CASES.values():
+        if case.true_last is None:
+            continue
+        ids, mask = case.tensors()
+        mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
+        theirs = int(pooled_positions(rule, input_ids=ids, pad_token_id=PAD, attention_mask=mask)[0]) % case.length
+        if mine != theirs:
+            return f"on {case.name} {_ids_text(case)} class {letter} ({rule}) pools {theirs}, the expression {mine}"
+    return None
+
+
+@register("07.1", "Run mystery_07 on the padding cases and name its class: one of 'a', 'b', 'c', 'd', 'e'.")
+def _judge_mystery_class(letter):
+    if not isinstance(letter, str) or letter not in CLASSES:
+        return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
+    if letter == "e":
+        return "class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids"
+    return _class_counterexample(mystery_07, letter)
+
+
+def _as_row(answer):
+    """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair, else a problem."""
+    if isinstance(answer, str):
+        if answer not in CASES:
+            return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
+        case = CASES[answer]
+        return case.input_ids, case.attention_mask, f"{answer} {_ids_text(case)}"
+    try:
+        ids, mask = (list(part) for part in answer)
+    except (TypeError, ValueError):
+        return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
+    if not ids or len(ids) != len(mask):
+        return "input_ids and attention_mask must be non-empty and of one length"
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in ids + mask):
+        return "input_ids and attention_mask must hold ints"
+    if any(m not in (0, 1) for m in mask):
+        return "the attention mask holds only 0 and 1"
+    return ids, mask, "[" + ",".join(map(str, ids)) + "]"
+
+
+@register("07.2", "Find a row (a case name, or a pair (input_ids, attention_mask), pad id 0) with at "
+                  "least one real token on which class c and class d pool different positions.")
+def _judge_c_versus_d(answer):
+    row = _as_row(answer)
+    if isinstance(row, str):
+        return row
+    ids, mask, label = row
+    if not any(mask):
+        return f"on {label} the mask marks no real token: there is no right answer to disagree about"
+    ids_t, mask_t = torch.tensor([ids]), torch.tensor([mask])
+    c = int(pooled_positions(CLASSES["c"].rule, input_ids=ids_t, pad_token_id=PAD)[0])
+    d = int(pooled_positions(CLASSES["d"].rule, attention_mask=mask_t)[0])
+    if c == d:
+        return (f"on {label} both pool {c}: they part only when the last real token's id is the pad "
+                "id, or a token after it is masked out without carrying the pad id")
+    return None
+
+
+# ---- notebook 04
+
+from .rules import first_pad_minus_one_wrapped  # noqa: E402  (kept with the section that uses it)
+
+# A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
+# some carry an eos inside the text. The true last real token is read from the mask.
+_EOS_BATCH = (((5, 6, 7, 0), (1, 1, 1, 1)),
+              ((0, 0, 5, 6), (0, 0, 1, 1)),
+              ((5, 0, 6, 0), (1, 1, 1, 0)),
+              ((5, 6, 0, 0), (1, 1, 1, 0)),
+              ((0, 5, 0, 6), (0, 1, 1, 1)))
+# a prompt <eos> response <eos> row, right-padded (exercise 04.3)
+_PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
+
+
+def _true_last(mask):
+    """The last position the mask marks as real, in plain Python (None if there is none)."""
+    real = [i for i, m in enumerate(mask) if m]
+    return real[-1] if real else None
+
+
+def _eos_batch():
+    ids = torch.tensor([row for row, _ in _EOS_BATCH])
+    mask = torch.tensor([m for _, m in _EOS_BATCH])
+    return ids, mask
+
+
+@register("04.1", "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
+                  "pool somewhere other than the true last real token?")
+def _judge_rightmost_non_pad_rows(answer):
+    ids, mask = _eos_batch()
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    answer = list(answer)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    for i in answer:
+        if not 0 <= i < ids.shape[0]:
+            return f"there is no row {i}: the batch has rows 0 to {ids.shape[0] - 1}"
+    pooled = rightmost_non_pad(ids, PAD).tolist()
+    for i, (row, row_mask) in enumerate(_EOS_BATCH):
+        true_last = _true_last(row_mask)
+        if (i in answer) != (pooled[i] != true_last):
+            text = f"row {i} {_row_text(row)} with mask {_row_text(row_mask)}"
+            if pooled[i] == true_last:
+                return f"{text}: rightmost_non_pad pools {pooled[i]}, and that is the true last real token"
+            return f"{text}: rightmost_non_pad pools {pooled[i]}, the true last real token is {true_last}"
+    return None
+
+
+def _mask_rule_rows():
+    """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
+    rows = [(case.tensors(), f"{case.name} {_ids_text(case)} (mask {_row_text(case.attention_mask)})")
+            for case in CASES.values() if case.true_last is not None]
+    rows.append((_eos_batch(), "the batch of exercise 04.1"))
+    return rows
+
+
+@register("04.2", "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
+                  "last real token of every row that has one, a row ending in a real eos included.")
+def _judge_mask_rule(rule):
+    if not callable(rule):
+        return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
+    for (ids, mask), label in _mask_rule_rows():
+        got = rule(ids, mask, PAD)
+        if _is_stub(got):
+            raise NotAttempted
+        if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
+            return f"on {label} it returned {got!r}, not one position per row"
+        for i in range(ids.shape[0]):
+            lands_on, want = int(got[i]) % ids.shape[1], _true_last(mask[i].tolist())
+            if lands_on != want:
+                where = label if ids.shape[0] == 1 else f"row {i} of {label}"
+                return f"on {where} your rule pools {lands_on}, the true last real token is {want}"
+    return None
+
+
+@register("04.3", "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
+                  "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.")
+def _judge_first_pad_prediction(position):
+    if not isinstance(position, int) or isinstance(position, bool):
+        return f"give a position as an int, not {type(position).__name__}"
+    ids, mask = _PAIR_ROW
+    expected = int(first_pad_minus_one_wrapped(torch.tensor([ids]), PAD)[0])
+    if position == expected:
+        return None
+    hints = {int(rightmost_non_pad(torch.tensor([ids]), PAD)[0]): "where rightmost_non_pad pools",
+             _true_last(mask): "the true last real token (the closing eos)",
+             int(count_minus_one(torch.tensor([ids]), PAD)[0]): "where the count rule pools",
+             len(ids) - 1: "the last position, which first_pad_mod reaches only when no pad id comes "
+                           "after a real token"}
+    hint = f" ({position} is {hints[position]})" if position in hints else ""
+    return f"{position} is not where first_pad_mod pools{hint}: find the first pad id of the row"

@@ -5,9 +5,10 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .cases import get_case
+from .packed import class_grid
 from .table import REFERENCES, padding_table
 
-__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline"]
+__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline", "draw_class_grid"]
 
 _PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
 _RIGHT = "#1a9850"
@@ -106,5 +107,38 @@ def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
     ideal = n_stages * n_micro / (n_micro + n_stages - 1)
     ax.set_title(f"GPipe, {n_micro} micro-batches on {n_stages} stages: blank = idle (the bubble); "
                  f"ideal speedup {ideal:.2f}x", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+_GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": "#bdbdbd", "cannot run": "white"}
+
+
+def draw_class_grid(grid=None):
+    """Rule x case, each cell coloured by whether the rule finds the true last real token
+    (green right, red wrong, grey no real token, white with a hatch when the rule cannot
+    run on that kind of batch) and labelled with the raw position(s) it returns.
+    ``grid`` is ``pp_demo.packed.class_grid()``'s result, computed when not given."""
+    grid = grid if grid is not None else class_grid()
+    cases = [v.case for v in grid[0]]
+    fig, ax = plt.subplots(figsize=(0.62 * len(cases) + 3.0, 0.5 * len(grid) + 1.9))
+    for i, row in enumerate(grid):
+        for j, verdict in enumerate(row):
+            hatch = "//" if verdict.status == "cannot run" else None
+            ax.add_patch(Rectangle((j, -i), 1, 1, facecolor=_GRID_FILL[verdict.status], hatch=hatch,
+                                   edgecolor="#999999", linewidth=0.5))
+            label = "n/a" if verdict.positions is None else ",".join(map(str, verdict.positions))
+            colour = "white" if verdict.status in ("right", "wrong") else "black"
+            ax.text(j + 0.5, -i + 0.5, label, ha="center", va="center", fontsize=7, color=colour)
+        ax.text(-0.1, -i + 0.5, f"({row[0].rule_class}) {row[0].rule}", ha="right", va="center", fontsize=8)
+    for j, case in enumerate(cases):
+        ax.text(j + 0.5, 1.1, case, ha="left", va="bottom", rotation=35, fontsize=8)
+    ax.set_xlim(-4.0, len(cases) + 1.2)
+    ax.set_ylim(-len(grid) + 0.9, 3.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title("which rule finds the last real token (cell: raw position returned)\n"
+                 "green right   red wrong   grey no real token   hatched: cannot run on this batch",
+                 fontsize=9)
     fig.tight_layout()
     return fig

@@ -19,4 +19,22 @@ SOLUTIONS = {
     "01.1": _forward_rule,
     "01.2": "right_pad_in_content",
     "01.3": 2,  # three real tokens, minus one: position 2 holds the 5, not the last token 7
+    "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
+    "02.2": lambda m: 1 / (m + 1),  # one idle slot in a step of m + 1 (hence speedup 2m / (m + 1))
+    "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
 }
+
+
+# ---- notebook 03
+SOLUTIONS.update({
+    "03.1": [True, False],      # the verdict belongs to the row, not to its place in the batch
+    "03.2": [False, False],     # any pad in front moves the count away from the last position
+    "03.3": [1, 3, 4],          # count - 1 is right only when all real tokens come first, none equal to pad
+})
+
+
+# ---- notebook 07
+SOLUTIONS.update({
+    "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
+    "07.2": ([5, 6, 7, 0], [1, 1, 1, 1]),  # a real eos equal to pad ends the row: c pools 2, d pools 3
+})

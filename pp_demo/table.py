@@ -8,7 +8,7 @@ Two references exist (see ``pp_demo.cases``) and a table is judged by exactly on
 from dataclasses import dataclass
 
 from .cases import CASES, get_case
-from .rules import RULES, get_rule, pooled_positions
+from .rules import CORE_RULES, get_rule, pooled_positions
 
 __all__ = ["REFERENCES", "Cell", "padding_table", "format_padding_table"]
 
@@ -44,9 +44,10 @@ def _reference(case, reference):
 def padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
     """Every rule on every case, one row of ``Cell`` per case.
 
-    Each case runs as a batch of one, so no rule sees another row's padding.
+    Each case runs as a batch of one, so no rule sees another row's padding. By default
+    the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
-    rules = [get_rule(r).name for r in (rules or RULES)]
+    rules = [get_rule(r).name for r in (rules or CORE_RULES)]
     cases = [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
     table = []
     for case in cases:

@@ -53,3 +53,104 @@ def test_an_unknown_exercise_is_reported_not_raised():
 def test_the_forward_rule_solution_is_not_the_packaged_rule_by_accident():
     # the solution must pool 0 on an all-pad row, as model.forward does
     assert SOLUTIONS["01.1"](torch.zeros(1, 4, dtype=torch.long), 0).tolist() == [0]
+
+
+# ---- notebook 02
+
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("02.1", 4, "counts both stages together"),
+    ("02.1", 1, "the forwards-only answer"),
+    ("02.1", 3, "the step lasts 10 slots"),
+    ("02.1", "2", "as an int"),
+    ("02.2", lambda m: 1 / m, "for m=1 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
+    ("02.2", lambda m: 2 / (m + 1), "for m=1 you return 1.0"),
+    ("02.2", 0.2, "should be a function"),
+    ("02.3", "hidden", "start from the hidden states"),
+    ("02.3", "attention_mask", "reads the attention mask"),
+    ("02.3", "labels", "not one of the tensors the first stage sends"),
+])
+def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_02_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("02.2", lambda m: ...) == "not attempted yet"
+
+
+def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
+    from pp_demo.figures import gpipe_slots
+
+    for m in (1, 4, 8):
+        slots = gpipe_slots(m)
+        length = max(slot for _, slot, _, _ in slots) + 1
+        assert SOLUTIONS["02.2"](m) == pytest.approx(1 - m / length)
+    backward = gpipe_slots(4, backward=True)
+    length = max(slot for _, slot, _, _ in backward) + 1
+    assert all(length - sum(s == stage for s, *_ in backward) == SOLUTIONS["02.1"] for stage in (0, 1))
+
+
+def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
+    # 02.3 checked in the model itself: scramble input_ids on the way to the last stage
+    from pp_demo.cases import as_batch
+    from pp_demo.families import build_model
+    from pp_demo.stages import split_model
+
+    first, last = split_model(build_model("llama"), rule="rightmost_attended")
+    ids, mask = as_batch(["left", "right"])
+    with torch.no_grad():
+        hidden, _, _ = first(ids, mask)
+        assert torch.equal(last(hidden, ids, mask), last(hidden, torch.randint_like(ids, 1, 30), mask))
+
+
+# ---- notebook 03: expected answers written by hand from the rows (count - 1 vs rightmost non-pad)
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3"),
+    ("03.1", [True], "the batch has 2 rows, your list has 1"),
+    ("03.1", [1, 0], "a list of True or False"),
+    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
+    ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+    ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
+    ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0 and model.forward pools 0 too"),
+    ("03.3", [7], "there is no row 7"),
+    ("03.3", "1", "a list of ints"),
+])
+def test_a_wrong_notebook_03_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
+    assert status("03.3", {4, 1, 3}) == "correct"
+    assert status("03.3", (4, 3, 1)) == "correct"
+
+
+# ---- notebook 07: counterexamples written by hand from the cases (pad 0)
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) pools 3, the expression 5"),
+    ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
+    ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),
+    ("07.1", "e", "reads input_ids"),
+    ("07.1", "f", "not a class"),
+    ("07.1", ["c"], "not a class"),
+    ("07.2", "left", "on left [0,0,5,6,7,8] both pool 5"),
+    ("07.2", "all_pad", "marks no real token"),
+    ("07.2", ([5, 6], [0, 0]), "marks no real token"),
+    ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
+    ("07.2", ([5, 6], [1]), "of one length"),
+    ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
+    ("07.2", "tail", "not a padding case"),
+    ("07.2", 7, "a pair (input_ids, attention_mask)"),
+])
+def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+@pytest.mark.parametrize("row", [
+    "trailing_eos",
+    ([5, 0], [1, 1]),            # ends in a real token equal to pad: c pools 0, d pools 1
+    ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
+])
+def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
+    assert status("07.2", row) == "correct"

@@ -3,7 +3,8 @@
 The first four rows are the review table of the pull request (pad 0, length 6); the
 other three are worked out from each rule's definition. Positions are raw: the
 unwrapped first-pad rule (ColossalAI's mistral) returns -1, which indexing reads as
-the last position.
+the last position. The packed-batch rule (``known_lengths``) reads no padded row at
+all; it is tested on real packed batches in ``tests/test_survey.py``.
 """
 
 import pytest
@@ -19,13 +20,18 @@ EXPECTED = {
     "first_pad":          [-1,  3,  -1,   0,  -1,       -1,     2],
     "rightmost_non_pad":  [5,   3,   5,   3,   5,        0,     2],
     "rightmost_attended": [5,   3,   5,   3,   5,        0,     3],
+    "attended_flip":      [5,   3,   5,   3,   5,        5,     3],
+    "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],
 }
+PACKED_ONLY = {"known_lengths"}   # needs cu_seqlens: no padded case can feed it
 CASE_ORDER = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded",
               "all_pad", "trailing_eos"]
 
 
 def test_every_rule_and_case_is_covered():
-    assert set(EXPECTED) == set(RULES)
+    padded = {name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs}
+    assert set(RULES) - padded == PACKED_ONLY
+    assert set(EXPECTED) == padded
     assert CASE_ORDER == list(CASES)
 
 
@@ -80,8 +86,8 @@ def test_no_pad_id_larger_batch_is_refused(rule):
     ([[5, 6, 0]], TypeError, "torch.Tensor"),
 ], ids=["1-D", "3-D", "float", "empty", "list"])
 def test_bad_ids_or_mask_get_a_clear_error(rule, bad, error, message):
-    # the mask rule gets the bad tensor as its mask, the id rules as their ids
-    if rule == "rightmost_attended":
+    # the mask rules get the bad tensor as their mask, the id rules as their ids
+    if "attention_mask" in RULES[rule].needs:
         inputs = {"attention_mask": bad}
     else:
         inputs = {"input_ids": bad, "pad_token_id": 0}

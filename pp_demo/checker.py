@@ -1,0 +1,162 @@
+"""Check any framework's pooled forward against ``model.forward`` on the padding battery.
+
+Give a ``*ForSequenceClassification`` model and a callable
+``forward(model, input_ids, attention_mask) -> logits`` that computes the same logits
+another way (your pipeline's last stage, a reward head, a serving path). For every
+batch of the battery the report says which rows match ``model.forward``, by how much
+they differ, and at which position each row was pooled: found by matching the
+callable's logits against the model's logits at *every* position (the score head over
+all hidden states). From those positions it names the pooling rules the callable is
+consistent with. Two stages are enough to find pooling bugs: pooling happens on the
+last stage only, so more stages change nothing there.
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+import torch
+
+from .battery import battery
+from .rules import FIX, RULES, pooled_positions
+
+__all__ = ["RowCheck", "CaseCheck", "Report", "default_atol", "check_forward", "assert_matches_forward"]
+
+# The rules a callable is tested against; the packed-batch rule needs lengths, not ids.
+_PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
+
+
+def default_atol(dtype):
+    """How far a correct callable may be from ``model.forward``.
+
+    fp32: 1e-5. Another order of reductions (pooling before the score head, fused
+    kernels) moves logits by about 1e-7; a wrong token moves them by far more.
+    bf16: 5e-2. bf16 keeps 8 significant bits (relative step 2**-8, about 0.4%), and
+    the same forward computed in another order lands a few steps apart after a few
+    layers; tighter flags correct callables, and pooled positions still separate.
+    fp16: 1e-2, for the same reason with 11 bits.
+    """
+    return {torch.float32: 1e-5, torch.bfloat16: 5e-2, torch.float16: 1e-2}.get(dtype, 1e-5)
+
+
+@dataclass(frozen=True)
+class RowCheck:
+    matches: bool
+    max_abs_diff: float
+    pooled_at: tuple[int, ...]   # positions whose logits equal the callable's (empty: none)
+    forward_pools: int           # what model.forward pools
+    true_last: int | None        # last real token by the mask (None: no real token)
+
+
+@dataclass
+class CaseCheck:
+    name: str
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    rows: list[RowCheck]
+
+    @property
+    def passed(self):
+        return all(r.matches for r in self.rows)
+
+
+@dataclass
+class Report:
+    cases: list[CaseCheck]
+    atol: float
+    consistent_rules: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self):
+        return all(c.passed for c in self.cases)
+
+    def summary(self):
+        """A few lines a maintainer can read: verdict, failing cases, what the rule looks like."""
+        failing = [c for c in self.cases if not c.passed]
+        lines = [f"{'PASS' if self.passed else 'FAIL'}: {sum(c.passed for c in self.cases)}/{len(self.cases)} "
+                 f"batches match model.forward (|diff| <= {self.atol:g})"]
+        for case in failing:
+            bad = [i for i, r in enumerate(case.rows) if not r.matches]
+            row = case.rows[bad[0]]
+            where = ("no position (the hidden states differ, not just the pooling)" if not row.pooled_at
+                     else f"position {', '.join(map(str, row.pooled_at))}")
+            lines.append(f"  {case.name}: rows {bad} differ; row {bad[0]} "
+                         f"{case.input_ids[bad[0]].tolist()} pooled at {where}, model.forward pools "
+                         f"{row.forward_pools}, max |diff| {row.max_abs_diff:.3g}")
+        rules = ", ".join(self.consistent_rules) or "none of the known rules"
+        lines.append(f"consistent with: {rules}")
+        return "\n".join(lines)
+
+
+def _with_attention(model, attn_implementation):
+    """A twin of ``model`` (same weights) built with another attention implementation:
+    some families pick their attention class when built, so setting it later is not enough."""
+    config = copy.deepcopy(model.config)
+    config._attn_implementation = attn_implementation
+    twin = type(model)(config)
+    twin.load_state_dict(model.state_dict())
+    return twin
+
+
+def _positions_logits(model, ids, mask):
+    """The model's score head over every position: ``(B, L, num_labels)``."""
+    out = model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
+    hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
+    return model.score(hidden)
+
+
+@torch.no_grad()
+def _check_batch(model, forward, batch, atol, device):
+    ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
+    reference = model(input_ids=ids, attention_mask=mask).logits.float()
+    got = forward(model, ids, mask)
+    if got.shape != reference.shape:
+        raise ValueError(f"the callable returned logits of shape {tuple(got.shape)} on batch "
+                         f"{batch.name!r}; model.forward returns {tuple(reference.shape)}")
+    got = got.float()
+    per_position = _positions_logits(model, ids, mask).float()
+    near = (per_position - got[:, None, :]).abs().amax(-1) <= atol          # (B, L)
+    diff = (got - reference).abs().amax(-1)
+    fix = pooled_positions(FIX, input_ids=ids, pad_token_id=model.config.pad_token_id)
+    true_last = pooled_positions("rightmost_attended", attention_mask=mask)
+    rows = []
+    for b in range(ids.shape[0]):
+        real = bool(mask[b].any())
+        rows.append(RowCheck(bool(diff[b] <= atol), float(diff[b]), tuple(near[b].nonzero().flatten().tolist()),
+                             int(fix[b]), int(true_last[b]) if real else None))
+    return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
+
+
+def _consistent_rules(cases, pad_token_id):
+    consistent = []
+    for name in _PADDED_RULES:
+        ok = True
+        for case in cases:
+            positions = pooled_positions(name, input_ids=case.input_ids, pad_token_id=pad_token_id,
+                                         attention_mask=case.attention_mask) % case.input_ids.shape[1]
+            ok &= all(int(p) in row.pooled_at for p, row in zip(positions, case.rows))
+        if ok:
+            consistent.append(name)
+    return consistent
+
+
+def check_forward(model, forward, *, dtype=torch.float32, attn_implementation=None, device="cpu", atol=None,
+                  seed=0, lengths=(5, 9, 16), batch_sizes=(2, 4, 7)):
+    """Run the battery; returns a ``Report``. The model is moved to ``device`` and ``dtype``
+    and put in eval mode; ``attn_implementation`` (``"eager"``, ``"sdpa"``) is set on it
+    for the check when given."""
+    if attn_implementation is not None:
+        model = _with_attention(model, attn_implementation)
+    model = model.to(device=device, dtype=dtype).eval()
+    atol = default_atol(dtype) if atol is None else atol
+    pad, vocab = model.config.pad_token_id, model.config.vocab_size
+    cases = [_check_batch(model, forward, batch, atol, device)
+             for batch in battery(pad, vocab, seed, lengths, batch_sizes)]
+    return Report(cases, atol, _consistent_rules(cases, pad))
+
+
+def assert_matches_forward(model, forward, **options):
+    """For pytest: ``assert_matches_forward(model, my_forward)`` fails with the summary."""
+    report = check_forward(model, forward, **options)
+    if not report.passed:
+        raise AssertionError(report.summary())
+    return report
