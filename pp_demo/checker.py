@@ -19,7 +19,8 @@ import torch
 from .battery import battery
 from .rules import FIX, RULES, pooled_positions
 
-__all__ = ["RowCheck", "CaseCheck", "Report", "default_atol", "check_forward", "assert_matches_forward"]
+__all__ = ["RowCheck", "CaseCheck", "Report", "default_atol", "check_forward", "assert_matches_forward",
+           "load_callable", "load_model"]
 
 # The rules a callable is tested against; the packed-batch rule needs lengths, not ids.
 _PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
@@ -77,8 +78,7 @@ class Report:
         for case in failing:
             bad = [i for i, r in enumerate(case.rows) if not r.matches]
             row = case.rows[bad[0]]
-            where = ("no position (the hidden states differ, not just the pooling)" if not row.pooled_at
-                     else f"position {', '.join(map(str, row.pooled_at))}")
+            where = _where(row.pooled_at)
             lines.append(f"  {case.name}: rows {bad} differ; row {bad[0]} "
                          f"{case.input_ids[bad[0]].tolist()} pooled at {where}, model.forward pools "
                          f"{row.forward_pools}, max |diff| {row.max_abs_diff:.3g}")
@@ -95,6 +95,14 @@ def _with_attention(model, attn_implementation):
     twin = type(model)(config)
     twin.load_state_dict(model.state_dict())
     return twin
+
+
+def _where(positions):
+    if not positions:
+        return "no position (the hidden states differ, not just the pooling)"
+    if len(positions) > 3:  # e.g. padding positions that all see the same uniform attention
+        return f"any of {len(positions)} positions ({positions[0]}..{positions[-1]}), whose logits coincide"
+    return f"position {', '.join(map(str, positions))}"
 
 
 def _positions_logits(model, ids, mask):
@@ -160,3 +168,28 @@ def assert_matches_forward(model, forward, **options):
     if not report.passed:
         raise AssertionError(report.summary())
     return report
+
+
+def load_callable(path):
+    """``"package.module:function"`` (or ``package.module.function``) to the function."""
+    import importlib
+
+    module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
+    if not module_name or not attribute:
+        raise ValueError(f"give the callable as package.module:function, got {path!r}")
+    function = getattr(importlib.import_module(module_name), attribute, None)
+    if not callable(function):
+        raise ValueError(f"{attribute!r} in {module_name} is not a callable")
+    return function
+
+
+def load_model(family=None, model_path=None, attn_implementation=None):
+    """A tiny pp_demo model by family, or a local checkpoint directory (never downloaded)."""
+    if (family is None) == (model_path is None):
+        raise ValueError("give exactly one of a family or a local model path")
+    if family is not None:
+        from .families import build_model
+        return build_model(family, attn_implementation=attn_implementation)
+    from transformers import AutoModelForSequenceClassification
+    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    return AutoModelForSequenceClassification.from_pretrained(model_path, local_files_only=True, **kwargs)

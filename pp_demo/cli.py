@@ -62,6 +62,19 @@ def _families(args):
     return 0
 
 
+def _check(args):
+    import torch
+
+    from .checker import check_forward, load_callable, load_model
+
+    forward = load_callable(args.callable)
+    model = load_model(args.family if args.model_path is None else None, args.model_path, args.attn)
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    report = check_forward(model, forward, dtype=dtype, device=args.device or "cpu")
+    print(report.summary())
+    return 0 if report.passed else 1
+
+
 def _reproduce(args):
     if args.distributed:
         lines = _distributed_lines(args)
@@ -129,6 +142,22 @@ def build_parser():
                           help="attention implementation (default: what transformers picks)")
     families.add_argument("--distributed", action="store_true", help="run the stages as two ranks")
     families.set_defaults(run=_families)
+
+    check = jobs.add_parser(
+        "check", help="check your own pooled forward against model.forward on the padding battery",
+        description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
+                    "real eos, all pad, seeded random patterns) through CALLABLE(model, input_ids, "
+                    "attention_mask) -> logits and through model.forward; report which batches differ, "
+                    "where each row was pooled and which known rule that matches. Exit 1 on a mismatch.")
+    check.add_argument("callable", help="package.module:function, importable from here")
+    source = check.add_mutually_exclusive_group()
+    source.add_argument("--family", choices=list(FAMILIES), default="llama",
+                        help="a tiny seeded pp_demo model (default: %(default)s)")
+    source.add_argument("--model-path", default=None, help="a local checkpoint directory (nothing is downloaded)")
+    check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
+    check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
+    check.add_argument("--device", default=None, help="cpu (default) or cuda")
+    check.set_defaults(run=_check)
     return parser
 
 

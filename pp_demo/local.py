@@ -42,3 +42,14 @@ def run_local(stages, input_ids, attention_mask=None, n_micro=1):
 def pipeline_logits(model, input_ids, attention_mask=None, rule="rightmost_non_pad", split_at=None, n_micro=1):
     """Split ``model`` and run it in one process: the one-call form of the two above."""
     return run_local(split_model(model, split_at, rule), input_ids, attention_mask, n_micro)
+
+
+def fixed_pipeline(model, input_ids, attention_mask):
+    """pp_demo's two-stage pipeline with the fix, as a ``(model, ids, mask) -> logits``
+    callable for ``pp_demo.checker`` (``python -m pp_demo check pp_demo.local:fixed_pipeline``)."""
+    return pipeline_logits(model, input_ids, attention_mask, rule="rightmost_non_pad")
+
+
+def count_rule_pipeline(model, input_ids, attention_mask):
+    """The same with ColossalAI 0.5.0's count rule: what the checker reports as a failure."""
+    return pipeline_logits(model, input_ids, attention_mask, rule="count")

@@ -120,3 +120,37 @@ def test_a_model_without_pad_id_is_refused():
 def test_logits_of_the_wrong_shape_are_refused(llama):
     with pytest.raises(ValueError, match="returned logits of shape"):
         check_forward(llama, lambda model, ids, mask: torch.zeros(ids.shape[0], 5))
+
+
+def test_cli_checks_a_callable_by_dotted_path(capsys):
+    from pp_demo.cli import main
+
+    assert main(["check", "pp_demo.local:fixed_pipeline", "--family", "gpt2"]) == 0
+    assert capsys.readouterr().out.startswith("PASS: 16/16 batches match model.forward")
+    assert main(["check", "pp_demo.local:count_rule_pipeline", "--family", "llama"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL:") and out.rstrip().endswith("consistent with: count")
+
+
+def test_cli_checks_a_local_checkpoint_and_the_callable_of_a_users_module(tmp_path, monkeypatch, capsys):
+    from pp_demo.cli import main
+
+    build_model("qwen2").save_pretrained(tmp_path / "ckpt")
+    (tmp_path / "my_framework.py").write_text(
+        "import torch\n"
+        "def last_token(model, ids, mask):\n"
+        "    hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state\n"
+        "    return model.score(hidden[:, -1])\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "my_framework:last_token", "--model-path", str(tmp_path / "ckpt"), "--attn", "eager"]) == 1
+    out = capsys.readouterr().out
+    assert "  left: " not in out and "  right: rows [0] differ" in out   # last position: right only when no right padding
+
+
+def test_a_callable_that_is_not_one_is_refused():
+    from pp_demo.checker import load_callable
+
+    with pytest.raises(ValueError, match="package.module:function"):
+        load_callable("nodots")
+    with pytest.raises(ValueError, match="not a callable"):
+        load_callable("pp_demo.rules:RULES")
