@@ -412,9 +412,9 @@ def _judge_first_pad_prediction(position):
     if position == expected:
         return None
     hints = {int(rightmost_non_pad(torch.tensor([ids]), PAD)[0]): "where rightmost_non_pad pools",
-             _true_last(mask): "the true last real token (the closing eos)",
+             _true_last(mask): "the true last real token, the closing eos",
              int(count_minus_one(torch.tensor([ids]), PAD)[0]): "where the count rule pools",
-             len(ids) - 1: "the last position, which first_pad_mod reaches only when no pad id comes "
-                           "after a real token"}
-    hint = f" ({position} is {hints[position]})" if position in hints else ""
-    return f"{position} is not where first_pad_mod pools{hint}: find the first pad id of the row"
+             len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with "
+                           "a pad id or has none"}
+    hint = f"; {position} is {hints[position]}" if position in hints else ""
+    return f"{position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"

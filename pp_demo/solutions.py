@@ -38,3 +38,17 @@ SOLUTIONS.update({
     "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
     "07.2": ([5, 6, 7, 0], [1, 1, 1, 1]),  # a real eos equal to pad ends the row: c pools 2, d pools 3
 })
+
+
+# ---- notebook 04
+def _true_last_rule(input_ids, attention_mask, pad_token_id):
+    # only the mask knows a trailing eos (id == pad id) is real: rightmost attended position
+    positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
+    return (positions * attention_mask.long()).argmax(-1)
+
+
+SOLUTIONS.update({
+    "04.1": [0, 3],   # wrong exactly where the last real token is an eos sharing the pad id
+    "04.2": _true_last_rule,
+    "04.3": 1,        # the first pad id is the eos closing the prompt (position 2): one before it
+})

@@ -103,14 +103,16 @@ def test_a_missing_mask_is_refused_because_none_cannot_travel():
 @pytest.mark.parametrize("fault, message", [
     (Fault(rank=1, how="raise"), "rank 1 failed: RuntimeError: fault injected at micro-batch 1"),
     (Fault(rank=0, how="kill"), "rank 0 was killed by SIGKILL mid-schedule"),
-    (Fault(rank=1, how="hang"), "did not finish within 15 s"),
+    (Fault(rank=1, how="hang"), "did not finish within 30 s"),
 ])
 def test_a_failing_rank_becomes_a_clear_error_in_bounded_time(fault, message):
+    # the limit leaves room for two processes importing torch and transformers on a
+    # busy 2-core machine; a raise or a kill ends the run long before it
     ids, mask = as_batch(ROWS)
     start = time.monotonic()
     with pytest.raises(PipelineError, match=message):
-        run_distributed([Job(build_model("llama"), ids, mask, n_micro=3, fault=fault)], timeout_s=15)
-    assert time.monotonic() - start < 60
+        run_distributed([Job(build_model("llama"), ids, mask, n_micro=3, fault=fault)], timeout_s=30)
+    assert time.monotonic() - start < 90
 
 
 def test_a_world_size_other_than_two_is_refused(monkeypatch):

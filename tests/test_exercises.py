@@ -154,3 +154,45 @@ def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexa
 ])
 def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
     assert status("07.2", row) == "correct"
+
+
+# ---- notebook 04: counterexamples written by hand from the rows (pad id 0 = eos id)
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
+    ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is the true"),
+    ("04.1", [3], "row 0 [5,6,7,0] with mask [1,1,1,1]: rightmost_non_pad pools 2, the true last real token is 3"),
+    ("04.1", [0, 5], "there is no row 5"),
+    ("04.1", "0", "a list of ints"),
+    ("04.2", lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
+     "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3"),
+    ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1,
+     "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3, the true last real token is 5"),
+    ("04.2", lambda ids, mask, pad: mask[:, -1:].long() * (ids.shape[-1] - 1),
+     "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) it returned"),  # shape (1, 1), not one per row
+    ("04.2", 3, "should be a function"),
+    ("04.3", 4, "4 is where rightmost_non_pad pools"),
+    ("04.3", 5, "5 is the true last real token"),
+    ("04.3", 3, "3 is where the count rule pools"),
+    ("04.3", 7, "7 is the last position"),
+    ("04.3", 1.0, "as an int"),
+])
+def test_a_wrong_notebook_04_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_04_a_mask_rule_is_judged_on_every_row_of_a_batch():
+    # right on each case alone but not per row: always the last real token of row 0
+    def first_row_only(ids, mask, pad):
+        last = int((torch.arange(ids.shape[-1]) * mask[0]).argmax())
+        return torch.full((ids.shape[0],), last)
+    assert status("04.2", first_row_only).startswith(
+        "not yet: on row 2 of the batch of exercise 04.1 your rule pools 3, the true last real token is 2")
+
+
+def test_notebook_04_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("04.2", lambda ids, mask, pad: ...) == "not attempted yet"
+
+
+def test_notebook_04_row_indices_may_come_as_a_set():
+    assert status("04.1", {3, 0}) == "correct"
