@@ -75,6 +75,25 @@ def _check(args):
     return 0 if report.passed else 1
 
 
+def _bench(args):
+    import json
+    import pathlib
+
+    from .bench import BenchSize, draw_bench, format_bench, run_bench
+
+    size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
+    print(f"benchmarking {size} for m = {', '.join(map(str, args.micro_batches))} "
+          f"({args.repeats} timed runs each, after {args.warmup} warm-up)", flush=True)
+    result = run_bench(size, tuple(args.micro_batches), args.warmup, args.repeats)
+    print(format_bench(result))
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    draw_bench(result).savefig(out.with_suffix(".png"), dpi=120)
+    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
+    return 0
+
+
 def _reproduce(args):
     if args.distributed:
         lines = _distributed_lines(args)
@@ -158,6 +177,22 @@ def build_parser():
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
     check.add_argument("--device", default=None, help="cpu (default) or cuda")
     check.set_defaults(run=_check)
+
+    bench = jobs.add_parser(
+        "bench", help="time the two-rank pipeline against one process (a benchmark, not a test)",
+        description="Median time of inference and of a training step (forward and backward) for the "
+                    "two-rank pipeline and for one process running the whole model, one thread per "
+                    "process, plus one process with two threads; speedups against the GPipe ideal "
+                    "2m/(m+1). Writes OUT.json and OUT.png.")
+    bench.add_argument("--micro-batches", type=int, nargs="+", default=[1, 2, 4, 8])
+    bench.add_argument("--hidden", type=int, default=512)
+    bench.add_argument("--layers", type=int, default=8)
+    bench.add_argument("--seq", type=int, default=128)
+    bench.add_argument("--batch", type=int, default=32)
+    bench.add_argument("--warmup", type=int, default=1)
+    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
+    bench.set_defaults(run=_bench)
     return parser
 
 

@@ -74,6 +74,7 @@ class JobResult:
     losses: list[float] = field(default_factory=list)             # per step (TrainJob)
     step_logits: list[torch.Tensor] = field(default_factory=list)  # per step (TrainJob)
     params: dict[str, torch.Tensor] = field(default_factory=dict)  # trained, by name (TrainJob)
+    timings: dict[str, float] = field(default_factory=dict)        # seconds (pp_demo.bench)
 
 
 def backend_and_device(rank):
@@ -133,8 +134,12 @@ class _StageCache:
             if job.fault is not None and job.fault.rank == self.rank:
                 module = _Faulty(module, job.fault)
             stage = PipelineStage(module, self.rank, WORLD_SIZE, self.device, *self._example_args(job, shape, training))
-            schedule = (Schedule1F1B(stage, job.n_micro, loss_fn=_loss) if training
-                        else ScheduleGPipe(stage, job.n_micro))
+            if not training:
+                schedule = ScheduleGPipe(stage, job.n_micro)
+            elif job.n_micro >= WORLD_SIZE:
+                schedule = Schedule1F1B(stage, job.n_micro, loss_fn=_loss)
+            else:  # 1F1B needs a micro-batch per stage; with one, GPipe's fill-drain is the same
+                schedule = ScheduleGPipe(stage, job.n_micro, loss_fn=_loss)
             self.built[key] = schedule, module
         return self.built[key]
 
@@ -169,6 +174,9 @@ def run_jobs(rank, jobs, device):
     """Run every job on this rank (the process group is up); results matter on the last rank."""
     cache, results = _StageCache(rank, device), []
     for job in jobs:
+        if hasattr(job, "run_on_rank"):  # a job that drives the stages itself (pp_demo.bench)
+            results.append(job.run_on_rank(rank, cache, device))
+            continue
         job.model.to(device)
         if isinstance(job, TrainJob):
             results.append(_train(rank, job, cache, device))
