@@ -418,3 +418,168 @@ def _judge_first_pad_prediction(position):
                            "a pad id or has none"}
     hint = f"; {position} is {hints[position]}" if position in hints else ""
     return f"{position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"
+
+
+# ---- notebook 06
+
+# Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
+_BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
+_GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
+
+
+def _as_index_list(answer, count, what):
+    """The answer as a list of ints in 0..count-1, or the problem with it."""
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return f"give the {what} as a list of ints, e.g. [0, 2]"
+    answer = list(answer)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
+        return f"give the {what} as a list of ints, e.g. [0, 2]"
+    for i in answer:
+        if not 0 <= i < count:
+            return f"there is no {what[:-1]} {i}: they run from 0 to {count - 1}"
+    return answer
+
+
+@register("06.1", "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
+                  "five-row batch does it pool at another position than model.forward?")
+def _judge_bloom_rows(answer):
+    ids = torch.tensor(_BLOOM_BATCH)
+    answer = _as_index_list(answer, ids.shape[0], "rows")
+    if isinstance(answer, str):
+        return answer
+    theirs = first_pad_minus_one_wrapped(ids, PAD).tolist()
+    forward = rightmost_non_pad(ids, PAD).tolist()
+    for i, (pooled, wanted) in enumerate(zip(theirs, forward)):
+        if (i in answer) != (pooled != wanted):
+            also = " too" if pooled == wanted else ""
+            return f"row {i} {_row_text(ids[i])}: first_pad_mod pools {pooled}, model.forward pools {wanted}{also}"
+    return None
+
+
+@register("06.2", "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
+                  "positions does position 1 attend to in the first layer? A list of ints.")
+def _judge_gpt2_view(answer):
+    ids, mask = _GPT2_ROW
+    answer = _as_index_list(answer, len(ids), "positions")
+    if isinstance(answer, str):
+        return answer
+    seen = {j for j, m in enumerate(mask) if m}  # a padding-only mask, and nothing causal
+    if set(answer) == seen:
+        return None
+    if set(answer) == {0, 1}:
+        return ("[0, 1] is causal attention, what model.forward's GPT-2 does; ColossalAI's mask has no "
+                "causal part, and sdpa adds none when it is handed a mask")
+    padding = sorted(set(answer) - seen)
+    if padding:
+        return (f"{padding} {'is' if len(padding) == 1 else 'are'} padding: the padding part is the part of "
+                "the mask ColossalAI does pass")
+    return f"{sorted(answer)} leaves out {sorted(seen - set(answer))}, which the mask ColossalAI passes leaves open"
+
+
+def _allowed(mask):
+    """What model.forward's GPT-2 lets position i see: j <= i, and j not padding."""
+    length = mask.shape[-1]
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    return causal & mask.bool()[:, None, :]
+
+
+def _mask_batches():
+    batches = [(case.tensors()[1], f"{case.name} (mask {_row_text(case.attention_mask)})")
+               for case in CASES.values()]
+    batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
+    return batches
+
+
+@register("06.3", "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
+                  "position i may attend to position j in model.forward's GPT-2.")
+def _judge_causal_padding_mask(make_mask):
+    if not callable(make_mask):
+        return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
+    for mask, label in _mask_batches():
+        got = make_mask(mask)
+        if _is_stub(got):
+            raise NotAttempted
+        batch, length = mask.shape
+        if not isinstance(got, torch.Tensor) or got.shape != (batch, length, length):
+            return f"on {label} it returned {got!r}, not a tensor of shape ({batch}, {length}, {length})"
+        if got.dtype != torch.bool:
+            return f"on {label} it returned a tensor of {got.dtype}; return True/False (dtype torch.bool)"
+        wrong = (got != _allowed(mask)).nonzero()
+        if len(wrong):
+            b, i, j = wrong[0].tolist()
+            where = f"on {label}" + (f", row {b}" if batch > 1 else "")
+            if got[b, i, j]:
+                why = "a later position" if j > i else "padding"
+                return f"{where}: position {i} may attend to position {j} in your mask, but {j} is {why}"
+            return f"{where}: position {i} may not attend to position {j} in your mask, but {j} is an earlier real token"
+    return None
+
+
+# ---- notebook 05
+
+_LABELS_05 = 3   # labels of the training task: the last real token's id modulo 3
+_ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))   # exercise 05.1
+_LENGTH_05 = 8   # row length of the training task
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@register("05.1", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
+                  "(its label, the class of the token the count rule pools), a pair of ints.")
+def _judge_label_and_pooled_class(answer):
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
+        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
+    label, pooled_class = answer
+    if not (_is_int(label) and _is_int(pooled_class)):
+        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
+    ids, mask = _ROW_05
+    want_label = ids[_true_last(mask)] % _LABELS_05
+    position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
+    want_pooled = ids[position] % _LABELS_05
+    if label != want_label:
+        return f"{label} is not the row's label: that is the class (id modulo 3) of its last real token"
+    if pooled_class != want_pooled:
+        return (f"{pooled_class} is not it: count the real tokens and subtract one to find the position "
+                "the count rule pools, then take that token's id modulo 3")
+    return None
+
+
+def _count_pools_a_pad(real):
+    """Whether the count rule pools a pad on a left-padded row of the task with ``real`` real tokens."""
+    ids = torch.tensor([[PAD] * (_LENGTH_05 - real) + [1] * real])
+    return int(ids[0, int(count_minus_one(ids, PAD)[0])]) == PAD
+
+
+@register("05.2", "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
+                  "which r does the count rule pool a pad? A list (or set) of ints.")
+def _judge_pad_pooled_counts(answer):
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
+    answer = list(answer)
+    if not all(_is_int(r) for r in answer):
+        return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
+    for r in answer:
+        if not 2 <= r <= _LENGTH_05 - 1:
+            return f"a left-padded row of the task has 2 to {_LENGTH_05 - 1} real tokens, not {r}"
+    for r in range(2, _LENGTH_05):
+        pad = _count_pools_a_pad(r)
+        if (r in answer) != pad:
+            first_real = _LENGTH_05 - r
+            what = "a pad" if pad else "a real token"
+            return (f"with r={r} the real tokens fill positions {first_real}-{_LENGTH_05 - 1}; the count rule "
+                    f"pools position {r - 1}, {what}")
+    return None
+
+
+@register("05.3", "Another team trains through the count-rule pipeline, but pads every row on the right "
+                  "(no real token has the pad id). Do its per-step losses differ from a model.forward run's "
+                  "from the same weights and batches? True or False.")
+def _judge_right_padded_team(answer):
+    if not isinstance(answer, bool):
+        return f"answer True or False, not {answer!r}"
+    if answer:
+        return ("on a right-padded row with no pad id among its real tokens, count - 1 is the last real "
+                "token, where model.forward pools too: compare the two rules on such rows")
+    return None

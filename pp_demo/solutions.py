@@ -52,3 +52,27 @@ SOLUTIONS.update({
     "04.2": _true_last_rule,
     "04.3": 1,        # the first pad id is the eos closing the prompt (position 2): one before it
 })
+
+
+# ---- notebook 06
+def _causal_padding_mask(attention_mask):
+    # position i sees j when j comes no later than i (causal) and j is a real token (padding)
+    length = attention_mask.shape[-1]
+    causal = torch.ones(length, length, dtype=torch.bool, device=attention_mask.device).tril()
+    return causal & attention_mask.bool()[:, None, :]
+
+
+SOLUTIONS.update({
+    "06.1": [1, 2],        # 1: a pad id among the text stops it early; 2: padded on both sides, the
+                           # first pad is in front, so the index wraps to the last position, a pad
+    "06.2": [0, 1, 2, 3],  # every real token: the mask ColossalAI passes only hides padding
+    "06.3": _causal_padding_mask,
+})
+
+
+# ---- notebook 05
+SOLUTIONS.update({
+    "05.1": (2, 1),      # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
+    "05.2": [2, 3, 4],   # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
+    "05.3": False,       # right padding, no pad id in the text: count - 1 is the last real token
+})

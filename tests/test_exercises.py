@@ -196,3 +196,80 @@ def test_notebook_04_function_stub_returning_ellipsis_is_not_attempted():
 
 def test_notebook_04_row_indices_may_come_as_a_set():
     assert status("04.1", {3, 0}) == "correct"
+
+
+# ---- notebook 06: counterexamples written by hand from the rows (pad id 0)
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
+    ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
+    ("06.1", [5], "there is no row 5"),
+    ("06.1", "1", "a list of ints"),
+    ("06.2", [0, 1], "is causal attention, what model.forward's GPT-2 does"),
+    ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
+    ("06.2", [0, 1, 2], "leaves out [3]"),
+    ("06.2", [6], "there is no position 6"),
+    ("06.3", lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
+     "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 0 in your mask, but 0 is padding"),
+    ("06.3", lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1),
+     "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 2 in your mask, but 2 is a later position"),
+    ("06.3", lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1]).tril() * mask[:, None, :],
+     "return True/False (dtype torch.bool)"),
+    ("06.3", lambda mask: mask.bool(), "not a tensor of shape (1, 6, 6)"),
+    ("06.3", 3, "should be a function"),
+])
+def test_a_wrong_notebook_06_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_06_the_mask_is_judged_on_every_row_of_a_batch():
+    # right on a single row of each case, wrong per row: always row 0's mask
+    def first_row_only(mask):
+        length = mask.shape[-1]
+        row0 = torch.ones(length, length, dtype=torch.bool).tril() & mask[0].bool()[None, :]
+        return row0.expand(mask.shape[0], -1, -1)
+    assert status("06.3", first_row_only).startswith(
+        "not yet: on the review table's four rows as one batch, row 1: position 0 may not attend to position 0")
+
+
+def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("06.3", lambda mask: ...) == "not attempted yet"
+
+
+# ---- notebook 05: expected answers written by hand from the task (label = last real token % 3, pad 0)
+@pytest.mark.parametrize("key, wrong, counterexample", [
+    ("05.1", (1, 1), "1 is not the row's label"),            # 13 % 3, a token too early
+    ("05.1", (2, 2), "2 is not it: count the real tokens"),  # 14's class again: the count rule pools token 4
+    ("05.1", 2, "a pair of ints"),
+    ("05.1", (2, "1"), "a pair of ints"),
+    ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
+    ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
+    ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
+    ("05.2", "234", "a list of ints"),
+    ("05.3", True, "count - 1 is the last real token"),
+    ("05.3", "no", "True or False"),
+])
+def test_a_wrong_notebook_05_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_05_answers_hold_on_the_generated_training_rows():
+    from pp_demo.rules import count_minus_one, rightmost_non_pad
+    from pp_demo.training import make_batches
+
+    batches = make_batches(20, batch_size=16, seed=0)
+    ids = torch.cat([b.input_ids for b in batches])
+    mask = torch.cat([b.attention_mask for b in batches])
+    left = torch.cat([b.left_padded for b in batches])
+    real = mask.sum(-1)
+    pooled = count_minus_one(ids, 0)
+    on_pad = mask[torch.arange(len(ids)), pooled] == 0
+    # 05.2: on left-padded rows the count rule pools a pad exactly for the listed numbers of real tokens
+    assert torch.equal(on_pad[left], torch.isin(real[left], torch.tensor(SOLUTIONS["05.2"])))
+    # 05.3: on every other row (right-padded or full) the count rule pools where model.forward does
+    assert torch.equal(pooled[~left], rightmost_non_pad(ids, 0)[~left]) and not SOLUTIONS["05.3"]
+
+
+def test_notebook_05_a_row_index_set_is_accepted():
+    assert status("05.2", {4, 3, 2}) == "correct"
