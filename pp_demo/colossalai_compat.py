@@ -1,0 +1,171 @@
+"""ColossalAI 0.5.0's own pipeline forwards, run on the CPU beside pp_demo (notebook 06).
+
+ColossalAI is optional (``make colossalai`` installs it: its requirements pin torch <= 2.5.1,
+so it goes in without them, next to the few packages its import needs). It is imported
+inside the functions below, so the rest of pp_demo never needs it.
+
+``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process,
+and returns one callable per family, ``forward(model, input_ids, attention_mask) -> logits``,
+that runs the family's ``*_for_sequence_classification_forward`` from
+``colossalai.shardformer.modeling`` on a one-stage pipeline: the stage holds every layer
+(``stage_index=[0, num_layers]``), as the pull request's test does, so one call embeds, runs
+the layers and pools with ColossalAI's own last-stage code. ``colossalai_forward`` picks the
+callable by the model's class, in the shape ``pp_demo.checker`` takes::
+
+    python -m pp_demo check pp_demo.colossalai_compat:colossalai_forward --family opt
+"""
+
+import contextlib
+import functools
+import importlib
+import logging
+import warnings
+
+import torch
+
+from .families import family_of
+
+__all__ = ["FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward", "one_stage",
+           "call_one_stage", "num_layers"]
+
+# family -> (module in colossalai.shardformer.modeling, class, sequence classification forward)
+FORWARDS = {
+    "llama": ("llama", "LlamaPipelineForwards", "llama_for_sequence_classification_forward"),
+    "qwen2": ("qwen2", "Qwen2PipelineForwards", "qwen2_for_sequence_classification_forward"),
+    "opt": ("opt", "OPTPipelineForwards", "opt_for_sequence_classification_forward"),
+    "gpt2": ("gpt2", "GPT2PipelineForwards", "gpt2_for_sequence_classification_forward"),
+    "bloom": ("bloom", "BloomPipelineForwards", "bloom_for_sequence_classification_forward"),
+    "falcon": ("falcon", "FalconPipelineForwards", "falcon_for_sequence_classification_forward"),
+    "gptj": ("gptj", "GPTJPipelineForwards", "gptj_for_sequence_classification_forward"),
+    "mistral": ("mistral", "MistralForwards", "mistral_for_sequence_classification_forward"),
+}
+
+# Bloom's and Falcon's last stage read the batch size from ``hidden_states.shape[0]``, the
+# tensor an earlier stage sends. With one stage nothing is sent, so they need a placeholder.
+_BATCH_FROM_HIDDEN = ("bloom", "falcon")
+
+_MISSING = ("ColossalAI is not installed in this environment. Install it with `make colossalai` "
+            "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see the README.")
+
+
+def _import_quietly(name):
+    """Import a ColossalAI module without the warnings it prints at import time."""
+    try:
+        with warnings.catch_warnings():
+            # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused
+            # RMSNorm, tensornvme's async save) and decorates kernels with torch.jit.script,
+            # which torch 2.13 deprecates. None of that code runs here; on stderr it would
+            # fail strict nbval.
+            warnings.simplefilter("ignore")
+            return importlib.import_module(name)
+    except ImportError as error:
+        raise ImportError(f"{_MISSING} ({error})") from error
+
+
+@functools.cache
+def one_stage():
+    """``(stage_manager, shard_config)`` of a one-stage pipeline in this process, made once."""
+    import torch.distributed as dist
+
+    cluster = _import_quietly("colossalai.cluster")
+    stage_manager = _import_quietly("colossalai.pipeline.stage_manager")
+    shardformer = _import_quietly("colossalai.shardformer")
+    # The forwards log through transformers' logging helper but under their own module
+    # names, outside the "transformers" logger, so Python's last-resort handler prints
+    # them on stderr: "use_cache ... not supported", and Falcon's on every call.
+    logging.getLogger("colossalai").setLevel(logging.ERROR)
+
+    # 1. A process group of size 1. ProcessGroupMesh asserts that torch.distributed is
+    #    initialised and builds the pipeline's groups from it. gloo runs on the CPU, and an
+    #    in-memory HashStore needs no address or port.
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    elif dist.get_world_size() != 1:
+        raise RuntimeError(f"a one-stage pipeline needs a process group of size 1; this process "
+                           f"is one of {dist.get_world_size()} ranks")
+    # 2. A stage manager for one stage. Its only stage is both the first (it embeds the
+    #    input_ids) and the last (it runs the final norm, the score head and the pooling).
+    manager = stage_manager.PipelineStageManager(cluster.ProcessGroupMesh(1), pipeline_axis=0)
+    # 3. A ShardConfig, from which every forward reads its parallel settings. No shardformer
+    #    policy has sharded these models, so it says so: tensor parallelism (on by default)
+    #    off; flash attention and sequence parallelism stay off, as by default.
+    config = shardformer.ShardConfig(enable_tensor_parallelism=False, pipeline_stage_manager=manager)
+    return manager, config
+
+
+@contextlib.contextmanager
+def _cuda_set_device_is_a_no_op():
+    # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with the device of
+    #    their tensors, unconditionally, and it raises "Expected a cuda device" for the CPU.
+    #    The tensors are already where they belong, so doing nothing is what the call means
+    #    here. The real function is put back afterwards.
+    real = torch.cuda.set_device
+    torch.cuda.set_device = lambda device: None
+    try:
+        yield
+    finally:
+        torch.cuda.set_device = real
+
+
+def num_layers(model):
+    """How many decoder layers the model has (its one stage holds them all)."""
+    family = family_of(model)
+    body = functools.reduce(getattr, family.body.split("."), model)
+    return len(getattr(body, family.layers))
+
+
+def pipeline_forward(family):
+    """ColossalAI's own function for ``family``, as released (imported on first use)."""
+    module, owner, method = FORWARDS[family]
+    classes = _import_quietly(f"colossalai.shardformer.modeling.{module}")
+    return getattr(getattr(classes, owner), method)
+
+
+@torch.no_grad()
+def call_one_stage(function, module, layers, input_ids, attention_mask, **inputs):
+    """Call one of ColossalAI's pipeline forwards (a ``*_model_forward`` or a sequence
+    classification forward) on ``module`` as the only stage, holding ``layers`` layers."""
+    manager, config = one_stage()
+    with _cuda_set_device_is_a_no_op():
+        return function(module, input_ids=input_ids, attention_mask=attention_mask, use_cache=False,
+                        stage_manager=manager, stage_index=[0, layers], shard_config=config, **inputs)
+
+
+def _one_stage_callable(family):
+    function = pipeline_forward(family)
+
+    def forward(model, input_ids, attention_mask):
+        if family_of(model).name != family:
+            raise ValueError(f"this is ColossalAI's {family} forward; the model is a {type(model).__name__}")
+        extra = {}
+        if family in _BATCH_FROM_HIDDEN:
+            # 5. A placeholder hidden_states: only its first dimension, the batch size, is
+            #    read. The stage computes the real hidden states from input_ids.
+            extra["hidden_states"] = torch.empty(input_ids.shape[0], 0, device=input_ids.device)
+        return call_one_stage(function, model, num_layers(model), input_ids, attention_mask, **extra).logits
+
+    forward.__name__ = f"colossalai_{family}_forward"
+    forward.__doc__ = f"ColossalAI 0.5.0's {'.'.join(FORWARDS[family][1:])} on one stage holding every layer."
+    return forward
+
+
+@functools.cache
+def _callables():
+    return {family: _one_stage_callable(family) for family in FORWARDS}
+
+
+def colossalai_forwards():
+    """``{family: forward(model, input_ids, attention_mask) -> logits}`` for the eight
+    families whose ColossalAI 0.5.0 pipeline sequence classification forward pools from
+    input_ids (the 0.5.0 release has no Qwen3 modeling file). Raises an ``ImportError``
+    saying how to install ColossalAI when it is missing."""
+    return dict(_callables())
+
+
+def colossalai_forward(model, input_ids, attention_mask):
+    """ColossalAI 0.5.0's pipeline forward for the model's family, on one stage."""
+    family = family_of(model).name
+    if family not in FORWARDS:
+        raise ValueError(f"ColossalAI 0.5.0 has no pooled pipeline forward studied here for {family}; "
+                         f"families: {', '.join(FORWARDS)}")
+    return _callables()[family](model, input_ids, attention_mask)
