@@ -63,6 +63,7 @@ FAMILIES: dict[str, Family] = {
                     max_position_embeddings=64, word_embed_proj_dim=16, dropout=0.0, attention_dropout=0.0),
                body="model.decoder", layers="layers", final=("final_layer_norm", "project_out"),
                zeroed=("embed_positions",), bypassed=("project_in",)),
+        # ColossalAI 0.5.0 has no Qwen3 forward; the one added after it takes the fix
         Family("qwen3", "Qwen3ForSequenceClassification", "Qwen3Config", dict(_NO_SLIDING, head_dim=8),
                body="model", layers="layers", final=("norm",), colossalai_rule="rightmost_non_pad"),
         Family("mistral", "MistralForSequenceClassification", "MistralConfig", _LLAMA_LIKE,

@@ -115,7 +115,8 @@ def first_pad_minus_one_wrapped(input_ids, pad_token_id):
 def rightmost_non_pad(input_ids, pad_token_id):
     """Rightmost position whose id is not the pad id: ``(arange(L) * (ids != pad)).argmax(-1)``.
 
-    The fix: transformers >= 4.49 (PR 35911) and ColossalAI's Qwen3 pipeline forward.
+    The fix: transformers >= 4.49 (PR 35911), and the Qwen3 pipeline forward ColossalAI
+    added after its 0.5.0 release (0.5.0 itself has no Qwen3 forward).
     Right for either padding side and for pad ids among the real tokens. Still wrong
     when a row *ends* in a real token equal to pad (an eos with pad == eos), and 0 on
     an all-pad row (argmax of all zeros).
@@ -221,7 +222,7 @@ RULES: dict[str, Rule] = {
              "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48"),
         Rule("first_pad", first_pad_minus_one, _IDS, "ColossalAI 0.5.0 mistral"),
         Rule("rightmost_non_pad", rightmost_non_pad, _IDS,
-             "the fix: transformers >= 4.49, ColossalAI qwen3"),
+             "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)"),
         Rule("rightmost_attended", rightmost_attended, ("attention_mask",),
              "attention mask; none of the pipeline forwards"),
         Rule("attended_flip", attended_flip, ("attention_mask",),

@@ -1,0 +1,22 @@
+"""Exercise checkers: the workbook's one convention for exercises.
+
+In a notebook an exercise is two cells. The first holds a stub the reader fills in::
+
+    answer = ...                      # a value to predict
+    def my_rule(input_ids, pad_token_id):
+        return ...                    # an expression to write
+
+The second calls ``check("01.1", my_rule)``. ``check`` prints exactly one status line,
+``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample, returns
+nothing (so the cell shows only that line) and never raises, so a notebook stored with
+its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
+same text without printing. Reference answers live in ``pp_demo.solutions``.
+
+The machinery is in ``core``; each notebook's judges are in their own module
+(``nb01`` ... ``nb07``), registered when this package is imported.
+"""
+
+from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07  # noqa: F401  (they register the exercises)
+from .core import EXERCISES, Exercise, NotAttempted, check, register, status
+
+__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted"]

@@ -1,0 +1,78 @@
+"""The exercise machinery: a registry of judges, ``status`` and ``check``.
+
+The convention itself is described in ``pp_demo.exercises``.
+"""
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted"]
+
+NOT_ATTEMPTED = "not attempted yet"
+CORRECT = "correct"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """``judge(answer)`` returns ``None`` when the answer is right, else what is wrong."""
+
+    key: str
+    question: str
+    judge: Callable[[object], str | None]
+
+
+EXERCISES: dict[str, Exercise] = {}
+
+
+def register(key, question):
+    """Decorator: file a judge function as exercise ``key`` (other modules add theirs)."""
+    def add(judge):
+        EXERCISES[key] = Exercise(key, question, judge)
+        return judge
+    return add
+
+
+class NotAttempted(Exception):
+    """Raised by a judge when a function answer still returns the stub's ``...``."""
+
+
+def _is_stub(answer):
+    return answer is Ellipsis
+
+
+def status(key, answer):
+    """The status of ``answer`` to exercise ``key``, as text."""
+    exercise = EXERCISES.get(key)
+    if exercise is None:
+        return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
+    if _is_stub(answer):
+        return NOT_ATTEMPTED
+    try:
+        problem = exercise.judge(answer)
+    except NotAttempted:
+        return NOT_ATTEMPTED
+    except Exception as error:  # the reader's code may raise anything; report, don't crash
+        problem = f"your answer raised {type(error).__name__}: {error}"
+    return CORRECT if problem is None else f"not yet: {problem}"
+
+
+def check(key, answer):
+    """Print the one status line of ``answer`` to exercise ``key``."""
+    print(f"[{key}] {status(key, answer)}")
+
+
+# ---- small helpers the notebooks' judges share
+
+def row_text(row):
+    """A row of ids or mask values as ``[0,0,5,6]``, for counterexamples."""
+    return "[" + ",".join(str(int(t)) for t in row) + "]"
+
+
+def ids_text(case):
+    return row_text(case.input_ids)
+
+
+def true_last(mask):
+    """The last position the mask marks as real, in plain Python (None if there is none)."""
+    real = [i for i, m in enumerate(mask) if m]
+    return real[-1] if real else None

@@ -1,0 +1,93 @@
+"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``)."""
+
+import torch
+
+from ..cases import CASES, PAD
+from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
+from .core import NotAttempted, _is_stub, ids_text, register, row_text, true_last
+
+# A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
+# some carry an eos inside the text. The true last real token is read from the mask.
+_EOS_BATCH = (((5, 6, 7, 0), (1, 1, 1, 1)),
+              ((0, 0, 5, 6), (0, 0, 1, 1)),
+              ((5, 0, 6, 0), (1, 1, 1, 0)),
+              ((5, 6, 0, 0), (1, 1, 1, 0)),
+              ((0, 5, 0, 6), (0, 1, 1, 1)))
+# a prompt <eos> response <eos> row, right-padded (exercise 04.3)
+_PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
+
+
+
+
+def _eos_batch():
+    ids = torch.tensor([row for row, _ in _EOS_BATCH])
+    mask = torch.tensor([m for _, m in _EOS_BATCH])
+    return ids, mask
+
+
+@register("04.1", "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
+                  "pool somewhere other than the true last real token?")
+def _judge_rightmost_non_pad_rows(answer):
+    ids, mask = _eos_batch()
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    answer = list(answer)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
+        return "give the row indices as a list of ints, e.g. [0, 2]"
+    for i in answer:
+        if not 0 <= i < ids.shape[0]:
+            return f"there is no row {i}: the batch has rows 0 to {ids.shape[0] - 1}"
+    pooled = rightmost_non_pad(ids, PAD).tolist()
+    for i, (row, row_mask) in enumerate(_EOS_BATCH):
+        last = true_last(row_mask)
+        if (i in answer) != (pooled[i] != last):
+            text = f"row {i} {row_text(row)} with mask {row_text(row_mask)}"
+            if pooled[i] == last:
+                return f"{text}: rightmost_non_pad pools {pooled[i]}, and that is the true last real token"
+            return f"{text}: rightmost_non_pad pools {pooled[i]}, the true last real token is {last}"
+    return None
+
+
+def _mask_rule_rows():
+    """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
+    rows = [(case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
+            for case in CASES.values() if case.true_last is not None]
+    rows.append((_eos_batch(), "the batch of exercise 04.1"))
+    return rows
+
+
+@register("04.2", "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
+                  "last real token of every row that has one, a row ending in a real eos included.")
+def _judge_mask_rule(rule):
+    if not callable(rule):
+        return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
+    for (ids, mask), label in _mask_rule_rows():
+        got = rule(ids, mask, PAD)
+        if _is_stub(got):
+            raise NotAttempted
+        if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
+            return f"on {label} it returned {got!r}, not one position per row"
+        for i in range(ids.shape[0]):
+            lands_on, want = int(got[i]) % ids.shape[1], true_last(mask[i].tolist())
+            if lands_on != want:
+                where = label if ids.shape[0] == 1 else f"row {i} of {label}"
+                return f"on {where} your rule pools {lands_on}, the true last real token is {want}"
+    return None
+
+
+@register("04.3", "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
+                  "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.")
+def _judge_first_pad_prediction(position):
+    if not isinstance(position, int) or isinstance(position, bool):
+        return f"give a position as an int, not {type(position).__name__}"
+    ids, mask = _PAIR_ROW
+    expected = int(first_pad_minus_one_wrapped(torch.tensor([ids]), PAD)[0])
+    if position == expected:
+        return None
+    hints = {int(rightmost_non_pad(torch.tensor([ids]), PAD)[0]): "where rightmost_non_pad pools",
+             true_last(mask): "the true last real token, the closing eos",
+             int(count_minus_one(torch.tensor([ids]), PAD)[0]): "where the count rule pools",
+             len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with "
+                           "a pad id or has none"}
+    hint = f"; {position} is {hints[position]}" if position in hints else ""
+    return f"{position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"

@@ -1,0 +1,74 @@
+"""Exercises of notebook 05 · training (checked by ``pp_demo.exercises.check``)."""
+
+import torch
+
+from ..cases import PAD
+from ..rules import count_minus_one
+from .core import register, true_last
+
+_LABELS_05 = 3   # labels of the training task: the last real token's id modulo 3
+_ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))   # exercise 05.1
+_LENGTH_05 = 8   # row length of the training task
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@register("05.1", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
+                  "(its label, the class of the token the count rule pools), a pair of ints.")
+def _judge_label_and_pooled_class(answer):
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
+        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
+    label, pooled_class = answer
+    if not (_is_int(label) and _is_int(pooled_class)):
+        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
+    ids, mask = _ROW_05
+    want_label = ids[true_last(mask)] % _LABELS_05
+    position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
+    want_pooled = ids[position] % _LABELS_05
+    if label != want_label:
+        return f"{label} is not the row's label: that is the class (id modulo 3) of its last real token"
+    if pooled_class != want_pooled:
+        return (f"{pooled_class} is not it: count the real tokens and subtract one to find the position "
+                "the count rule pools, then take that token's id modulo 3")
+    return None
+
+
+def _count_pools_a_pad(real):
+    """Whether the count rule pools a pad on a left-padded row of the task with ``real`` real tokens."""
+    ids = torch.tensor([[PAD] * (_LENGTH_05 - real) + [1] * real])
+    return int(ids[0, int(count_minus_one(ids, PAD)[0])]) == PAD
+
+
+@register("05.2", "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
+                  "which r does the count rule pool a pad? A list (or set) of ints.")
+def _judge_pad_pooled_counts(answer):
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
+    answer = list(answer)
+    if not all(_is_int(r) for r in answer):
+        return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
+    for r in answer:
+        if not 2 <= r <= _LENGTH_05 - 1:
+            return f"a left-padded row of the task has 2 to {_LENGTH_05 - 1} real tokens, not {r}"
+    for r in range(2, _LENGTH_05):
+        pad = _count_pools_a_pad(r)
+        if (r in answer) != pad:
+            first_real = _LENGTH_05 - r
+            what = "a pad" if pad else "a real token"
+            return (f"with r={r} the real tokens fill positions {first_real}-{_LENGTH_05 - 1}; the count rule "
+                    f"pools position {r - 1}, {what}")
+    return None
+
+
+@register("05.3", "Another team trains through the count-rule pipeline, but pads every row on the right "
+                  "(no real token has the pad id). Do its per-step losses differ from a model.forward run's "
+                  "from the same weights and batches? True or False.")
+def _judge_right_padded_team(answer):
+    if not isinstance(answer, bool):
+        return f"answer True or False, not {answer!r}"
+    if answer:
+        return ("on a right-padded row with no pad id among its real tokens, count - 1 is the last real "
+                "token, where model.forward pools too: compare the two rules on such rows")
+    return None

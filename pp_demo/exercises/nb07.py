@@ -1,0 +1,76 @@
+"""Exercises of notebook 07 · the bug class (checked by ``pp_demo.exercises.check``)."""
+
+import torch
+
+from ..cases import CASES, PAD
+from ..rules import pooled_positions
+from ..survey import CLASSES
+from .core import ids_text, register
+
+_PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
+
+
+def mystery_07(input_ids, attention_mask, pad_token_id):
+    """An expression of the kind found in real pooling code, for exercise 07.1."""
+    return (input_ids != pad_token_id).long().cumsum(-1).argmax(-1)
+
+
+def _class_counterexample(fn, letter):
+    """The first case with a real token where ``fn`` and class ``letter`` land apart, or None."""
+    rule = CLASSES[letter].rule
+    for case in CASES.values():
+        if case.true_last is None:
+            continue
+        ids, mask = case.tensors()
+        mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
+        theirs = int(pooled_positions(rule, input_ids=ids, pad_token_id=PAD, attention_mask=mask)[0]) % case.length
+        if mine != theirs:
+            return f"on {case.name} {ids_text(case)} class {letter} ({rule}) pools {theirs}, the expression {mine}"
+    return None
+
+
+@register("07.1", "Run mystery_07 on the padding cases and name its class: one of 'a', 'b', 'c', 'd', 'e'.")
+def _judge_mystery_class(letter):
+    if not isinstance(letter, str) or letter not in CLASSES:
+        return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
+    if letter == "e":
+        return "class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids"
+    return _class_counterexample(mystery_07, letter)
+
+
+def _as_row(answer):
+    """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair, else a problem."""
+    if isinstance(answer, str):
+        if answer not in CASES:
+            return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
+        case = CASES[answer]
+        return case.input_ids, case.attention_mask, f"{answer} {ids_text(case)}"
+    try:
+        ids, mask = (list(part) for part in answer)
+    except (TypeError, ValueError):
+        return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
+    if not ids or len(ids) != len(mask):
+        return "input_ids and attention_mask must be non-empty and of one length"
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in ids + mask):
+        return "input_ids and attention_mask must hold ints"
+    if any(m not in (0, 1) for m in mask):
+        return "the attention mask holds only 0 and 1"
+    return ids, mask, "[" + ",".join(map(str, ids)) + "]"
+
+
+@register("07.2", "Find a row (a case name, or a pair (input_ids, attention_mask), pad id 0) with at "
+                  "least one real token on which class c and class d pool different positions.")
+def _judge_c_versus_d(answer):
+    row = _as_row(answer)
+    if isinstance(row, str):
+        return row
+    ids, mask, label = row
+    if not any(mask):
+        return f"on {label} the mask marks no real token: there is no right answer to disagree about"
+    ids_t, mask_t = torch.tensor([ids]), torch.tensor([mask])
+    c = int(pooled_positions(CLASSES["c"].rule, input_ids=ids_t, pad_token_id=PAD)[0])
+    d = int(pooled_positions(CLASSES["d"].rule, attention_mask=mask_t)[0])
+    if c == d:
+        return (f"on {label} both pool {c}: they part only when the last real token's id is the pad "
+                "id, or a token after it is masked out without carrying the pad id")
+    return None
