@@ -32,13 +32,17 @@ __all__ = [
 # A wrong index is silent (it still selects *some* token), so every rule refuses
 # input it cannot answer for instead of returning a position.
 
+def _check_integer_tensor(tensor, name, dims, shape_text, holds):
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.dim() != dims:
+        raise ValueError(f"{name} must be {dims}-D{shape_text}, got shape {tuple(tensor.shape)}")
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integer {holds}, got dtype {tensor.dtype}")
+
+
 def _check_ids(input_ids):
-    if not isinstance(input_ids, torch.Tensor):
-        raise TypeError(f"input_ids must be a torch.Tensor, got {type(input_ids).__name__}")
-    if input_ids.dim() != 2:
-        raise ValueError(f"input_ids must be 2-D (batch, length), got shape {tuple(input_ids.shape)}")
-    if input_ids.dtype.is_floating_point or input_ids.dtype.is_complex or input_ids.dtype == torch.bool:
-        raise TypeError(f"input_ids must hold integer token ids, got dtype {input_ids.dtype}")
+    _check_integer_tensor(input_ids, "input_ids", 2, " (batch, length)", "token ids")
     if input_ids.shape[1] == 0:
         raise ValueError("input_ids has an empty sequence (length 0): there is no token to pool")
 
@@ -164,12 +168,7 @@ def attended_cumsum(attention_mask):
 
 
 def _check_cu_seqlens(cu_seqlens):
-    if not isinstance(cu_seqlens, torch.Tensor):
-        raise TypeError(f"cu_seqlens must be a torch.Tensor, got {type(cu_seqlens).__name__}")
-    if cu_seqlens.dim() != 1:
-        raise ValueError(f"cu_seqlens must be 1-D, got shape {tuple(cu_seqlens.shape)}")
-    if cu_seqlens.dtype.is_floating_point or cu_seqlens.dtype.is_complex or cu_seqlens.dtype == torch.bool:
-        raise TypeError(f"cu_seqlens must hold integer offsets, got dtype {cu_seqlens.dtype}")
+    _check_integer_tensor(cu_seqlens, "cu_seqlens", 1, "", "offsets")
     if cu_seqlens.shape[0] < 2:
         raise ValueError("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
     if int(cu_seqlens[0]) != 0:

@@ -76,3 +76,16 @@ def true_last(mask):
     """The last position the mask marks as real, in plain Python (None if there is none)."""
     real = [i for i, m in enumerate(mask) if m]
     return real[-1] if real else None
+
+
+def index_list(answer, count, what="rows"):
+    """The answer as a list of ints in ``0..count-1``, or the problem with it as text."""
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return f"give the {what} as a list of ints, e.g. [0, 2]"
+    answer = list(answer)
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
+        return f"give the {what} as a list of ints, e.g. [0, 2]"
+    for i in answer:
+        if not 0 <= i < count:
+            return f"there is no {what[:-1]} {i}: the {what} run from 0 to {count - 1}"
+    return answer

@@ -4,7 +4,7 @@ import torch
 
 from ..cases import PAD, as_batch
 from ..rules import count_minus_one, rightmost_non_pad
-from .core import register, row_text
+from .core import index_list, register, row_text
 
 _SWAPPED_REPRO = ("right", "left")
 _SEED_LEFT_PADDED = ((0, 0, 5, 6, 7, 8), (0, 5, 6, 7, 8, 9))
@@ -49,14 +49,9 @@ def _judge_seed_left_batch(answer):
                   "different position from model.forward?")
 def _judge_wrong_rows(answer):
     ids = torch.tensor(_MIXED_BATCH)
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
-        return "give the row indices as a list of ints, e.g. [0, 2]"
-    answer = list(answer)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
-        return "give the row indices as a list of ints, e.g. [0, 2]"
-    for i in answer:
-        if not 0 <= i < ids.shape[0]:
-            return f"there is no row {i}: the batch has rows 0 to {ids.shape[0] - 1}"
+    answer = index_list(answer, ids.shape[0])
+    if isinstance(answer, str):
+        return answer
     pairs = _count_vs_forward(ids)
     for i, (count, forward) in enumerate(pairs):
         if (i in answer) != (count != forward):

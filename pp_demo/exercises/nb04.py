@@ -4,7 +4,7 @@ import torch
 
 from ..cases import CASES, PAD
 from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
-from .core import NotAttempted, _is_stub, ids_text, register, row_text, true_last
+from .core import NotAttempted, _is_stub, ids_text, index_list, register, row_text, true_last
 
 # A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
 # some carry an eos inside the text. The true last real token is read from the mask.
@@ -29,14 +29,9 @@ def _eos_batch():
                   "pool somewhere other than the true last real token?")
 def _judge_rightmost_non_pad_rows(answer):
     ids, mask = _eos_batch()
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
-        return "give the row indices as a list of ints, e.g. [0, 2]"
-    answer = list(answer)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
-        return "give the row indices as a list of ints, e.g. [0, 2]"
-    for i in answer:
-        if not 0 <= i < ids.shape[0]:
-            return f"there is no row {i}: the batch has rows 0 to {ids.shape[0] - 1}"
+    answer = index_list(answer, ids.shape[0])
+    if isinstance(answer, str):
+        return answer
     pooled = rightmost_non_pad(ids, PAD).tolist()
     for i, (row, row_mask) in enumerate(_EOS_BATCH):
         last = true_last(row_mask)

@@ -4,31 +4,20 @@ import torch
 
 from ..cases import CASES, PAD, REVIEW_TABLE, as_batch
 from ..rules import first_pad_minus_one_wrapped, rightmost_non_pad
-from .core import NotAttempted, _is_stub, register, row_text
+from .core import NotAttempted, _is_stub, index_list, register, row_text
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
 _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
 
 
-def _as_index_list(answer, count, what):
-    """The answer as a list of ints in 0..count-1, or the problem with it."""
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
-        return f"give the {what} as a list of ints, e.g. [0, 2]"
-    answer = list(answer)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
-        return f"give the {what} as a list of ints, e.g. [0, 2]"
-    for i in answer:
-        if not 0 <= i < count:
-            return f"there is no {what[:-1]} {i}: they run from 0 to {count - 1}"
-    return answer
 
 
 @register("06.1", "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
                   "five-row batch does it pool at another position than model.forward?")
 def _judge_bloom_rows(answer):
     ids = torch.tensor(_BLOOM_BATCH)
-    answer = _as_index_list(answer, ids.shape[0], "rows")
+    answer = index_list(answer, ids.shape[0], "rows")
     if isinstance(answer, str):
         return answer
     theirs = first_pad_minus_one_wrapped(ids, PAD).tolist()
@@ -44,7 +33,7 @@ def _judge_bloom_rows(answer):
                   "positions does position 1 attend to in the first layer? A list of ints.")
 def _judge_gpt2_view(answer):
     ids, mask = _GPT2_ROW
-    answer = _as_index_list(answer, len(ids), "positions")
+    answer = index_list(answer, len(ids), "positions")
     if isinstance(answer, str):
         return answer
     seen = {j for j, m in enumerate(mask) if m}  # a padding-only mask, and nothing causal
