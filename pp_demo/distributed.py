@@ -13,6 +13,7 @@ What each rank does is in ``pp_demo.ranks``.
 """
 
 import logging
+import multiprocessing
 import os
 import signal
 import socket
@@ -35,8 +36,12 @@ __all__ = ["Fault", "Job", "TrainJob", "JobResult", "PipelineError", "WORLD_SIZE
 class PipelineError(RuntimeError):
     """A rank failed, died or hung; the message says which and how."""
 
-def _spawned_rank(rank, init_method, jobs, out_dir, timeout_s):
-    torch.set_num_threads(1)  # torchrun does this; spawn does not
+def _spawned_rank(rank, init_method, out_dir, timeout_s):
+    torch.set_num_threads(1)  # torchrun does this; a started process does not
+    # the jobs come through a file, not as arguments: passed as arguments, every tensor
+    # would travel as its own file descriptor, and a few models exceed what one message
+    # to the fork server may carry
+    jobs = torch.load(os.path.join(out_dir, "jobs.pt"), weights_only=False)
     backend, device = backend_and_device(rank)
     if device.type == "cuda":
         torch.cuda.set_device(device)
@@ -50,14 +55,25 @@ def _spawned_rank(rank, init_method, jobs, out_dir, timeout_s):
         cause = error
         while cause.__cause__ is not None:  # the engine wraps stage errors in its own
             cause = cause.__cause__
-        with open(os.path.join(out_dir, f"rank{rank}.error"), "w") as f:
+        path = os.path.join(out_dir, f"rank{rank}.error")
+        with open(path + ".tmp", "w") as f:
             f.write(f"{type(cause).__name__}: {' '.join(str(cause).split())}")
+        os.replace(path + ".tmp", path)  # whole or absent: the caller may read it any moment
         raise
     finally:
         dist.destroy_process_group()
 
 
 # ------------------------------------------------------------------ the caller
+
+# Ranks start from a fork server that has already imported torch, its pipelining engine and
+# transformers (seconds of imports per rank): the first start pays for them once, each later
+# start of the same session forks in a fraction of a second. Unlike a plain fork, the server
+# is a fresh single-threaded process, not the caller (a notebook kernel with threads).
+# (Windows has no fork server: there each start spawns fresh interpreters.)
+_START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+_PRELOAD = ["pp_demo.ranks", "pp_demo.families", "transformers"]
+
 
 def _free_port():
     with socket.socket() as s:
@@ -141,9 +157,11 @@ def run_distributed(jobs, timeout_s=120):
     for job in jobs:
         _check(job)
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
+        torch.save(jobs, os.path.join(out_dir, "jobs.pt"))
+        multiprocessing.set_forkserver_preload(_PRELOAD)  # read when the server first starts
         init_method = f"tcp://127.0.0.1:{_free_port()}"
-        context = mp.start_processes(_spawned_rank, args=(init_method, jobs, out_dir, timeout_s),
-                                     nprocs=WORLD_SIZE, join=False, start_method="spawn")
+        context = mp.start_processes(_spawned_rank, args=(init_method, out_dir, timeout_s),
+                                     nprocs=WORLD_SIZE, join=False, start_method=_START_METHOD)
         deadline = time.monotonic() + timeout_s
         # torch logs each process it terminates after a failure, with its pid: the
         # PipelineError below says what happened, without machine details
