@@ -28,14 +28,14 @@ def _runs(args):
 
 def _distributed_lines(args):
     """All runs as jobs of one two-rank start; ``None`` on a torchrun rank that must not print."""
-    from .distributed import Job, launched_by_torchrun, run_distributed, run_under_torchrun
+    from .distributed import Job, run_two_ranks
     from .families import build_model
 
     ids, mask = as_batch(REPRO_ROWS)
     runs = list(_runs(args))
     models = {family: build_model(family) for family in args.family}
     jobs = [Job(models[f], ids, mask, rule=r, split_at=args.split_at, n_micro=args.micro_batches) for f, r in runs]
-    results = run_under_torchrun(jobs) if launched_by_torchrun() else run_distributed(jobs)
+    results = run_two_ranks(jobs)
     if results is None:
         return None
     return [(f, r, compare_rows(res.logits, forward_logits(models[f], ids, mask), default_atol("cpu")))
@@ -43,10 +43,9 @@ def _distributed_lines(args):
 
 
 def _two_rank_runner(runs):
-    from .distributed import Job, launched_by_torchrun, run_distributed, run_under_torchrun
+    from .distributed import Job, run_two_ranks
 
-    jobs = [Job(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs]
-    results = run_under_torchrun(jobs) if launched_by_torchrun() else run_distributed(jobs)
+    results = run_two_ranks([Job(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs])
     return None if results is None else [r.logits for r in results]
 
 
@@ -54,9 +53,8 @@ def _families(args):
     from .matrix import format_matrix, pipeline_matrix
 
     runner = _two_rank_runner if args.distributed else None
-    try:
-        table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, runner)
-    except TypeError:  # torchrun's first rank: it has no logits, the last rank prints
+    table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, runner)
+    if table is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     print(format_matrix(table))
     return 0

@@ -29,7 +29,7 @@ from .local import micro_batches
 from .ranks import WORLD_SIZE, Fault, Job, JobResult, TrainJob, backend_and_device, run_jobs
 from .stages import split_model
 
-__all__ = ["Fault", "Job", "TrainJob", "JobResult", "PipelineError", "WORLD_SIZE", "run_distributed",
+__all__ = ["Fault", "Job", "TrainJob", "JobResult", "PipelineError", "run_two_ranks", "WORLD_SIZE", "run_distributed",
            "launched_by_torchrun", "check_world_size", "run_under_torchrun"]
 
 
@@ -212,3 +212,9 @@ def run_under_torchrun(jobs, timeout_s=120):
     finally:
         dist.destroy_process_group()
     return results if rank == WORLD_SIZE - 1 else None
+
+
+def run_two_ranks(jobs, timeout_s=120):
+    """Run the jobs on two ranks however this process was started: as one of torchrun's
+    ranks (``None`` on the first rank, which holds no logits), or by spawning them here."""
+    return run_under_torchrun(jobs, timeout_s) if launched_by_torchrun() else run_distributed(jobs, timeout_s)

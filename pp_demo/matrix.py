@@ -51,13 +51,16 @@ def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=N
     """``{(family, rule, case): matches model.forward}``.
 
     ``runner(runs)`` returns the pipeline's logits for each run; the default runs the
-    stages in this process. ``pp_demo.cli`` passes a two-rank runner for ``--distributed``.
+    stages in this process. ``pp_demo.cli`` passes a two-rank runner for ``--distributed``,
+    which returns ``None`` on a torchrun rank without logits: then so does this.
     """
     runs = matrix_runs(families, cases, rules, attn_implementation)
     if runner is None:
         all_logits = [pipeline_logits(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs]
     else:
         all_logits = runner(runs)
+        if all_logits is None:
+            return None
     table = {}
     for (family, rule, group, model, ids, mask), logits in zip(runs, all_logits):
         result = compare_rows(logits, forward_logits(model, ids, mask), default_atol("cpu"))

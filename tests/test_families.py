@@ -78,3 +78,13 @@ def test_nine_families_as_two_ranks_equal_model_forward():
         matches = compare_rows(result.logits, reference, atol=1e-6).matches
         expected = EXPECTED[job.rule] if job.rule != "rightmost_non_pad" else [True] * len(matches)
         assert matches == expected, (type(job.model).__name__, job.rule)
+
+
+def test_cli_families_prints_the_matrix_from_two_ranks(capsys):
+    from pp_demo.cli import main
+
+    assert main(["families", "--distributed", "--family", "gpt2", "--cases", "left", "right_pad_in_content"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("judged by model.forward")
+    assert [line.split() for line in lines[3:]] == [["gpt2", "first_pad_mod", "✓", "✗"],
+                                                   ["gpt2", "rightmost_non_pad", "✓", "✓"]]
