@@ -2,7 +2,11 @@
 
 Modules, each one concept, imports flowing one way:
 ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
-``figures`` -> ``exercises`` -> ``cli`` (``python -m pp_demo``).
+``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
+-> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
+``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
+``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
+``exercises`` -> ``cli`` (``python -m pp_demo``).
 """
 
 from .cases import CASES, PAD, PaddingCase, as_batch, get_case
