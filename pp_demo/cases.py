@@ -16,10 +16,15 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["PAD", "PaddingCase", "CASES", "REVIEW_TABLE", "get_case", "as_batch"]
+__all__ = ["PAD", "PaddingCase", "CASES", "REVIEW_TABLE", "get_case", "as_batch", "row_text"]
 
 PAD = 0
 """The pad id of every case (and of the tiny model configs)."""
+
+
+def row_text(row):
+    """A row of ids or mask values as ``[0,0,5,6]``: compact, for tables and messages."""
+    return "[" + ",".join(str(int(t)) for t in row) + "]"
 
 
 @dataclass(frozen=True)

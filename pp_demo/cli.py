@@ -2,7 +2,7 @@
 
 import argparse
 
-from .cases import CASES, as_batch, get_case
+from .cases import CASES, as_batch, get_case, row_text
 from .compare import REPRO_ROWS, compare_rows, default_atol, forward_logits, reproduce, reproduction_line
 from .families import FAMILIES
 from .rules import FIX, RULES
@@ -17,7 +17,7 @@ def _table(args):
 
 
 def _rows_text():
-    return ", ".join("[" + ",".join(map(str, get_case(r).input_ids)) + f"] ({r}-padded)" for r in REPRO_ROWS)
+    return ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
 
 
 def _runs(args):

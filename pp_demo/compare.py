@@ -59,20 +59,17 @@ def compare_rows(logits, reference, atol):
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
 
 
-def reproduce(family, rule=FIX, split_at=None, n_micro=1, seed=0, device=None, rows=REPRO_ROWS,
-              runner=None):
+def reproduce(family, rule=FIX, split_at=None, n_micro=1, seed=0, device=None, rows=REPRO_ROWS):
     """The bug in one call: a tiny seeded model, split in two, on the reproduction batch.
 
     Weights are drawn on the CPU with ``seed`` and then moved, so every device runs
-    the same model. ``runner(model, ids, mask, rule, split_at, n_micro)`` returns the
-    pipeline's logits; the default runs both stages in this process.
+    the same model; both stages run in this process (``pp_demo.cli`` has the two-rank form).
     """
     device = device or default_device()
     model = build_model(family, seed=seed).to(device)
     ids, mask = as_batch(rows, device)
-    run = runner or (lambda m, i, a, r, s, n: pipeline_logits(m, i, a, rule=r, split_at=s, n_micro=n))
-    logits = run(model, ids, mask, rule, split_at, n_micro)
-    return compare_rows(logits.to(device), forward_logits(model, ids, mask), default_atol(device))
+    logits = pipeline_logits(model, ids, mask, rule=rule, split_at=split_at, n_micro=n_micro)
+    return compare_rows(logits, forward_logits(model, ids, mask), default_atol(device))
 
 
 def reproduction_line(comparison):

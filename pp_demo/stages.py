@@ -94,11 +94,6 @@ class TwoStages:
     def __getitem__(self, stage_index):
         return (self.first, self.last)[stage_index]
 
-    def to(self, device):
-        self.first.to(device)
-        self.last.to(device)
-        return self
-
 
 def split_model(model, split_at=None, rule=FIX):
     """Two stages of ``model``: layers ``[0, split_at)`` and ``[split_at, n)``.

@@ -7,7 +7,7 @@ Two references exist (see ``pp_demo.cases``) and a table is judged by exactly on
 
 from dataclasses import dataclass
 
-from .cases import CASES, get_case
+from .cases import CASES, get_case, row_text
 from .rules import CORE_RULES, get_rule, pooled_positions
 
 __all__ = ["REFERENCES", "Cell", "padding_table", "format_padding_table"]
@@ -68,7 +68,7 @@ def format_padding_table(rules=None, cases=None, reference="true_last"):
     """The table as text: raw position and a mark per cell, the reference named on top."""
     table = padding_table(rules, cases, reference)
     rules = [cell.rule for cell in table[0]]
-    ids_text = {row[0].case: "[" + ",".join(map(str, get_case(row[0].case).input_ids)) + "]" for row in table}
+    ids_text = {row[0].case: row_text(get_case(row[0].case).input_ids) for row in table}
     ref_head = "true last" if reference == "true_last" else "forward"
     widths = [max(len(r), 5) for r in rules]
     case_w = max(len(c) for c in ids_text) + 1

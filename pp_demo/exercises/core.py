@@ -6,6 +6,8 @@ The convention itself is described in ``pp_demo.exercises``.
 from dataclasses import dataclass
 from typing import Callable
 
+from ..cases import row_text
+
 __all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted"]
 
 NOT_ATTEMPTED = "not attempted yet"
@@ -62,11 +64,6 @@ def check(key, answer):
 
 
 # ---- small helpers the notebooks' judges share
-
-def row_text(row):
-    """A row of ids or mask values as ``[0,0,5,6]``, for counterexamples."""
-    return "[" + ",".join(str(int(t)) for t in row) + "]"
-
 
 def ids_text(case):
     return row_text(case.input_ids)

@@ -5,7 +5,7 @@ import torch
 from ..cases import CASES, PAD
 from ..rules import pooled_positions
 from ..survey import CLASSES
-from .core import ids_text, register
+from .core import ids_text, register, row_text
 
 _PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
 
@@ -55,7 +55,7 @@ def _as_row(answer):
         return "input_ids and attention_mask must hold ints"
     if any(m not in (0, 1) for m in mask):
         return "the attention mask holds only 0 and 1"
-    return ids, mask, "[" + ",".join(map(str, ids)) + "]"
+    return ids, mask, row_text(ids)
 
 
 @register("07.2", "Find a row (a case name, or a pair (input_ids, attention_mask), pad id 0) with at "
