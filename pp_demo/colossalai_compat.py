@@ -1,8 +1,9 @@
 """ColossalAI 0.5.0's own pipeline forwards, run on the CPU beside pp_demo (notebook 06).
 
 ColossalAI is optional (``make colossalai`` installs it: its requirements pin torch <= 2.5.1,
-so it goes in without them, next to the few packages its import needs). It is imported
-inside the functions below, so the rest of pp_demo never needs it.
+which conflicts with the pinned torch, so it goes in without them, next to the few packages
+its import needs). It is imported inside the functions below, so the rest of pp_demo never
+needs it.
 
 ``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process,
 and returns one callable per family, ``forward(model, input_ids, attention_mask) -> logits``,
@@ -17,13 +18,12 @@ callable by the model's class, in the shape ``pp_demo.checker`` takes::
 
 import contextlib
 import functools
-import importlib
 import logging
-import warnings
 
 import torch
 
 from .families import family_of
+from .quiet import import_quietly
 
 __all__ = ["FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward", "one_stage",
            "call_one_stage", "num_layers"]
@@ -49,15 +49,14 @@ _MISSING = ("ColossalAI is not installed in this environment. Install it with `m
 
 
 def _import_quietly(name):
-    """Import a ColossalAI module without the warnings it prints at import time."""
+    """Import a ColossalAI module without what it and its dependencies print at import time."""
     try:
-        with warnings.catch_warnings():
-            # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused
-            # RMSNorm, tensornvme's async save) and decorates kernels with torch.jit.script,
-            # which torch 2.13 deprecates. None of that code runs here; on stderr it would
-            # fail strict nbval.
-            warnings.simplefilter("ignore")
-            return importlib.import_module(name)
+        # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused
+        # RMSNorm, tensornvme's async save) and decorates kernels with torch.jit.script,
+        # which torch 2.13 deprecates; bitsandbytes, which its chain imports, logs a kernel
+        # probe on CPUs with avx512_bf16. None of that code runs here; on stderr it would
+        # fail strict nbval, so warnings and logging are both silenced (pp_demo.quiet).
+        return import_quietly(name)
     except ImportError as error:
         raise ImportError(f"{_MISSING} ({error})") from error
 

@@ -1,0 +1,59 @@
+"""Imports that print nothing, whatever the machine they run on.
+
+Some dependencies talk at import, and only on some machines: bitsandbytes 0.50.2 (imported
+by ColossalAI's import chain) logs a failed kernel probe when the CPU has avx512_bf16; others
+warn about missing CUDA add-ons, or print from C code. Strict nbval fails a notebook cell on
+any stderr output, and a CLI user reads it as an error, so an import that may talk goes
+through ``quiet()``: Python warnings filtered, ``logging`` disabled, and file descriptor 2
+pointed at the null device for C-level writes. Everything is restored afterwards, so later
+warnings and log records are shown as usual. Standard library only.
+"""
+
+import contextlib
+import importlib
+import logging
+import os
+import sys
+import warnings
+from types import ModuleType
+
+__all__ = ["quiet", "import_quietly"]
+
+
+@contextlib.contextmanager
+def _fd2_to_null():
+    """Point file descriptor 2 at the null device (C code writes there, not to sys.stderr)."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 (a windowed process): nothing can be printed there
+        yield
+        return
+    with open(os.devnull, "w") as null:
+        sys.stderr.flush()
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence warnings, ``logging`` and C-level stderr inside the block; restore them after."""
+    level = logging.root.manager.disable
+    with warnings.catch_warnings(), _fd2_to_null():
+        warnings.simplefilter("ignore")
+        # A library's logger may log through a handler it made earlier (bound to the real
+        # stderr) or through logging's last-resort handler: disabling logging stops both.
+        logging.disable(logging.CRITICAL)
+        try:
+            yield
+        finally:
+            logging.disable(level)
+
+
+def import_quietly(name: str) -> ModuleType:
+    """``importlib.import_module(name)`` inside ``quiet()``; import errors still raise."""
+    with quiet():
+        return importlib.import_module(name)
