@@ -9,9 +9,20 @@ Modules, each one concept, imports flowing one way:
 ``exercises`` -> ``cli`` (``python -m pp_demo``).
 """
 
-from .cases import CASES, PAD, PaddingCase, as_batch, get_case
-from .rules import FIX, RULES, get_rule, pooled_positions
+import importlib
 
 __version__ = "0.1.0"
 __all__ = ["CASES", "PAD", "PaddingCase", "as_batch", "get_case", "FIX", "RULES", "get_rule",
            "pooled_positions"]
+
+# The public names load on first use, so `import pp_demo` (and `python -m pp_demo doctor`)
+# needs only the standard library: the doctor must run where torch is missing and say so.
+_HOMES = {"CASES": "cases", "PAD": "cases", "PaddingCase": "cases", "as_batch": "cases",
+          "get_case": "cases", "FIX": "rules", "RULES": "rules", "get_rule": "rules",
+          "pooled_positions": "rules"}
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'pp_demo' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

@@ -4,6 +4,7 @@ import argparse
 
 from .cases import CASES, as_batch, get_case, row_text
 from .compare import REPRO_ROWS, compare_rows, default_atol, forward_logits, reproduce, reproduction_line
+from .doctor import main as run_doctor
 from .families import FAMILIES
 from .rules import FIX, RULES
 from .table import REFERENCES, format_padding_table
@@ -191,6 +192,10 @@ def build_parser():
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
     bench.set_defaults(run=_bench)
+
+    doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",
+                             description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.")
+    doctor.set_defaults(run=lambda args: run_doctor([]))
     return parser
 
 
