@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
-.PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab clean
+.PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,8 @@ $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 setup: $(VENV)/.installed
 
 # ColossalAI 0.5.0 itself, for notebook 06 and tests/test_colossalai.py. Its requirements pin
-# torch <= 2.5.1 (no CPU build), so it goes in with --no-deps, after what its import needs (the
-# `colossalai` extra, constrained like the rest: torch stays as pinned).
+# torch <= 2.5.1, which conflicts with the pinned torch, so it goes in with --no-deps, after what
+# its import needs (the `colossalai` extra, constrained like the rest: torch stays as pinned).
 $(VENV)/.colossalai: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,colossalai]'
 	$(BIN)/python -m pip install -q --no-deps -c constraints/pinned.txt colossalai
@@ -62,8 +62,15 @@ $(VENV5)/.installed: pyproject.toml constraints/transformers5.txt
 test-transformers5: $(VENV5)/.installed
 	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py
 
-lab: setup
-	$(BIN)/jupyter lab notebooks
+# JupyterLab on the notebooks (all of them: 06 needs ColossalAI). As root it adds --allow-root,
+# without a display --no-browser, and it prints the URL with its token. More flags: LAB_ARGS=...
+lab: setup colossalai
+	$(BIN)/python -m pp_demo.lab $(LAB_ARGS)
+
+# The preflight: one line per check, exit 1 on a FAIL. Runs before `make setup` too (it then
+# says what is missing), with the venv's Python once there is one.
+doctor:
+	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo doctor
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info

@@ -13,6 +13,7 @@ last stage only, so more stages change nothing there.
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -177,7 +178,12 @@ def load_callable(path):
     module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
     if not module_name or not attribute:
         raise ValueError(f"give the callable as package.module:function, got {path!r}")
-    function = getattr(importlib.import_module(module_name), attribute, None)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:  # one line, not the import machinery's traceback
+        raise ValueError(f"cannot import {module_name} ({error}); it must be importable from here: "
+                         f"run from its project folder or add that folder to PYTHONPATH") from error
+    function = getattr(module, attribute, None)
     if not callable(function):
         raise ValueError(f"{attribute!r} in {module_name} is not a callable")
     return function
@@ -191,5 +197,14 @@ def load_model(family=None, model_path=None, attn_implementation=None):
         from .families import build_model
         return build_model(family, attn_implementation=attn_implementation)
     from transformers import AutoModelForSequenceClassification
+    path = Path(model_path)
+    if not path.is_dir():  # transformers would read it as a Hub repo id and say so
+        raise ValueError(f"--model-path {model_path}: no such folder (a local checkpoint folder is expected)")
+    if not (path / "config.json").is_file():
+        raise ValueError(f"--model-path {model_path}: no config.json there, so not a saved checkpoint "
+                         f"(model.save_pretrained(folder) writes one)")
     kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
-    return AutoModelForSequenceClassification.from_pretrained(model_path, local_files_only=True, **kwargs)
+    try:
+        return AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True, **kwargs)
+    except (OSError, ValueError, KeyError) as error:  # no weights, an unknown model type, ...
+        raise ValueError(f"--model-path {model_path}: cannot load it ({str(error).splitlines()[0]})") from error

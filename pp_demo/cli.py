@@ -6,10 +6,33 @@ from .cases import CASES, as_batch, get_case, row_text
 from .compare import REPRO_ROWS, compare_rows, default_atol, forward_logits, reproduce, reproduction_line
 from .doctor import main as run_doctor
 from .families import FAMILIES
-from .rules import FIX, RULES
+from .rules import CORE_RULES, FIX, RULES
 from .table import REFERENCES, format_padding_table
 
 REPRO_FAMILIES = ("llama", "qwen2", "opt")
+# The rules that pool padded rows; known_lengths pools packed batches from their lengths
+# (cu_seqlens), which no padded case has, so it is not offered here (notebook 07 shows it).
+PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
+
+
+def _device(text):
+    """An argparse type: a device this torch can use, checked before any model is built."""
+    import torch
+
+    try:
+        device = torch.device(text)
+    except RuntimeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device: use cpu or cuda") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: this torch ({torch.__version__}) sees no CUDA device; use cpu")
+    return text
+
+
+def _positive(text):
+    """An argparse type: an int >= 1 (sizes and counts; 0 would fail deep inside a rank)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
 
 
 def _table(args):
@@ -120,7 +143,9 @@ def build_parser():
     jobs = parser.add_subparsers(dest="job", required=True, metavar="JOB")
 
     table = jobs.add_parser("table", help="which position each pooling rule picks on each padding case")
-    table.add_argument("--rules", nargs="+", choices=list(RULES), help="rules to show (default: all)")
+    table.add_argument("--rules", nargs="+", choices=PADDED_RULES, metavar="RULE",
+                       help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review "
+                            f"table's {', '.join(CORE_RULES)})")
     table.add_argument("--cases", nargs="+", choices=list(CASES), help="cases to show (default: all)")
     table.add_argument("--reference", choices=list(REFERENCES), default="true_last",
                        help="judge each cell against the true last real token (default) or the "
@@ -135,12 +160,12 @@ def build_parser():
     reproduce.add_argument("--family", nargs="+", choices=list(FAMILIES), default=list(REPRO_FAMILIES),
                            metavar="FAMILY", help=f"model families (default: %(default)s; supported: "
                                                   f"{', '.join(FAMILIES)})")
-    reproduce.add_argument("--rule", nargs="+", choices=list(RULES), metavar="RULE",
-                           help=f"pooling rules of the last stage ({', '.join(RULES)})")
+    reproduce.add_argument("--rule", nargs="+", choices=PADDED_RULES, metavar="RULE",
+                           help=f"pooling rules of the last stage ({', '.join(PADDED_RULES)})")
     reproduce.add_argument("--split-at", type=int, default=None,
                            help="first layer of the last stage (default: half the layers)")
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
-    reproduce.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    reproduce.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
     reproduce.add_argument("--distributed", action="store_true",
                            help="run the stages as two ranks (spawned here, or the ranks of "
                                 "torchrun --nproc-per-node 2 -m pp_demo reproduce --distributed)")
@@ -154,7 +179,7 @@ def build_parser():
                           help=f"families (default: all: {', '.join(FAMILIES)})")
     families.add_argument("--cases", nargs="+", choices=list(CASES), metavar="CASE",
                           help=f"padding cases (default: all: {', '.join(CASES)})")
-    families.add_argument("--rule", nargs="+", choices=list(RULES), metavar="RULE",
+    families.add_argument("--rule", nargs="+", choices=PADDED_RULES, metavar="RULE",
                           help="rules (default: each family's ColossalAI 0.5.0 rule and the fix)")
     families.add_argument("--attn", choices=["eager", "sdpa"], default=None,
                           help="attention implementation (default: what transformers picks)")
@@ -174,7 +199,7 @@ def build_parser():
     source.add_argument("--model-path", default=None, help="a local checkpoint directory (nothing is downloaded)")
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
-    check.add_argument("--device", default=None, help="cpu (default) or cuda")
+    check.add_argument("--device", type=_device, default=None, help="cpu (default) or cuda")
     check.set_defaults(run=_check)
 
     bench = jobs.add_parser(
@@ -183,13 +208,13 @@ def build_parser():
                     "two-rank pipeline and for one process running the whole model, one thread per "
                     "process, plus one process with two threads; speedups against the GPipe ideal "
                     "2m/(m+1). Writes OUT.json and OUT.png.")
-    bench.add_argument("--micro-batches", type=int, nargs="+", default=[1, 2, 4, 8])
-    bench.add_argument("--hidden", type=int, default=512)
-    bench.add_argument("--layers", type=int, default=8)
-    bench.add_argument("--seq", type=int, default=128)
-    bench.add_argument("--batch", type=int, default=32)
+    bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[1, 2, 4, 8])
+    bench.add_argument("--hidden", type=_positive, default=512)
+    bench.add_argument("--layers", type=_positive, default=8)
+    bench.add_argument("--seq", type=_positive, default=128)
+    bench.add_argument("--batch", type=_positive, default=32)
     bench.add_argument("--warmup", type=int, default=1)
-    bench.add_argument("--repeats", type=int, default=5)
+    bench.add_argument("--repeats", type=_positive, default=5)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
     bench.set_defaults(run=_bench)
 

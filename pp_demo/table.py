@@ -48,6 +48,10 @@ def padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0)
     the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
     rules = [get_rule(r).name for r in (rules or CORE_RULES)]
+    packed = [r for r in rules if "cu_seqlens" in get_rule(r).needs]
+    if packed:
+        raise ValueError(f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
+                         f"padding table has padded rows only (notebook 07 compares it)")
     cases = [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
     table = []
     for case in cases:
