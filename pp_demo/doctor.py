@@ -74,7 +74,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
-    if name == "torch" and "+cu" in found and sys.platform == "linux":
+    if name == "torch" and sys.platform == "linux" and _cuda_build(found):
         note = "a CUDA build: fine on a GPU box, a multi-GB download elsewhere; the CPU build is the pinned one"
         return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
@@ -82,6 +82,12 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     why = ("the reproduction's stored outputs assume it" if name == "transformers"
            else "other versions are untested here")
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
+
+
+def _cuda_build(version):
+    """PyPI's Linux torch is the CUDA build (it requires nvidia-* wheels); other indexes mark it +cuNNN."""
+    requires = importlib.metadata.requires("torch") or []
+    return "+cu" in version or any(r.startswith("nvidia-") and "extra ==" not in r for r in requires)
 
 
 def check_colossalai() -> Check:
