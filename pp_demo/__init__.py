@@ -6,7 +6,8 @@ Modules, each one concept, imports flowing one way:
 -> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
 ``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
 ``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
-``exercises`` -> ``cli`` (``python -m pp_demo``).
+``exercises`` -> ``cli`` (``python -m pp_demo``). Beside them, standard library only:
+``quiet`` (imports that print nothing), ``doctor`` (the preflight) and ``lab`` (``make lab``).
 """
 
 import importlib
