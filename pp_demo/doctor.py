@@ -75,7 +75,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
     if name == "torch" and sys.platform == "linux" and _cuda_build(found):
-        note = "a CUDA build: fine on a GPU box, a multi-GB download elsewhere; the CPU build is the pinned one"
+        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see Troubleshooting in the README"
         return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
