@@ -5,6 +5,7 @@ the logits the unsplit model returns. (Whether ``model.forward`` itself pools th
 last real token is a different question, judged in ``pp_demo.table``.)
 """
 
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -22,7 +23,11 @@ REPRO_ROWS = ("left", "right")
 
 
 def default_device():
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    # Asking warns on a machine with a CUDA driver too old or broken (the answer is then False):
+    # the CPU it is, without a machine-dependent line on stderr.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def default_atol(device):

@@ -72,3 +72,18 @@ def test_logging_and_warnings_work_again_after_a_quiet_block(caplog):
 def test_a_failed_quiet_import_still_raises():
     with pytest.raises(ModuleNotFoundError):
         import_quietly("no_such_module_for_pp_demo")
+
+
+def test_a_broken_cuda_driver_means_the_cpu_without_a_warning(monkeypatch):
+    import torch
+
+    from pp_demo.compare import default_device
+
+    def is_available():  # what torch does when the driver is too old
+        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old")
+        return False
+    monkeypatch.setattr(torch.cuda, "is_available", is_available)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert default_device() == "cpu"
+    assert caught == []
