@@ -8,6 +8,7 @@ VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab clean
+.PHONY: lint typecheck
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +62,21 @@ $(VENV5)/.installed: pyproject.toml constraints/transformers5.txt
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
 	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py
+
+# Lint, format and type checks, with the tools pinned in the `dev` extra (see CONTRIBUTING.md).
+LINTED := pp_demo tests notebooks tools
+
+$(VENV)/.dev: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,dev]'
+	touch $@
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/python tools/check_notebooks.py notebooks/*.ipynb
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy pp_demo tools
 
 lab: setup
 	$(BIN)/jupyter lab notebooks
