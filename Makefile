@@ -8,7 +8,7 @@ VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab clean
-.PHONY: lint typecheck
+.PHONY: lint typecheck hooks
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -77,6 +77,10 @@ lint: $(VENV)/.dev
 
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy pp_demo tools
+
+# The pre-commit hooks (.pre-commit-config.yaml) call the tools above from $(BIN).
+hooks: $(VENV)/.dev
+	$(BIN)/pre-commit install
 
 lab: setup
 	$(BIN)/jupyter lab notebooks
