@@ -8,6 +8,7 @@ VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean
+.PHONY: lint typecheck hooks
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +72,25 @@ lab: setup colossalai
 # says what is missing), with the venv's Python once there is one.
 doctor:
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo doctor
+
+# Lint, format and type checks, with the tools pinned in the `dev` extra (see CONTRIBUTING.md).
+LINTED := pp_demo tests notebooks tools
+
+$(VENV)/.dev: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,dev]'
+	touch $@
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/python tools/check_notebooks.py notebooks/*.ipynb
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy pp_demo tools
+
+# The pre-commit hooks (.pre-commit-config.yaml) call the tools above from $(BIN).
+hooks: $(VENV)/.dev
+	$(BIN)/pre-commit install
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
