@@ -20,11 +20,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE = pathlib.Path(__file__).with_name("offline.html.j2")
 STYLE = ("body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
          "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td,th{padding:.3rem .6rem;vertical-align:top;"
-         "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}")
+         "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}")
 
 
 def _page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
@@ -54,7 +54,12 @@ def summary(path: pathlib.Path) -> dict:
     first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
     title = next((line.lstrip("# ").strip() for line in first.splitlines() if line.startswith("# ")), path.stem)
     learn = first.split("What you will learn", 1)[-1] if "What you will learn" in first else ""
-    goals = [line[2:].strip() for line in learn.splitlines() if line.startswith("- ")]
+    goals = []
+    for line in learn.splitlines():
+        if line.startswith("- "):
+            goals.append(line[2:].strip())
+        elif goals and line.startswith(" ") and line.strip():  # a goal wrapped onto the next line
+            goals[-1] += " " + line.strip()
     episode = nb.metadata.get("episode", {})
     minutes = [f"{episode[key]} min {label}" for key, label in
                (("teaching_minutes", "teaching"), ("exercise_minutes", "exercises")) if key in episode]
