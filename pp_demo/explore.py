@@ -23,6 +23,8 @@ EXPLORE_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not i
 """Every rule that reads ``input_ids`` (with the pad id) or the ``attention_mask``."""
 
 CASE_NAME = "your row"
+FIGURE_TOKENS = 32
+"""Rows up to this length are also drawn; a longer grid would be too small to read (and slow)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,9 @@ def exploration_html(input_ids, attention_mask=None, pad_token_id: int = 0) -> s
         result = explore(input_ids, attention_mask, pad_token_id)
     except ValueError as error:
         return f'<p class="pp-explore-error"><b>cannot explore this row:</b> {html.escape(str(error))}</p>'
+    table = f'<pre class="pp-explore-table">{html.escape(format_exploration(result))}</pre>'
+    if result.case.length > FIGURE_TOKENS:
+        return table + f"<p>(rows longer than {FIGURE_TOKENS} tokens are not drawn)</p>"
     alt = (f"Padding grid of the row {row_text(result.case.input_ids)}: each rule's pooled position "
            f"outlined, green when it is the true last real token")
-    return (f'<pre class="pp-explore-table">{html.escape(format_exploration(result))}</pre>'
-            f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>')
+    return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>'

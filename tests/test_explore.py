@@ -83,6 +83,8 @@ def test_html_shows_the_table_and_an_image_with_alt_text_or_the_error():
     page = exploration_html("5 0 7 8 0 0", "1 1 1 1 0 0")
     assert "model.forward pools (the fix, rightmost_non_pad): 3" in page
     assert '<img alt="Padding grid of the row [5,0,7,8,0,0]' in page and "data:image/png;base64," in page
+    long = exploration_html(" ".join(["7"] * 40))
+    assert "pools" in long and "<img" not in long and "not drawn" in long
     bad = exploration_html("5 x")
     assert "cannot explore this row" in bad and "<img" not in bad
 
