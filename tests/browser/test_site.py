@@ -6,6 +6,7 @@ import functools
 import http.server
 import importlib.util
 import json
+import re
 import pathlib
 import threading
 from urllib.parse import urljoin, urlparse
@@ -72,6 +73,8 @@ def test_every_page_loads_offline_with_its_figures(page, site_url):
     for url in pages:
         figures += _check_page(page, url)
         downloads += [link for link in _local_links(page, url) if link.endswith(".ipynb")]
+        if re.search(r"/\d\d_[^/]+\.html$", url):  # a notebook page links its own .ipynb
+            assert url.removesuffix(".html") + ".ipynb" in downloads, f"{url} has no link to its .ipynb"
     assert figures == _stored_figures(), "the pages do not show every stored figure"
     for url in set(downloads):  # the .ipynb behind each page is there to download
         assert page.request.get(url).ok, f"{url} is missing"
