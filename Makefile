@@ -8,7 +8,7 @@ VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean
-.PHONY: lint typecheck hooks
+.PHONY: lint typecheck hooks site test-browser
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -91,6 +91,22 @@ typecheck: $(VENV)/.dev
 # The pre-commit hooks (.pre-commit-config.yaml) call the tools above from $(BIN).
 hooks: $(VENV)/.dev
 	$(BIN)/pre-commit install
+
+# The read-only site: every notebook as HTML from its stored outputs (nothing runs), no request
+# to another host. Open site/index.html.
+site: setup
+	$(BIN)/python tools/build_site.py site
+
+# The site and notebook 01 in a real headless browser: Debian's chromium driven by Playwright
+# (from pip; no `playwright install`). As root a missing chromium is installed with apt-get.
+$(VENV)/.browser: $(VENV)/.colossalai
+	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,colossalai,browser]'
+	touch $@
+
+test-browser: $(VENV)/.browser
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
+	  || { echo "make test-browser: chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; }
+	PP_DEMO_BROWSER=1 $(BIN)/python -m pytest tests/browser
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info

@@ -2,7 +2,7 @@
 
 Modules, each one concept, imports flowing one way:
 ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
-``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
+``figures`` -> ``explore`` (a row of your own) -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
 -> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
 ``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
 ``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->

@@ -40,6 +40,14 @@ def _table(args):
     return 0
 
 
+def _explore(args):
+    from .explore import explore, format_exploration
+
+    mask = None if args.mask is None else " ".join(args.mask)
+    print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))
+    return 0
+
+
 def _rows_text():
     return ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
 
@@ -151,6 +159,13 @@ def build_parser():
                        help="judge each cell against the true last real token (default) or the "
                             "position model.forward pools")
     table.set_defaults(run=_table)
+
+    explore = jobs.add_parser("explore", help="where every pooling rule lands on a row of your own",
+                              description="Run every rule that reads the ids or the mask on one row.")
+    explore.add_argument("ids", nargs="+", help="token ids, e.g. 0 0 5 6 7 8")
+    explore.add_argument("--mask", nargs="+", default=None, help="attention mask, 0 or 1 per id (default: all 1)")
+    explore.add_argument("--pad", type=int, default=0, help="pad token id (default: 0)")
+    explore.set_defaults(run=_explore)
 
     reproduce = jobs.add_parser(
         "reproduce", help="the main job: the padding table and the bug, reproduced",

@@ -4,9 +4,8 @@ scripts can ``savefig`` it; none calls ``plt.show``."""
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
-from .cases import get_case
 from .packed import class_grid
-from .table import REFERENCES, padding_table
+from .table import REFERENCES, padding_table, resolve_cases
 
 __all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline", "draw_class_grid"]
 
@@ -15,16 +14,17 @@ _RIGHT = "#1a9850"
 _WRONG = "#d73027"
 
 
-def draw_padding_table(rules=None, cases=None, reference="true_last"):
+def draw_padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
     pooled position outlined: green when it matches ``reference``, red when not, grey
-    when the reference has no answer (the all-pad row judged by the true last token)."""
-    table = padding_table(rules, cases, reference)
+    when the reference has no answer (the all-pad row judged by the true last token).
+    ``cases`` may hold ``PaddingCase`` objects of your own, of any length."""
+    cases = resolve_cases(cases)
+    table = padding_table(rules, cases, reference, pad_token_id)
     rules = [cell.rule for cell in table[0]]
-    width = max(get_case(row[0].case).length for row in table) + 1
+    width = max(case.length for case in cases) + 1
     fig, ax = plt.subplots(figsize=(1.9 * len(rules) + 1.6, 0.48 * len(table) + 1.3))
-    for i, row in enumerate(table):
-        case = get_case(row[0].case)
+    for i, (case, row) in enumerate(zip(cases, table)):
         for j, cell in enumerate(row):
             x0 = j * width
             for k, (token, real) in enumerate(zip(case.input_ids, case.attention_mask)):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .cases import CASES, get_case, row_text
 from .rules import CORE_RULES, get_rule, pooled_positions
 
-__all__ = ["REFERENCES", "Cell", "padding_table", "format_padding_table"]
+__all__ = ["REFERENCES", "Cell", "resolve_cases", "padding_table", "format_padding_table"]
 
 REFERENCES = {
     "true_last": "the true last real token (from the attention mask)",
@@ -41,6 +41,11 @@ def _reference(case, reference):
     return case.true_last if reference == "true_last" else case.forward_pools
 
 
+def resolve_cases(cases=None):
+    """Case names or ``PaddingCase`` objects (a row of your own) as ``PaddingCase``s; all by default."""
+    return [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
+
+
 def padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
     """Every rule on every case, one row of ``Cell`` per case.
 
@@ -52,7 +57,7 @@ def padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0)
     if packed:
         raise ValueError(f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
                          f"padding table has padded rows only (notebook 07 compares it)")
-    cases = [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
+    cases = resolve_cases(cases)
     table = []
     for case in cases:
         ids, mask = case.tensors()
@@ -68,11 +73,12 @@ def padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0)
     return table
 
 
-def format_padding_table(rules=None, cases=None, reference="true_last"):
+def format_padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
     """The table as text: raw position and a mark per cell, the reference named on top."""
-    table = padding_table(rules, cases, reference)
+    cases = resolve_cases(cases)
+    table = padding_table(rules, cases, reference, pad_token_id)
     rules = [cell.rule for cell in table[0]]
-    ids_text = {row[0].case: row_text(get_case(row[0].case).input_ids) for row in table}
+    ids_text = {case.name: row_text(case.input_ids) for case in cases}
     ref_head = "true last" if reference == "true_last" else "forward"
     widths = [max(len(r), 5) for r in rules]
     case_w = max(len(c) for c in ids_text) + 1

@@ -1,0 +1,160 @@
+"""Notebook 01 in a real JupyterLab, driven like a learner would: run every cell from the
+UI, then type a row into the explorer and read the answer it shows.
+
+The server starts as ``make lab`` starts it (no browser, ``--allow-root`` as root) on
+127.0.0.1, a free port and a token, with its own JUPYTER_* folders, serving a copy of
+the notebook (so the stored one is never saved over); it is stopped by its own pid.
+"""
+
+import os
+import pathlib
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "results" / "tmp"
+NOTEBOOK = "01_four_padding_rows.ipynb"
+TIMEOUT_MS = 120_000
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_ready(process, url, log):
+    for _ in range(240):
+        if process.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {process.returncode}: {log.read_text()[-2000:]}", pytrace=False)
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"jupyter lab did not answer: {log.read_text()[-2000:]}", pytrace=False)
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """``(base URL, token)`` of a JupyterLab serving a copy of notebook 01."""
+    home = tmp_path / "notebooks"
+    home.mkdir()
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / NOTEBOOK)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **{
+        name: str(tmp_path / name.lower()) for name in
+        ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")})
+    port, token = _free_port(), secrets.token_hex(16)
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
+               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home}",
+               "--LabApp.expose_app_in_browser=True"] + (["--allow-root"] if os.geteuid() == 0 else [])
+    log = tmp_path / "lab.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_ready(process, f"{base}/api/status?token={token}", log)
+        yield base, token
+    finally:
+        process.terminate()  # this server only, by its pid; it shuts its kernels down
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# Read from the notebook model, so cells scrolled out of view count too.
+_STATE = """() => {
+  const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const code = [];
+  for (let i = 0; i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type !== 'code') continue;
+    const outputs = cell.outputs.toJSON();
+    code.push({count: cell.executionCount,
+               bad: outputs.filter(o => o.output_type === 'error' || o.name === 'stderr').length});
+  }
+  return code;
+}"""
+
+
+_KERNEL_IDLE = "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'"
+_SCROLL_TO_EXPLORER = """async () => {
+  const notebook = window.jupyterapp.shell.currentWidget.content;
+  const cells = notebook.model.cells;
+  for (let i = 0; i < cells.length; i++) {
+    if (cells.get(i).sharedModel.getSource().includes('pp-explore-ids')) {
+      notebook.activeCellIndex = i;
+      await notebook.scrollToItem(i, 'start');
+    }
+  }
+}"""
+
+
+def _run(page, command):
+    # not awaited: a command's promise may outlive what it starts, and evaluate has no timeout
+    page.evaluate(f"() => {{ window.jupyterapp.commands.execute('{command}'); }}")
+
+
+def _answer(page):
+    return page.locator(".pp-explore-table").inner_text()
+
+
+def _lands_on(text):
+    """``{rule: lands on}`` from the explorer's table."""
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+-?\d+\s+(\d+)\s", text, flags=re.M)}
+
+
+def _start_kernel(page):
+    """Wait for the notebook's kernel; accept the kernel dialog Lab may show first."""
+    page.wait_for_function("() => window.jupyterapp?.shell.currentWidget?.sessionContext !== undefined")
+    page.wait_for_function(f"() => document.querySelector('.jp-Dialog') !== null || ({_KERNEL_IDLE})()")
+    if page.locator(".jp-Dialog").count():
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+    page.wait_for_function(_KERNEL_IDLE)
+
+
+def test_run_all_then_type_a_row(page, lab):
+    base, token = lab
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset")
+    _start_kernel(page)
+    _run(page, "notebook:clear-all-cell-outputs")  # so every count seen below is from this run
+    page.wait_for_function(f"() => ({_STATE})().every(c => c.count === null)")
+    _run(page, "notebook:run-all-cells")
+    try:
+        page.wait_for_function(f"() => ({_STATE})().every(c => c.count !== null) && ({_KERNEL_IDLE})()")
+    finally:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "lab_run_all.png"))
+    cells = page.evaluate(_STATE)
+    assert len(cells) >= 20 and all(cell["bad"] == 0 for cell in cells), cells
+    assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+    page.evaluate(_SCROLL_TO_EXPLORER)
+
+    # The explorer starts on [5,0,7,8,0,0]; review table: count 2, first pad mod L 0, fix 3.
+    start = _lands_on(_answer(page))
+    assert (start["count"], start["first_pad_mod"], start["rightmost_non_pad"]) == (2, 0, 3)
+    # Type the review row [0,0,5,0,7,8]: count 2, first pad mod L 5, fix 5; the mask's last 1 at 5.
+    page.locator(".pp-explore-ids input").fill("0 0 5 0 7 8")
+    page.locator(".pp-explore-mask input").fill("0 0 1 1 1 1")
+    page.wait_for_function(
+        "() => document.querySelector('.pp-explore-table').innerText.includes('mask [0,0,1,1,1,1]')")
+    shown = _answer(page)
+    typed = _lands_on(shown)
+    assert (typed["count"], typed["first_pad_mod"], typed["rightmost_non_pad"]) == (2, 5, 5), shown
+    assert typed["rightmost_attended"] == 5 and "true last real token (from the mask): 5" in shown
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".pp-explore-table").scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / "lab_explorer.png"))
+    # JupyterLab itself logs console errors it recovers from; an uncaught exception is a failure
+    assert [p for p in page.problems if p.startswith("page error")] == []

@@ -1,0 +1,123 @@
+"""Build the read-only site (``make site``): the notebooks as HTML from their STORED outputs.
+
+Nothing is executed: the pages show exactly what strict nbval checks. Every page is
+self-contained (figures inline, no script, font or style from another host), so the
+folder reads offline: open ``site/index.html``. Usage: ``python tools/build_site.py [OUT]``.
+"""
+
+import html
+import json
+import pathlib
+import re
+import shutil
+import sys
+
+import mistune
+import nbformat
+from nbconvert import HTMLExporter
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TEMPLATE = pathlib.Path(__file__).with_name("offline.html.j2")
+STYLE = ("body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
+         "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td,th{padding:.3rem .6rem;vertical-align:top;"
+         "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}")
+
+
+def _page(title: str, body: str) -> str:
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def _alt_texts(nb) -> None:
+    """Give every stored figure alt text: the lead sentence of the markdown cell above it."""
+    context = nb.metadata.get("title", "the notebook")
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            prose = " ".join(line for line in cell.source.splitlines() if not line.startswith("#"))
+            plain = re.sub(r"[*`_\[\]]", "", prose).strip()
+            context = re.split(r"(?<=\.)\s", plain, maxsplit=1)[0] or context
+        for output in cell.get("outputs", []):
+            if "image/png" in output.get("data", {}):
+                output.setdefault("metadata", {})["pp_alt"] = f"Figure: {context}"
+
+
+def notebook_page(path: pathlib.Path, exporter: HTMLExporter) -> str:
+    nb = nbformat.read(path, as_version=4)
+    _alt_texts(nb)
+    body, _ = exporter.from_notebook_node(nb, resources={"pp_ipynb": path.name})
+    return body
+
+
+def summary(path: pathlib.Path) -> dict:
+    """Title, goals (the bullets under "What you will learn") and minutes of one notebook."""
+    nb = nbformat.read(path, as_version=4)
+    first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
+    title = next((line.lstrip("# ").strip() for line in first.splitlines() if line.startswith("# ")), path.stem)
+    learn = first.split("What you will learn", 1)[-1] if "What you will learn" in first else ""
+    goals = []
+    for line in learn.splitlines():
+        if line.startswith("- "):
+            goals.append(line[2:].strip())
+        elif goals and line.startswith(" ") and line.strip():  # a goal wrapped onto the next line
+            goals[-1] += " " + line.strip()
+    episode = nb.metadata.get("episode", {})
+    minutes = [f"{episode[key]} min {label}" for key, label in
+               (("teaching_minutes", "teaching"), ("exercise_minutes", "exercises")) if key in episode]
+    return {"title": title, "goals": goals, "minutes": ", ".join(minutes)}
+
+
+def _readme_parts(readme: str) -> tuple[str, list[str]]:
+    """The README's opening (up to its first section) and its shell command blocks."""
+    intro = readme.split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    return intro, commands
+
+
+def index_page(notebooks: list[pathlib.Path], readme: str, guide: bool) -> str:
+    intro, commands = _readme_parts(readme)
+    rows = []
+    for path in notebooks:
+        info = summary(path)
+        goals = "".join(f"<li>{mistune.html(goal).strip()[3:-4]}</li>" for goal in info["goals"])
+        minutes = f"<br><small>{html.escape(info['minutes'])}</small>" if info["minutes"] else ""
+        rows.append(f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'
+                    f"<td><ul>{goals}</ul></td></tr>")
+    parts = [mistune.html(intro),
+             "<h2>The notebooks, in order</h2>",
+             "<p>Each page shows the notebook as stored, outputs included; its link downloads the "
+             ".ipynb to run it yourself.</p>",
+             "<table><tr><th>notebook</th><th>what you will learn</th></tr>" + "".join(rows) + "</table>"]
+    if guide:
+        parts.append('<h2>For instructors</h2><p><a href="facilitator.html">The facilitator guide</a></p>')
+    parts.append("<h2>Commands</h2>")
+    parts += [f"<pre>{html.escape(block)}</pre>" for block in commands]
+    return _page("pp_demo workbook", "\n".join(parts))
+
+
+def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
+    """Write the site into ``out`` (emptied first); returns the pages written."""
+    notebooks = sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+    if not notebooks:
+        raise SystemExit(f"no notebooks/[0-9]*.ipynb under {root}")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    exporter = HTMLExporter(template_name="lab", template_file=str(TEMPLATE))
+    pages = []
+    for path in notebooks:
+        shutil.copy(path, out / path.name)
+        pages.append(out / f"{path.stem}.html")
+        pages[-1].write_text(notebook_page(path, exporter), encoding="utf-8")
+    guide = root / "docs" / "facilitator.md"
+    if guide.exists():
+        pages.append(out / "facilitator.html")
+        pages[-1].write_text(_page("Facilitator guide", mistune.html(guide.read_text(encoding="utf-8"))),
+                             encoding="utf-8")
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    (out / "index.html").write_text(index_page(notebooks, readme, guide.exists()), encoding="utf-8")
+    return [out / "index.html"] + pages
+
+
+if __name__ == "__main__":
+    target = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "site")
+    written = build(target)
+    print(f"wrote {len(written)} pages into {target}/ (open {target}/index.html)")
