@@ -111,6 +111,13 @@ def _reproduce(args):
     return 0
 
 
+def _train_study(args):
+    from .training_study import main
+
+    print(f"wrote {main(args.out, args.seeds)}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
@@ -191,6 +198,11 @@ def build_parser():
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
     bench.set_defaults(run=_bench)
+
+    study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
+    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
+    study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
+    study.set_defaults(run=_train_study)
     return parser
 
 
