@@ -179,10 +179,10 @@ def run_study(settings: StudySettings = StudySettings(), runs=tuple(RUNS), progr
 
 
 def outcome(accuracy: dict) -> str:
-    """``learns`` (both sides >= TARGET), ``chance`` (both sides < 0.7) or ``between``."""
+    """``learns`` (both sides >= TARGET), ``near chance`` (both sides < 0.7) or ``between``."""
     if min(accuracy.values()) >= TARGET:
         return "learns"
-    return "chance" if max(accuracy.values()) < 0.7 else "between"
+    return "near chance" if max(accuracy.values()) < 0.7 else "between"
 
 
 def results_path(version: str = transformers.__version__, folder="results") -> Path:
