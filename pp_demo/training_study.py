@@ -143,7 +143,8 @@ def pad_sight(seed: int = 0, split_at: int = 2) -> dict:
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
     pools a pad): the first stage's output, the count-rule pipeline's logits and the hidden
-    state of ``model.forward``'s body. Zero means the pad positions see none of the row."""
+    state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
+    the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
     model = fresh_model(seed=seed)
     ids = torch.tensor([[PAD] * 5 + [7, 11, 13]])
     changed = ids.clone()
@@ -155,10 +156,11 @@ def pad_sight(seed: int = 0, split_at: int = 2) -> dict:
         first = [stages.first(x, mask)[0][0, :5] for x in (ids, changed)]
         logits = [stages.last(*stages.first(x, mask))[0] for x in (ids, changed)]
         hidden = [body(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in (ids, changed)]
-    return {name: float(f"{float((a - b).abs().max()):.3g}")
-            for name, (a, b) in {"first stage output at the pads": first,
-                                 "count-rule pipeline logits (pooled at a pad)": logits,
-                                 "model.forward body at the pads": hidden}.items()}
+    sight = {name: float(f"{float((a - b).abs().max()):.3g}")
+             for name, (a, b) in {"first stage output at the pads": first,
+                                  "count-rule pipeline logits (pooled at a pad)": logits,
+                                  "model.forward body at the pads": hidden}.items()}
+    return {**sight, "largest |hidden state| of the body at the pads": float(f"{float(hidden[0].abs().max()):.3g}")}
 
 
 def run_study(settings: StudySettings = StudySettings(), runs=tuple(RUNS), progress=None) -> dict:

@@ -65,6 +65,9 @@ def test_what_a_pad_position_sees_is_the_claimed_one():
     sight = pad_sight()
     assert (sight["model.forward body at the pads"] > 1e-6) == CLAIMS[MAJOR]["pad_sees_the_row"]
     assert (sight["first stage output at the pads"] > 1e-6) == CLAIMS[MAJOR]["pad_sees_the_row"]
+    # where a pad sees nothing its hidden state is exactly zero: the pad embedding is zero and
+    # nothing is added to it, so a row pooled there has logits 0 and sends no gradient
+    assert (sight["largest |hidden state| of the body at the pads"] == 0) == (not CLAIMS[MAJOR]["pad_sees_the_row"])
     assert sight.keys() == _committed()["pad_sight"].keys()
 
 
@@ -111,3 +114,14 @@ def test_a_study_without_seeds_is_refused(capsys):
     with pytest.raises(SystemExit) as stop:
         cli_main(["train-study", "--seeds", "0"])
     assert stop.value.code == 2 and "at least one seed" in capsys.readouterr().err
+
+
+def test_the_study_figure_draws_every_seed_and_side_with_text_of_10_pt_or_more():
+    from pp_demo.study_figures import draw_study_distributions
+
+    seeds = [{"held_out_accuracy": {"left": 0.4, "right": 0.95}}] * 3
+    fig = draw_study_distributions({"4.x": {"runs": {n: {"seeds": seeds} for n in RUNS}},
+                                    "5.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}})
+    assert [len(ax.collections) for ax in fig.axes] == [len(RUNS) * 2 * 3] * 2   # one point per run, side, seed
+    texts = [t for ax in fig.axes for t in (ax.title, ax.yaxis.label, *ax.get_xticklabels(), *ax.texts)]
+    assert min(t.get_fontsize() for t in texts if t.get_text()) >= 10
