@@ -27,19 +27,21 @@ def draw_study_distributions(results_by_version: dict, target: float = 0.9):
     per transformers version. ``results_by_version`` maps a version to its results file."""
     versions = list(results_by_version)
     runs = list(next(iter(results_by_version.values()))["runs"])
-    fig, axes = plt.subplots(1, len(versions), figsize=(6.2 * len(versions), 5.0), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(versions), figsize=(6.8 * len(versions), 5.2), sharey=True, squeeze=False)
     for ax, version in zip(axes[0], versions):
         for x, name in enumerate(runs):
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]
             for offset, side in ((-0.2, "left"), (0.2, "right")):
+                label = "left-padded rows" if side == "left" else "right-padded or full rows"
                 for i, record in enumerate(seeds):
                     ax.scatter(x + offset + _jitter(i, len(seeds)), record["held_out_accuracy"][side],
                                color=colour, marker=SIDE_MARKERS[side], s=30, edgecolor="black", linewidth=0.4,
-                               label=f"{side}-padded rows" if (x, i) == (0, 0) else None)
+                               label=label if (x, i) == (0, 0) else None)
         ax.axhline(target, color="#555555", linestyle="--", linewidth=1)
         ax.axhline(1 / 3, color="#999999", linestyle=":", linewidth=1)
-        ax.set_xticks(range(len(runs)), [n.replace(", ", ",\n") for n in runs], fontsize=10, rotation=0)
+        names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
+        ax.set_xticks(range(len(runs)), names, fontsize=10)
         ax.set_title(f"transformers {version}", fontsize=12)
         ax.tick_params(labelsize=10)
         ax.set_ylim(0.2, 1.03)
