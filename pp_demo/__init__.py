@@ -5,7 +5,8 @@ Modules, each one concept, imports flowing one way:
 ``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
 -> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
 ``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
-``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
+``model.forward``) -> ``training`` (+ ``training_study``, ``study_figures``: over seeds), ``bench``,
+``onnx_export``, ``colossalai_compat`` ->
 ``exercises`` -> ``cli`` (``python -m pp_demo``).
 """
 
