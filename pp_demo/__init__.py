@@ -5,9 +5,10 @@ Modules, each one concept, imports flowing one way:
 ``figures`` -> ``explore`` (a row of your own) -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
 -> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
 ``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
-``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
-``exercises`` -> ``cli`` (``python -m pp_demo``). Beside them, standard library only:
-``quiet`` (imports that print nothing), ``doctor`` (the preflight) and ``lab`` (``make lab``).
+``model.forward``) -> ``training`` (+ ``training_study``, ``study_figures``: over seeds), ``bench``,
+``onnx_export``, ``colossalai_compat`` -> ``exercises`` -> ``cli`` (``python -m pp_demo``). Beside
+them, standard library only: ``quiet`` (imports that print nothing), ``doctor`` (the preflight) and
+``lab`` (``make lab``).
 """
 
 import importlib

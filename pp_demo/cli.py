@@ -143,6 +143,13 @@ def _reproduce(args):
     return 0
 
 
+def _train_study(args):
+    from .training_study import main
+
+    print(f"wrote {main(args.out, args.seeds)}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
@@ -236,6 +243,10 @@ def build_parser():
     doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",
                              description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.")
     doctor.set_defaults(run=lambda args: run_doctor([]))
+    study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
+    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
+    study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
+    study.set_defaults(run=_train_study)
     return parser
 
 

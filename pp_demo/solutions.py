@@ -74,5 +74,5 @@ SOLUTIONS.update({
 SOLUTIONS.update({
     "05.1": (2, 1),      # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
     "05.2": [2, 3, 4],   # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
-    "05.3": False,       # right padding, no pad id in the text: count - 1 is the last real token
+    "05.3": [3, 4],      # the count rule pools position 4; it sees itself and the real token before it
 })
