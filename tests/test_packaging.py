@@ -137,3 +137,11 @@ def test_the_second_leg_pins_transformers_5_inside_the_declared_range():
 
 def test_the_core_needs_only_torch_transformers_and_matplotlib():
     assert sorted(Requirement(r).name for r in _project()["dependencies"]) == ["matplotlib", "torch", "transformers"]
+
+
+@pytest.mark.parametrize("lock", LEGS)
+def test_the_locks_and_environment_yml_are_for_one_python(lock):
+    header = re.search(r"for CPython (\d+\.\d+) on Linux", (CONSTRAINTS / lock).read_text())
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    (python,) = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python=")]
+    assert header and header.group(1) == python.split("=")[1] == LOCK_PLATFORM["python_version"]
