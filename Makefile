@@ -21,7 +21,7 @@ LOCK    := constraints/pinned.lock.txt
 LOCK5   := constraints/transformers5.lock.txt
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab clean \
-        lock wheelhouse test-offline
+        lock wheelhouse test-offline setup-uv
 
 # Exactly the lock (every package, the CPU build of torch), then pp_demo itself without
 # dependencies; `pip check` proves the lock is whole.

@@ -52,3 +52,14 @@ test-offline: $(if $(WHEELHOUSE),,$(WH)/.complete)
 	env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE=/dev/null \
 	  $(MAKE) --no-print-directory colossalai VENV=$(OFFLINE) WHEELHOUSE=$(or $(WHEELHOUSE),$(WH))
 	$(OFFLINE)/bin/python -m pp_demo reproduce
+
+# The same lock installed by uv instead of pip, several times faster (README, install times).
+# uv reads no pip configuration: give the torch source (TORCH_FIND_LINKS, TORCH_INDEX) or
+# WHEELHOUSE. It marks the venv set up, so `make test` and the rest go on from there.
+setup-uv: $(UV)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(UV) pip install -q --python $(BIN)/python $(SOURCES) \
+	  $(if $(TORCH_INDEX),--index-strategy unsafe-best-match) -r $(LOCK)
+	$(UV) pip install -q --python $(BIN)/python $(SOURCES) --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
+	touch $(VENV)/.installed
