@@ -2,7 +2,7 @@
 
 # `make lock` regenerates both locks with uv, pinned here so the output does not drift with
 # the tool. uv does not read pip's configuration: the CPU build of torch comes from
-# TORCH_FIND_LINKS if given, else from TORCH_INDEX, else from PyPI's neighbour below.
+# TORCH_FIND_LINKS if given, else from TORCH_INDEX, else from PyTorch's CPU index.
 UV_VERSION  := 0.13.9
 TOOLS       := .venv-tools
 UV          := $(TOOLS)/bin/uv
