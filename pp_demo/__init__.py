@@ -2,9 +2,10 @@
 
 Modules, each one concept, imports flowing one way:
 ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
-``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
--> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
-``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
+``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the split at given
+layers) -> ``jobs`` (what to run, what comes back) -> ``local`` / ``ranks`` + ``distributed``
+(one process, or one rank per stage on ``torch.distributed.pipelining``) -> ``runner``
+(``run(jobs, on=...)``, the one way in) -> ``compare`` / ``matrix`` / ``checker`` (against
 ``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
 ``exercises`` -> ``cli`` (``python -m pp_demo``).
 """
