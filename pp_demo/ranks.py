@@ -110,7 +110,9 @@ def _run_job(rank, world_size, job, cache, device):
     ids, mask, _ = job.batch.as_tuple()
     schedule, module = cache.get(job, ids.shape, training)
     module.train(training)  # the stage holds copies of the body: set its mode
-    mine = {id(p) for p in module.parameters()}
+    # the stage's copy of the body still holds the modules it bypasses (shared with the model,
+    # never used here): what this rank owns is what got a gradient
+    touched = set()
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
     part = {"losses": [], "logits": []}
     for batch in job.batches:
@@ -123,12 +125,13 @@ def _run_job(rank, world_size, job, cache, device):
             part["logits"].append(out.detach().cpu())
             if losses:
                 part["losses"].append(float(torch.stack(losses).detach().mean()))
+        touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()
     if job.mode == "step":
-        part["grads"] = _by_name(job.model, mine, lambda p: p.grad)
+        part["grads"] = _by_name(job.model, touched, lambda p: p.grad)
     if job.mode == "train":
-        part["params"] = _by_name(job.model, mine, lambda p: p)
+        part["params"] = _by_name(job.model, touched, lambda p: p)
     return part
 
 

@@ -62,6 +62,7 @@ def test_training_in_process_equals_training_on_ranks_and_leaves_the_model_as_it
     _, _, fixed, _ = runs
     model = fresh_model()
     before = {n: p.clone() for n, p in model.named_parameters()}
-    local = run([Job.train(model, make_batches(STEPS, batch_size=16, seed=0), n_micro=2)], on="process")[0]
-    assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses)) <= 1e-5
+    local = run([Job.train(model, make_batches(3, batch_size=16, seed=0), n_micro=2)], on="process")[0]
+    assert len(local.losses) == 3   # the first three steps of the same seeded batches
+    assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses[:3])) <= 1e-5
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
