@@ -3,7 +3,8 @@
 Modules, each one concept, imports flowing one way:
 ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
 ``figures`` -> ``families`` (a model family as a row) -> ``stages`` (the split at given
-layers) -> ``jobs`` (what to run, what comes back) -> ``local`` / ``ranks`` + ``distributed``
+layers) -> ``jobs`` (what to run, what comes back), ``schedules`` (GPipe and 1F1B order per
+rank) -> ``local`` / ``ranks`` + ``distributed``
 (one process, or one rank per stage on ``torch.distributed.pipelining``) -> ``runner``
 (``run(jobs, on=...)``, the one way in) -> ``compare`` / ``matrix`` / ``checker`` (against
 ``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->

@@ -13,6 +13,7 @@ from .cases import as_batch
 from .families import build_model
 from .jobs import Job
 from .rules import FIX
+from .runner import run
 
 __all__ = ["RowComparison", "default_atol", "forward_logits", "compare_rows", "REPRO_ROWS",
            "reproduce", "reproduce_runs", "reproduction_line", "default_device"]
@@ -66,8 +67,6 @@ def reproduce_runs(runs, split_points=None, n_micro: int = 1, on: str = "process
     (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
     and then moved, so every device runs the same model. Each comparison's tolerance
     follows the device the pipeline ran on. ``None`` on a torchrun rank without results."""
-    from .runner import run
-
     device = device or default_device()
     runs = list(runs)
     models = {family: build_model(family, seed=seed).to(device) for family, _ in runs}

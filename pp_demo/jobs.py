@@ -14,16 +14,17 @@ Jobs, batches and results hold tensors, so they compare by identity (``eq=False`
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import torch
 from torch import nn
 
-from .rules import FIX
+from .rules import FIX, get_rule
+from .stages import check_split_points, count_layers, even_split_points
 
 __all__ = ["Batch", "Fault", "Job", "Inference", "Step", "Training", "Result", "Mode", "Schedule",
-           "micro_batches", "check_job"]
+           "micro_batches", "check_job", "prepare"]
 
 Mode = Literal["infer", "step", "train"]
 Schedule = Literal["gpipe", "1f1b"]
@@ -56,9 +57,9 @@ class Job:
     """One run of the pipeline. Build it with ``Job.infer``, ``Job.step`` or ``Job.train``.
 
     ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least
-    one micro-batch per stage (with fewer it has no steady state: each stage's warm-up
-    forwards would already be all of them); with fewer the runner uses GPipe, whose
-    gradients are the same, as the engine refuses 1F1B there.
+    one micro-batch per stage: with fewer, stage 0's warm-up would already be every forward,
+    so there is no steady state, and the engine refuses it. The runner then uses GPipe,
+    whose gradients are the same (``pp_demo.schedules.schedule_order`` shows both orders).
     """
 
     model: nn.Module
@@ -157,3 +158,25 @@ def check_job(job: Job, n_stages: int) -> None:
         raise ValueError(f"a schedule is 'gpipe' or '1f1b', got {job.schedule!r}")
     if job.fault is not None and (job.fault.rank not in range(n_stages) or job.fault.how not in ("raise", "kill", "hang")):
         raise ValueError(f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {job.fault}")
+
+
+def prepare(job: Job, n_ranks: int | None = None) -> Job:
+    """``job`` with its split points as a tuple, checked; ``n_ranks`` (torchrun's world
+    size) fixes the stage count: points are chosen evenly when the job has none."""
+    if hasattr(job, "run_on_rank"):  # a job that drives the steps itself (pp_demo.bench)
+        return job
+    get_rule(job.rule)
+    num_layers = count_layers(job.model)
+    if job.split_points is None and n_ranks is not None:
+        try:
+            points = even_split_points(num_layers, n_ranks)
+        except ValueError as error:
+            raise ValueError(f"torchrun started {n_ranks} ranks, one per stage, but {error}") from None
+    else:
+        points = check_split_points(job.split_points, num_layers)
+    if n_ranks is not None and len(points) + 1 != n_ranks:
+        raise ValueError(f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
+                         f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})")
+    job = replace(job, split_points=points)
+    check_job(job, len(points) + 1)
+    return job

@@ -10,7 +10,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from .jobs import Batch, Inference, Job, Result, Step, Training, micro_batches
+from .jobs import Batch, Inference, Job, Result, Step, Training, micro_batches, prepare
 from .rules import FIX
 from .stages import Stages, split_model
 
@@ -75,13 +75,10 @@ def pipeline_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor
                     split_points: int | tuple[int, ...] | None = None, n_micro: int = 1) -> torch.Tensor:
     """Logits of the pipeline run in this process, on the model's device: shorthand for
     ``run([Job.infer(...)])[0].logits``. A missing mask means every token is real."""
-    from .runner import run
-
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
-    device = next(model.parameters()).device
-    return run([job], on="process")[0].logits.to(device)
+    return run_in_process(prepare(job)).logits.to(next(model.parameters()).device)
 
 
 def fixed_pipeline(model, input_ids, attention_mask):

@@ -20,6 +20,7 @@ from .compare import compare_rows, default_atol, forward_logits
 from .families import FAMILIES, build_model, get_family
 from .jobs import Job
 from .rules import FIX
+from .runner import run
 from .table import NO_ANSWER, RIGHT, WRONG
 
 __all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
@@ -54,8 +55,6 @@ def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=N
     ``on`` is the runner's (``pp_demo.runner.run``): ``"ranks"`` runs every run of the
     table in one start of the ranks; under torchrun, a rank without results returns ``None``.
     """
-    from .runner import run
-
     runs = matrix_runs(families, cases, rules, attn_implementation)
     results = run([Job.infer(model, ids, mask, rule=rule, split_points=split_points)
                    for _, rule, _, model, ids, mask in runs], on=on)

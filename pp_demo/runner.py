@@ -10,39 +10,14 @@ Every job is checked before anything starts, so bad input is a one-line ``ValueE
 a rank that fails, dies or hangs is a ``PipelineError`` within ``timeout_s``.
 """
 
-from dataclasses import replace
 from typing import Literal
 
 from .distributed import PipelineError, join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
-from .jobs import Job, Result, check_job
+from .jobs import Result, prepare
 from .local import run_in_process
 from .ranks import backend_and_device, merge
-from .rules import get_rule
-from .stages import check_split_points, count_layers, even_split_points
 
-__all__ = ["run", "prepare", "PipelineError", "ranks_device"]
-
-
-def prepare(job: Job, n_ranks: int | None = None) -> Job:
-    """``job`` with its split points as a tuple, checked; ``n_ranks`` (torchrun's world
-    size) fixes the stage count: points are chosen evenly when the job has none."""
-    if hasattr(job, "run_on_rank"):  # a job that drives the steps itself (pp_demo.bench)
-        return job
-    get_rule(job.rule)
-    num_layers = count_layers(job.model)
-    if job.split_points is None and n_ranks is not None:
-        try:
-            points = even_split_points(num_layers, n_ranks)
-        except ValueError as error:
-            raise ValueError(f"torchrun started {n_ranks} ranks, one per stage, but {error}") from None
-    else:
-        points = check_split_points(job.split_points, num_layers)
-    if n_ranks is not None and len(points) + 1 != n_ranks:
-        raise ValueError(f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
-                         f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})")
-    job = replace(job, split_points=points)
-    check_job(job, len(points) + 1)
-    return job
+__all__ = ["run", "PipelineError", "ranks_device"]
 
 
 def ranks_device(n_ranks: int) -> str:

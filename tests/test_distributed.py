@@ -16,9 +16,9 @@ import torch
 from pp_demo.cases import as_batch
 from pp_demo.compare import forward_logits
 from pp_demo.families import build_model
-from pp_demo.jobs import Fault, Inference, Job, Step
+from pp_demo.jobs import Fault, Inference, Job, Step, prepare
 from pp_demo.local import pipeline_logits
-from pp_demo.runner import PipelineError, prepare, run
+from pp_demo.runner import PipelineError, run
 
 FAMILIES = ["llama", "qwen2", "opt"]
 ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]

@@ -1,7 +1,9 @@
 """The per-rank order of GPipe and 1F1B, written from the schedules' definitions."""
 
 import pytest
+import torch
 
+from pp_demo.jobs import Job
 from pp_demo.schedules import schedule_order
 
 
@@ -28,3 +30,10 @@ def test_each_micro_batch_is_run_forward_once_and_backward_once_after_it(kind, p
 def test_1f1b_with_fewer_micro_batches_than_stages_is_refused_with_the_reason():
     with pytest.raises(ValueError, match=r"1F1B needs at least one micro-batch per stage \(3\), got 2"):
         schedule_order("1f1b", 3, 2)
+
+
+def test_a_job_trains_with_1f1b_when_each_stage_has_a_micro_batch_and_gpipe_otherwise():
+    ids = torch.ones(6, 4, dtype=torch.long)
+    step = Job.step(None, ids, ids, torch.zeros(6, dtype=torch.long), n_micro=2)
+    assert (step.schedule_for(2), step.schedule_for(3)) == ("1f1b", "gpipe")
+    assert Job.infer(None, ids, ids, n_micro=3).schedule_for(3) == "gpipe"
