@@ -111,6 +111,12 @@ def _reproduce(args):
     return 0
 
 
+def _verify_pr(args):
+    from .verify_pr import main
+
+    return main(args.cache, args.wheelhouse, args.out)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
@@ -191,6 +197,13 @@ def build_parser():
     bench.add_argument("--repeats", type=int, default=5)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
     bench.set_defaults(run=_bench)
+
+    verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
+    verify.add_argument("--cache", help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE "
+                                        "or ~/.cache/pp_demo/colossalai)")
+    verify.add_argument("--wheelhouse", help="folder searched for the sdists (default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
+    verify.add_argument("--out", default="results/verify_pr.json", help="where to write the record (default: %(default)s)")
+    verify.set_defaults(run=_verify_pr)
     return parser
 
 

@@ -17,7 +17,7 @@ import sys
 import tarfile
 
 __all__ = ["SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "default_cache", "find_sdist", "variant_tree",
-           "split_patch", "NoSdist"]
+           "split_patch", "extract_package", "NoSdist"]
 
 PATCHES = pathlib.Path(__file__).resolve().parent.parent / "patches"
 CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
@@ -107,7 +107,7 @@ def _variant_patch(variant):
     return text
 
 
-def _extract(sdist, stem, into):
+def extract_package(sdist, stem, into):
     """The sdist's ``colossalai`` package only, into ``into/colossalai``."""
     prefix = f"{stem}/colossalai/"
     with tarfile.open(sdist) as archive:
@@ -134,7 +134,7 @@ def variant_tree(requirement: str, variant: str, cache: pathlib.Path, wheelhouse
     building = tree.with_name(tree.name + ".building")
     shutil.rmtree(building, ignore_errors=True)
     building.mkdir(parents=True)
-    _extract(sdist, stem, building)
+    extract_package(sdist, stem, building)
     if wanted:
         done = subprocess.run(["patch", "-p1", "--quiet", "--forward"], input=wanted, text=True,
                               cwd=building, capture_output=True)

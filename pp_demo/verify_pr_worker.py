@@ -6,7 +6,7 @@ variant it imports ``colossalai`` from that folder (dropping the previous import
 process serves every variant: torch and transformers are imported once), records whether
 ``colossalai.__file__`` lies inside it, and runs every pooling forward the tree has on each
 batch of ``batches()``. Per row it writes whether the logits equal ``model.forward``'s and
-which position they were pooled from (matched against the logits ``model.forward`` computes
+which positions they may have been pooled from (matched against the logits ``model.forward`` computes
 at every position), so the parent can compare them with ``pp_demo.rules``.
 """
 
@@ -81,10 +81,10 @@ def _reference(model, ids, mask):
 
 
 def _pooled_from(logits, every):
-    """Per row, the position whose logits these are (within ATOL), else None."""
+    """Per row, every position whose logits these are (within ATOL). Usually one; masked pad
+    positions can share the same logits, and then all of them are listed."""
     distance = (every - logits[:, None, :]).abs().amax(-1)
-    best = distance.argmin(-1)
-    return [int(p) if float(distance[row, p]) <= ATOL else None for row, p in enumerate(best)]
+    return [(row <= ATOL).nonzero().flatten().tolist() for row in distance]
 
 
 def run_variant(forwards: dict, models: dict, data: dict) -> dict:
