@@ -122,7 +122,7 @@ def _claim4(sdist, fams, data):
     note = ("precisely: wrong iff a pad id after a real token is followed by a non-pad id, or the row starts "
             "and ends with a pad id (padding on both sides, no pad inside needed); a pad inside a "
             "left-padded row ending in a real token is harmless")
-    return _row("4 five first-pad forwards: left padding fine, pad inside wrong", sdist,
+    return _row("4 first-pad forwards: left padding fine, pad inside wrong", sdist,
                 "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows", seen,
                 VERIFIED if review_ok and same else NOT_AS_STATED, note)
 
