@@ -67,3 +67,8 @@ lab: setup
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
+
+# The pull request's claims judged on ColossalAI's own sdists (README, "The pull request, verified")
+.PHONY: verify-pr
+verify-pr: setup colossalai
+	$(BIN)/python -m pp_demo verify-pr
