@@ -201,8 +201,9 @@ def build_parser():
     verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
     verify.add_argument("--cache", help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE "
                                         "or ~/.cache/pp_demo/colossalai)")
-    verify.add_argument("--wheelhouse", help="folder searched for the sdists (default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
-    verify.add_argument("--out", default="results/verify_pr.json", help="where to write the record (default: %(default)s)")
+    verify.add_argument("--wheelhouse", help="folder searched for the sdists, subfolders included "
+                                             "(default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
+    verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
     verify.set_defaults(run=_verify_pr)
     return parser
 

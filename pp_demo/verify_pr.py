@@ -67,7 +67,8 @@ def _imports_row(stem, variants):
     versions = sorted({v["colossalai.__version__"] for v in variants.values()})
     return {"claim": "each variant imported from its own tree", "sdist": stem,
             "ran": f"{len(variants)} variants in one process, PYTHONPATH / sys.path first",
-            "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; version {', '.join(versions)}",
+            "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; "
+                    f"version {', '.join(versions)}",
             "verdict": "verified" if inside else NOT_AS_STATED, "difference": ""}
 
 
