@@ -179,7 +179,7 @@ def colossalai_forward(model, input_ids, attention_mask):
     return _callables()[family](model, input_ids, attention_mask)
 
 
-def forwards_in_tree() -> dict:
+def forwards_in_tree() -> dict[str, object]:
     """``{family: forward}`` for every pooling forward the imported ColossalAI has: eight in
     0.5.0, nine in a tree with ``qwen3.py`` (checked by file, so nothing else is imported)."""
     import importlib.util

@@ -28,7 +28,7 @@ CHANGE_FILES = ("llama", "qwen2", "opt")
 SDISTS = {"colossalai==0.5.0": "colossalai-0.5.0", "colossalai-nightly==2025.7.12": "colossalai-nightly-2025.7.12"}
 
 
-def _change_without(family):
+def _change_without(family: str) -> list[tuple[str, list[str]]]:
     return [(CHANGE, [f for f in CHANGE_FILES if f != family])]
 
 
@@ -52,11 +52,11 @@ def default_cache() -> pathlib.Path:
     return pathlib.Path(os.environ.get("PP_DEMO_CACHE") or pathlib.Path.home() / ".cache/pp_demo/colossalai")
 
 
-def _names(stem):
+def _names(stem: str) -> set[str]:
     return {f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"}
 
 
-def _look_in(folder, stem, recursive):
+def _look_in(folder: str | pathlib.Path | None, stem: str, recursive: bool) -> pathlib.Path | None:
     if folder is None or not pathlib.Path(folder).is_dir():
         return None
     for name in sorted(_names(stem)):
@@ -66,7 +66,8 @@ def _look_in(folder, stem, recursive):
     return None
 
 
-def find_sdist(requirement: str, cache: pathlib.Path, wheelhouse=None, timeout: int = 120) -> pathlib.Path:
+def find_sdist(requirement: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None,
+               timeout: int = 120) -> pathlib.Path:
     """The sdist file of ``requirement``: cached, else in the wheelhouse, else downloaded to the cache."""
     stem = SDISTS[requirement]
     found = _look_in(cache, stem, False) or _look_in(wheelhouse, stem, True)
@@ -87,7 +88,7 @@ def find_sdist(requirement: str, cache: pathlib.Path, wheelhouse=None, timeout: 
     return found
 
 
-def split_patch(text: str) -> dict:
+def split_patch(text: str) -> dict[str, str]:
     """A unified diff cut into ``{modeling file stem: its part}``, so variants take single files."""
     parts, current = {}, None
     for line in text.splitlines(keepends=True):
@@ -99,7 +100,7 @@ def split_patch(text: str) -> dict:
     return parts
 
 
-def _variant_patch(variant):
+def _variant_patch(variant: str) -> str:
     text = ""
     for patch_file, files in VARIANTS[variant]:
         parts = split_patch((PATCHES / patch_file).read_text())
@@ -107,7 +108,7 @@ def _variant_patch(variant):
     return text
 
 
-def extract_package(sdist, stem, into):
+def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
     """The sdist's ``colossalai`` package only, into ``into/colossalai``."""
     prefix = f"{stem}/colossalai/"
     with tarfile.open(sdist) as archive:
@@ -116,10 +117,16 @@ def extract_package(sdist, stem, into):
             raise NoSdist(f"{sdist.name} holds no {prefix} folder: not a ColossalAI sdist")
         for member in members:
             member.name = member.name[len(stem) + 1:]
-        archive.extractall(into, members=members, filter="data")
+        # the "data" filter (no links out of the folder, no odd modes) where this Python has it;
+        # the members are plain files and folders under one prefix either way
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(into, members=members, filter="data")
+        else:
+            archive.extractall(into, members=members)
 
 
-def variant_tree(requirement: str, variant: str, cache: pathlib.Path, wheelhouse=None) -> pathlib.Path:
+def variant_tree(requirement: str, variant: str, cache: pathlib.Path,
+                 wheelhouse: str | pathlib.Path | None = None) -> pathlib.Path:
     """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use.
 
     A folder is rebuilt when the diff it was made from changed (kept in ``.applied``).

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from typing import Any
 
 from .cases import row_text
 from .colossalai_trees import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
@@ -26,7 +27,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
 
-def _start_worker(stem, trees, folder):
+def _start_worker(stem: str, trees: dict[str, pathlib.Path],
+                  folder: pathlib.Path) -> tuple[subprocess.Popen[str], pathlib.Path]:
     job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
     job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
     # the first variant's tree first, then this checkout's pp_demo (not an installed one)
@@ -36,7 +38,7 @@ def _start_worker(stem, trees, folder):
     return process, out
 
 
-def run_workers(cache: pathlib.Path, wheelhouse=None) -> dict:
+def run_workers(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """``{sdist stem: the worker's result}`` for both sdists, every variant."""
     trees = {stem: {v: variant_tree(req, v, cache, wheelhouse) for v in VARIANTS} for req, stem in SDISTS.items()}
     with tempfile.TemporaryDirectory() as folder:
@@ -51,7 +53,7 @@ def run_workers(cache: pathlib.Path, wheelhouse=None) -> dict:
     return results
 
 
-def _compact(variant):
+def _compact(variant: dict[str, Any]) -> dict[str, Any]:
     """A variant's rows as short strings: per row the positions its logits equal, ``5 3 0|1 -``
     (``|`` between tied positions, ``-`` for none), and whether they match as ``TTTF``."""
     families = variant.pop("families")
@@ -62,7 +64,7 @@ def _compact(variant):
     return variant
 
 
-def _imports_row(stem, variants):
+def _imports_row(stem: str, variants: dict[str, Any]) -> dict[str, str]:
     inside = all(v["colossalai.__file__ inside the tree"] for v in variants.values())
     versions = sorted({v["colossalai.__version__"] for v in variants.values()})
     return {"claim": "each variant imported from its own tree", "sdist": stem,
@@ -72,7 +74,7 @@ def _imports_row(stem, variants):
             "verdict": "verified" if inside else NOT_AS_STATED, "difference": ""}
 
 
-def verify_pr(cache: pathlib.Path, wheelhouse=None) -> dict:
+def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """Everything verify-pr records, as written to ``results/verify_pr.json``."""
     data = batches()
     results = run_workers(cache, wheelhouse)
@@ -87,7 +89,7 @@ def verify_pr(cache: pathlib.Path, wheelhouse=None) -> dict:
     return {"pull_request": TITLE, "claims": claims, "variants": patches, "batches": rows, "sdists": sdists}
 
 
-def format_verdicts(record: dict) -> str:
+def format_verdicts(record: dict[str, Any]) -> str:
     """The table: one block per claim and sdist, the verdict on its first line."""
     lines = [f"{'claim':<58} {'sdist':<30} verdict", "-" * 110]
     for row in record["claims"]:
@@ -98,11 +100,10 @@ def format_verdicts(record: dict) -> str:
     return "\n".join(lines)
 
 
-def main(cache=None, wheelhouse=None, out="results/verify_pr.json") -> int:
-    cache = pathlib.Path(cache) if cache else default_cache()
-    wheelhouse = wheelhouse or os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse"
+def main(cache: str | None = None, wheelhouse: str | None = None, out: str = "results/verify_pr.json") -> int:
+    folder = pathlib.Path(cache) if cache else default_cache()
     try:
-        record = verify_pr(cache, wheelhouse)
+        record = verify_pr(folder, wheelhouse or os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
     except (NoSdist, RuntimeError) as error:
         print(f"verify-pr: {error}", file=sys.stderr)
         return 2

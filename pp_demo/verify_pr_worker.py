@@ -14,10 +14,11 @@ import contextlib
 import json
 import pathlib
 import sys
+from typing import Any
 
 import torch
 
-from .cases import CASES, PAD, REVIEW_TABLE, as_batch
+from .cases import PAD, REVIEW_TABLE, as_batch
 
 __all__ = ["batches", "random_rows", "run_variant"]
 
@@ -29,7 +30,7 @@ ATOL = 1e-6
 ATTENTION = {"gpt2": "eager"}
 
 
-def random_rows(n: int = 32, length: int = 8, seed: int = 0):
+def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Seeded rows in four layouts (left, right, both sides, unpadded), taken in turn, where a
     real token is the pad id with probability 1/4 (pad == eos). Every row keeps at least one
     real token that is not the pad id. Returns ``(input_ids, attention_mask)``."""
@@ -37,15 +38,16 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0):
     ids = torch.full((n, length), PAD, dtype=torch.long)
     mask = torch.zeros((n, length), dtype=torch.long)
 
-    def draw(low, high):  # an integer in [low, high]
+    def draw(low: int, high: int) -> int:  # an integer in [low, high]
         return int(torch.randint(low, high + 1, (1,), generator=generator))
 
     for row in range(n):
         layout = ("left", "right", "both", "none")[row % 4]
         most = {"left": length - 1, "right": length - 1, "both": length - 2, "none": length}[layout]
         size = length if layout == "none" else draw(1, most)
-        start = {"left": length - size, "right": 0, "none": 0}.get(layout) if layout != "both" else \
-            draw(1, length - size - 1)
+        start = {"left": length - size, "right": 0, "none": 0}.get(layout, 0)
+        if layout == "both":  # drawn only here, so the other layouts take no number from the generator
+            start = draw(1, length - size - 1)
         content = torch.randint(1, 32, (size,), generator=generator)
         inside = torch.rand(size, generator=generator) < 0.25
         content[inside] = PAD
@@ -56,7 +58,7 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0):
     return ids, mask
 
 
-def batches() -> dict:
+def batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """The batches every forward runs on: the reproduction, claim 2's left- and right-padded
     batches (rows of two lengths), the review table's four rows, and the random rows."""
     return {
@@ -69,9 +71,9 @@ def batches() -> dict:
 
 
 @torch.no_grad()
-def _reference(model, ids, mask):
+def _reference(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``model.forward``'s logits, and its score head's logits at every position."""
-    seen = {}
+    seen: dict[str, torch.Tensor] = {}
     hook = model.score.register_forward_hook(lambda module, args, out: seen.update(every=out))
     try:
         logits = model(input_ids=ids, attention_mask=mask).logits
@@ -80,16 +82,17 @@ def _reference(model, ids, mask):
     return logits, seen["every"]
 
 
-def _pooled_from(logits, every):
+def _pooled_from(logits: torch.Tensor, every: torch.Tensor) -> list[list[int]]:
     """Per row, every position whose logits these are (within ATOL). Usually one; masked pad
     positions can share the same logits, and then all of them are listed."""
     distance = (every - logits[:, None, :]).abs().amax(-1)
     return [(row <= ATOL).nonzero().flatten().tolist() for row in distance]
 
 
-def run_variant(forwards: dict, models: dict, data: dict) -> dict:
+def run_variant(forwards: dict[str, Any], models: dict[str, Any],
+                data: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> dict[str, Any]:
     """``{family: {batch: {"matches": [...], "pooled": [...]}}}`` for one imported tree."""
-    out = {}
+    out: dict[str, Any] = {}
     for family, forward in forwards.items():
         out[family] = {}
         for name, (ids, mask) in data.items():
@@ -100,7 +103,7 @@ def run_variant(forwards: dict, models: dict, data: dict) -> dict:
     return out
 
 
-def _import_tree(tree):
+def _import_tree(tree: str) -> tuple[str, bool, dict[str, Any]]:
     from . import colossalai_compat
 
     colossalai_compat.forget_imported_tree()
@@ -113,7 +116,7 @@ def _import_tree(tree):
     return colossalai.__version__, inside, colossalai_compat.forwards_in_tree()
 
 
-def main(job_path, out_path):
+def main(job_path: str, out_path: str) -> None:
     from .families import build_model
 
     job = json.loads(pathlib.Path(job_path).read_text())

@@ -15,8 +15,7 @@ import sys
 
 import pytest
 
-from pp_demo.colossalai_trees import (PATCHES, SDISTS, NoSdist, default_cache, extract_package, find_sdist,
-                                      split_patch)
+from pp_demo.colossalai_trees import PATCHES, SDISTS, NoSdist, default_cache, extract_package, find_sdist, split_patch
 from pp_demo.pr_claims import first_pad_wrong
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -1,5 +1,7 @@
 """Exercises of notebook 09 · the pull request (checked by ``pp_demo.exercises.check``)."""
 
+from typing import Any
+
 import torch
 
 from ..cases import PAD
@@ -13,16 +15,16 @@ ROWS_09 = ([5, 6, 0, 0, 0, 0], [0, 5, 6, 7, 0, 0], [0, 0, 0, 5, 0, 6], [5, 0, 0,
 """Six rows (pad id 0) for exercise 09.1."""
 
 
-def _first_pad_misses():
+def _first_pad_misses() -> list[int]:
     ids = torch.tensor(ROWS_09)
     first_pad = pooled_positions("first_pad_mod", input_ids=ids, pad_token_id=PAD).tolist()
     fix = pooled_positions(FIX, input_ids=ids, pad_token_id=PAD).tolist()
-    return [i for i, (p, q) in enumerate(zip(first_pad, fix)) if p != q]
+    return [i for i, (p, q) in enumerate(zip(first_pad, fix, strict=True)) if p != q]
 
 
 @register("09.1", "Which rows of ROWS_09 (their indices) does GPT-2's unpatched pipeline forward pool "
                   "at a different position than model.forward?")
-def _judge_first_pad_rows(answer):
+def _judge_first_pad_rows(answer: Any) -> str | None:
     picked = index_list(answer, len(ROWS_09))
     if isinstance(picked, str):
         return picked
@@ -40,7 +42,7 @@ _SIDES = ("left", "right")
 _FAMILIES = ("llama", "qwen2", "opt")
 
 
-def failing_pairs(variant: str) -> set:
+def failing_pairs(variant: str) -> set[tuple[str, str]]:
     """The (family, side) pairs the rules say claim 2's test fails on, for a variant."""
     data = batches()
     out = set()
@@ -55,7 +57,7 @@ def failing_pairs(variant: str) -> set:
 
 @register("09.2", "The change is applied to llama.py and opt.py but not qwen2.py. Which (family, side) "
                   "pairs fail the test of claim 2? A set of tuples like ('llama', 'right').")
-def _judge_minus_qwen2(answer):
+def _judge_minus_qwen2(answer: Any) -> str | None:
     try:
         pairs = {(str(f), str(s)) for f, s in answer}
     except (TypeError, ValueError):
