@@ -10,6 +10,7 @@ for this file.
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -48,6 +49,16 @@ def test_both_diffs_apply_with_patch_p1_to_the_extracted_sdist(requirement, tmp_
     change = subprocess.run(["patch", "-p1", "--dry-run"], input=DIFFS[0].read_text(), text=True, cwd=tmp_path,
                             capture_output=True).stdout
     assert ("offset" in change) == ("nightly" in stem)
+
+
+def test_the_sdists_are_found_anywhere_under_a_wheelhouse(tmp_path):
+    nested = tmp_path / "wheelhouse" / "sdists"
+    nested.mkdir(parents=True)
+    for requirement in SDISTS:
+        source = _sdist(requirement)
+        shutil.copy(source, nested / source.name)
+        # an empty cache and no time for pip: only the wheelhouse can answer
+        assert find_sdist(requirement, tmp_path / "cache", tmp_path / "wheelhouse", timeout=1) == nested / source.name
 
 
 # The review table's four rows, and rows written by hand from the arithmetic: one before the
