@@ -73,10 +73,10 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5)
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
-# on transformers 5.x. Not tests/test_colossalai.py: ColossalAI 0.5.0 requires transformers
+# on transformers 5.x. Not tests/test_colossalai.py nor tests/test_verify_pr.py: ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py
+	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py --ignore tests/test_verify_pr.py
 
 # JupyterLab on the notebooks (all of them: 06 needs ColossalAI). As root it adds --allow-root,
 # without a display --no-browser, and it prints the URL with its token. More flags: LAB_ARGS=...
@@ -118,5 +118,10 @@ test-browser: setup colossalai
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
+
+# The pull request's claims judged on ColossalAI's own sdists (README, "The pull request, verified")
+.PHONY: verify-pr
+verify-pr: setup colossalai
+	$(BIN)/python -m pp_demo verify-pr
 
 include packaging.mk

@@ -136,6 +136,12 @@ def _train_study(args):
     return 0
 
 
+def _verify_pr(args):
+    from .verify_pr import main
+
+    return main(args.cache, args.wheelhouse, args.out)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
@@ -234,6 +240,13 @@ def build_parser():
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
     study.set_defaults(run=_train_study)
+    verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
+    verify.add_argument("--cache", help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE "
+                                        "or ~/.cache/pp_demo/colossalai)")
+    verify.add_argument("--wheelhouse", help="folder searched for the sdists, subfolders included "
+                                             "(default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
+    verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
+    verify.set_defaults(run=_verify_pr)
     return parser
 
 
