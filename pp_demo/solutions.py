@@ -18,7 +18,7 @@ def _forward_rule(input_ids, pad_token_id):
 SOLUTIONS = {
     "01.1": _forward_rule,
     "01.2": "right_pad_in_content",
-    "01.3": 2,  # three real tokens, minus one: position 2 holds the 5, not the last token 7
+    "01.3": 2,  # three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5
     "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
     "02.2": lambda m: 1 / (m + 1),  # one idle slot in a step of m + 1 (hence speedup 2m / (m + 1))
     "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
@@ -75,4 +75,12 @@ SOLUTIONS.update({
     "05.1": (2, 1),      # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
     "05.2": [2, 3, 4],   # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
     "05.3": False,       # right padding, no pad id in the text: count - 1 is the last real token
+})
+
+
+# ---- notebook 08
+SOLUTIONS.update({
+    # flat index b * 5 + first_pad; -1 counts back from the end of the flattened batch
+    "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],
+    "08.2": ["count", "first_pad"],   # count on an all-pad row gives -1 too, not only first_pad
 })
