@@ -212,7 +212,7 @@ def test_the_grid_figure_colours_one_cell_per_verdict():
     fig = draw_class_grid(grid)
     patches = fig.axes[0].patches
     assert len(patches) == len(RULES) * (len(CASES) + 1)
-    red = [p for p in patches if p.get_facecolor()[:3] == matplotlib.colors.to_rgb("#d73027")]
+    red = [p for p in patches if p.get_facecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
     assert len(red) == sum(v.status == "wrong" for row in grid for v in row)
     assert sum(p.get_hatch() == "//" for p in patches) == len(CASES)
 
