@@ -101,7 +101,7 @@ SHORTCUTS = [  # calling the package's rule, or copying what the notebook printe
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.rules.rightmost_attended"),
     ("06.1", [3], "row 1 [5,6,0,7,0,0]"),              # notebook 06's prediction for its own batch
     ("06.2", [0, 1], "is causal attention"),
-    ("08.1", [(2, 5), (1, 5)], "a list of 4"),        # notebook 08's lines for its own batch
+    ("08.1", [(2, 5), (1, 3), (1, 5)], "a list of 4"),  # notebook 08's printed line for its own batch
 ]
 
 
@@ -135,3 +135,12 @@ def test_the_06_3_judge_is_written_from_the_definition_not_the_solution():
         flipped = want.clone()
         flipped[1, 3, 2] = ~flipped[1, 3, 2]
         assert nb06._first_wrong_entry(flipped, mask) == (1, 3, 2)
+
+
+def test_the_08_1_model_of_the_legacy_exporter_gives_what_notebook_08_measured():
+    from pp_demo.exercises import nb08
+
+    # notebook 08 runs first_pad through the legacy export on [left, right, unpadded] and
+    # prints the (row, position) each row reads: [(2, 5), (1, 3), (1, 5)]
+    batch = ((0, 0, 5, 6, 7, 8), (5, 6, 7, 8, 0, 0), (5, 6, 7, 8, 9, 10))
+    assert [nb08._legacy_reads(batch, b) for b in range(3)] == [(2, 5), (1, 3), (1, 5)]
