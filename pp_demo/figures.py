@@ -7,8 +7,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
-from .palette import (MIN_FONT_PT, NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, RIGHT_COLOUR, SERIES,
-                      WRONG_COLOUR)
+from .palette import MIN_FONT_PT, NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, RIGHT_COLOUR, SERIES, WRONG_COLOUR
 from .table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline",
@@ -42,7 +41,7 @@ def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
     for i, (ids, mask) in enumerate(rows):
         for j, (raw, lands_on, right) in enumerate(verdicts[i]):
             x0 = j * width
-            for k, (token, real) in enumerate(zip(ids, mask)):
+            for k, (token, real) in enumerate(zip(ids, mask, strict=True)):
                 fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
                 ax.add_patch(Rectangle((x0 + k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
                 ax.text(x0 + k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=MIN_FONT_PT)
@@ -136,7 +135,7 @@ def draw_row_diffs(comparisons, row_labels):
             heights = [max(d, floor) for d in result.max_abs_diff]
             ax.bar(xs, heights, width, color=colours[rule], hatch=hatches[rule], edgecolor="black",
                    linewidth=0.5, label=rule)
-            for x, h, ok in zip(xs, heights, result.matches):
+            for x, h, ok in zip(xs, heights, result.matches, strict=True):
                 ax.text(x, h * 1.5, RIGHT if ok else WRONG, ha="center", va="bottom", fontsize=MIN_FONT_PT,
                         color=_colour(ok), weight="bold", gid=_VERDICT)
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")

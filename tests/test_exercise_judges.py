@@ -8,8 +8,7 @@ import pytest
 import torch
 
 from pp_demo import rules
-from pp_demo.exercises import forget_attempts, status
-from pp_demo.exercises import nb06
+from pp_demo.exercises import forget_attempts, nb06, status
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +78,8 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
     ("07.2", "right_pad_in_content", "both pool 3"),
     ("07.2", ([0, 0, 5], [0, 0, 1]), "both pool 2"),
-    ("08.1", [(0, 4), (1, 4), (2, 1), (3, 4)], "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)"),
+    ("08.1", [(0, 4), (1, 4), (2, 1), (3, 4)],
+     "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)"),
     ("08.1", [(3, 4), (0, 4), (2, 1), (3, 4)], "row 3 [0,0,0,5,6]: first_pad gives -1"),
     ("08.2", ["first_pad"], "on [0] (pad id 0) count gives -1"),
     ("08.2", ["count", "first_pad", "rightmost_non_pad"], "rightmost_non_pad never goes below 0"),

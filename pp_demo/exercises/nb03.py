@@ -22,7 +22,7 @@ def _judge_verdicts(key, answer, rows):
         return "give a list of True or False, one per row, like the reproduction line"
     if len(answer) != len(rows):
         return f"the batch has {len(rows)} rows, your list has {len(answer)}"
-    misjudged = [_why(i, row) for i, (said, row) in enumerate(zip(answer, rows))
+    misjudged = [_why(i, row) for i, (said, row) in enumerate(zip(answer, rows, strict=True))
                  if said != (count_pools(row, PAD) == forward_pools(row, PAD))]
     return one_counterexample(key, misjudged)
 

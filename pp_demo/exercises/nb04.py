@@ -6,8 +6,19 @@ Judged from the definitions in plain Python (``core.forward_pools`` is where
 import torch
 
 from ..cases import CASES, PAD
-from .core import (NotAttempted, _is_stub, count_pools, first_pad_pools, forward_pools, ids_text, index_list,
-                   one_counterexample, register, row_text, true_last)
+from .core import (
+    NotAttempted,
+    _is_stub,
+    count_pools,
+    first_pad_pools,
+    forward_pools,
+    ids_text,
+    index_list,
+    one_counterexample,
+    register,
+    row_text,
+    true_last,
+)
 
 # A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
 # some carry an eos inside the text. The true last real token is read from the mask.

@@ -6,7 +6,7 @@ mask lets position i see j when j <= i and j is a real token."""
 
 import torch
 
-from ..cases import CASES, REVIEW_TABLE, PAD, as_batch, row_text
+from ..cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
 from .core import NotAttempted, _is_stub, first_pad_pools, forward_pools, index_list, one_counterexample, register
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
@@ -25,7 +25,8 @@ def _judge_bloom_rows(answer):
         pooled, wanted = first_pad_pools(row, PAD), forward_pools(row, PAD)
         if (i in answer) != (pooled != wanted):
             also = " too" if pooled == wanted else ""
-            misjudged.append(f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, model.forward pools {wanted}{also}")
+            misjudged.append(f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, "
+                             f"model.forward pools {wanted}{also}")
     return one_counterexample("06.1", misjudged)
 
 
@@ -92,5 +93,6 @@ def _judge_causal_padding_mask(make_mask):
             if got[b, i, j]:
                 why = "a later position" if j > i else "padding"
                 return f"{where}: position {i} may attend to position {j} in your mask, but {j} is {why}"
-            return f"{where}: position {i} may not attend to position {j} in your mask, but {j} is an earlier real token"
+            return (f"{where}: position {i} may not attend to position {j} in your mask, "
+                    f"but {j} is an earlier real token")
     return None
