@@ -36,7 +36,7 @@ SOLUTIONS.update({
 # ---- notebook 07
 SOLUTIONS.update({
     "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
-    "07.2": ([5, 6, 7, 0], [1, 1, 1, 1]),  # a real eos equal to pad ends the row: c pools 2, d pools 3
+    "07.2": ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with an id other than the pad id: c pools 3, d pools 1
 })
 
 

@@ -37,7 +37,7 @@ RIGHT = [
     ("03.1", [True, False]), ("03.2", [False, False]), ("03.3", [4, 1, 3]),
     ("04.1", {3, 0}), ("04.2", _mask_rule_by_hand), ("04.3", 1),
     ("06.1", [2, 1]), ("06.2", [0, 1, 2, 3]), ("06.3", _causal_by_hand),
-    ("07.1", "c"), ("07.2", ([5, 0], [1, 1])),
+    ("07.1", "c"), ("07.2", ([3, 4, 5, 1, 1], [1, 1, 1, 0, 0])),
     ("08.1", [(3, 4), (0, 4), (2, 1), (2, 4)]), ("08.2", ("first_pad", "count")),
 ]
 
@@ -78,6 +78,7 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
     ("07.2", "right_pad_in_content", "both pool 3"),
     ("07.2", ([0, 0, 5], [0, 0, 1]), "both pool 2"),
+    ("07.2", "trailing_eos", "the trailing-eos row"),                 # the row notebook 07 shows
     ("08.1", [(0, 4), (1, 4), (2, 1), (3, 4)],
      "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)"),
     ("08.1", [(3, 4), (0, 4), (2, 1), (3, 4)], "row 3 [0,0,0,5,6]: first_pad gives -1"),

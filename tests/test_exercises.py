@@ -144,6 +144,8 @@ def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
     ("07.2", "all_pad", "marks no real token"),
     ("07.2", ([5, 6], [0, 0]), "marks no real token"),
     ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
+    ("07.2", "trailing_eos", "that is the trailing-eos row the notebook showed"),
+    ("07.2", ([5, 0], [1, 1]), "that is the trailing-eos row the notebook showed"),
     ("07.2", ([5, 6], [1]), "of one length"),
     ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
     ("07.2", "tail", "not a padding case"),
@@ -155,9 +157,8 @@ def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexa
 
 
 @pytest.mark.parametrize("row", [
-    "trailing_eos",
-    ([5, 0], [1, 1]),            # ends in a real token equal to pad: c pools 0, d pools 1
     ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
+    ([0, 7, 3], [0, 1, 0]),        # left pad 0, right pad 3: c pools 2, d pools 1
 ])
 def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
     assert status("07.2", row) == "correct"

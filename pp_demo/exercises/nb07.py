@@ -64,17 +64,22 @@ def _as_row(answer):
     return ids, mask, row_text(ids)
 
 
-@register("07.2", "Find a row (a case name, or a pair (input_ids, attention_mask), pad id 0) with at "
-                  "least one real token on which class c and class d pool different positions.")
+@register("07.2", "The trailing-eos row shown above separates class c from class d. Find another kind of "
+                  "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
+                  "last, on which c and d pool different positions.")
 def _judge_c_versus_d(answer):
     row = _as_row(answer)
     if isinstance(row, str):
         return row
     ids, mask, label = row
-    if not any(mask):
+    last = true_last(mask)
+    if last is None:
         return f"on {label} the mask marks no real token: there is no right answer to disagree about"
+    if ids[last] == PAD:
+        return (f"on {label} the last real token carries the pad id: that is the trailing-eos row the notebook "
+                "showed. Find a row whose last real token is an ordinary id")
     c, d = _LANDS_ON["c"](ids, mask), _LANDS_ON["d"](ids, mask)
     if c == d:
-        return (f"on {label} both pool {c}: they part only when the last real token's id is the pad "
-                "id, or a token after it is masked out without carrying the pad id")
+        return (f"on {label} both pool {c}: class c trusts the pad id to mark padding. What if the padding "
+                "does not carry it?")
     return None
