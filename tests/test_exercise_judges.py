@@ -99,6 +99,9 @@ SHORTCUTS = [  # calling the package's rule, or copying what the notebook printe
      "calls pp_demo.rules.rightmost_non_pad"),
     ("01.1", lambda ids, pad: _fix_by_hand(ids[:1], pad).expand(ids.shape[0]), "row 1"),  # row 0's answer for all
     ("01.3", 3, "is not what the count rule pools"),   # notebook 01 prints count - 1 = 3 for the left row
+    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),   # the reproduction line notebook 03 prints for [left, right]
+    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),   # the same line, copied
+    ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),     # every row with a pad id in it
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.rules.rightmost_attended"),
     ("06.1", [3], "row 1 [5,6,0,7,0,0]"),              # notebook 06's prediction for its own batch
     ("06.2", [0, 1], "is causal attention"),
