@@ -148,3 +148,10 @@ def test_the_08_1_model_of_the_legacy_exporter_gives_what_notebook_08_measured()
     # prints the (row, position) each row reads: [(2, 5), (1, 3), (1, 5)]
     batch = ((0, 0, 5, 6, 7, 8), (5, 6, 7, 8, 0, 0), (5, 6, 7, 8, 9, 10))
     assert [nb08._legacy_reads(batch, b) for b in range(3)] == [(2, 5), (1, 3), (1, 5)]
+
+
+def test_a_value_answer_judge_may_use_the_package_rules():
+    # only the exercises whose answer is a rule refuse pp_demo.rules; others judge as before
+    from pp_demo.exercises import EXERCISES
+
+    assert {k for k, e in EXERCISES.items() if e.refuse_package_rules} == {"01.1", "04.2", "06.3"}

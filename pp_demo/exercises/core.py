@@ -22,15 +22,18 @@ class Exercise:
     key: str
     question: str
     judge: Callable[[object], str | None]
+    refuse_package_rules: bool = False   # the answer is a rule: calling pp_demo.rules' own is refused
 
 
 EXERCISES: dict[str, Exercise] = {}
 
 
-def register(key, question):
-    """Decorator: file a judge function as exercise ``key`` (other modules add theirs)."""
+def register(key, question, refuse_package_rules=False):
+    """Decorator: file a judge function as exercise ``key`` (other modules add theirs).
+    With ``refuse_package_rules`` the pooling rules of ``pp_demo.rules`` raise while the
+    answer is judged, so a judge that sets it must not call them itself."""
     def add(judge):
-        EXERCISES[key] = Exercise(key, question, judge)
+        EXERCISES[key] = Exercise(key, question, judge, refuse_package_rules)
         return judge
     return add
 
@@ -51,7 +54,10 @@ def status(key, answer):
     if _is_stub(answer):
         return NOT_ATTEMPTED
     try:
-        with package_rules_hidden():
+        if exercise.refuse_package_rules:
+            with package_rules_hidden():
+                problem = exercise.judge(answer)
+        else:
             problem = exercise.judge(answer)
     except NotAttempted:
         return NOT_ATTEMPTED

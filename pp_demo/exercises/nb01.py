@@ -29,7 +29,8 @@ def _batches_for_01_1():
 
 
 @register("01.1", "Write a rule from input_ids and pad_token_id that pools where model.forward "
-                  "pools on every padding case.")
+                  "pools on every padding case.", refuse_package_rules=True)
+
 def _judge_forward_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
