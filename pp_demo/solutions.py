@@ -10,9 +10,9 @@ __all__ = ["SOLUTIONS"]
 
 
 def _forward_rule(input_ids, pad_token_id):
-    # rightmost position whose id is not the pad id; 0 on an all-pad row, like model.forward
-    positions = torch.arange(input_ids.shape[-1], device=input_ids.device)
-    return (positions * (input_ids != pad_token_id)).argmax(-1)
+    # the first non-pad id from the right, via flip; 0 on an all-pad row, like model.forward
+    from_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
+    return torch.where((input_ids != pad_token_id).any(-1), input_ids.shape[-1] - 1 - from_right, 0)
 
 
 SOLUTIONS = {

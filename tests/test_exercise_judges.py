@@ -93,7 +93,13 @@ def test_a_plausible_wrong_answer_gets_its_counterexample(key, answer, counterex
     assert text.startswith("not yet:") and counterexample in text, text
 
 
+def _fix_copied(ids, pad):
+    positions = torch.arange(ids.shape[-1])
+    return (positions * (ids != pad)).argmax(-1)
+
+
 SHORTCUTS = [  # calling the package's rule, or copying what the notebook printed nearby
+    ("01.1", _fix_copied, "multiplies by arange, the expression printed above"),
     ("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad), "calls pp_demo.rules.rightmost_non_pad"),
     ("01.1", lambda ids, pad: rules.pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
      "calls pp_demo.rules.rightmost_non_pad"),

@@ -3,6 +3,7 @@
 The judges work from the definitions in plain Python (``core.forward_pools``,
 ``core.count_pools``), not by calling the rules the notebook shows."""
 
+import inspect
 import random
 
 import torch
@@ -28,12 +29,24 @@ def _batches_for_01_1():
     return batches
 
 
-@register("01.1", "Write a rule from input_ids and pad_token_id that pools where model.forward "
-                  "pools on every padding case.", refuse_package_rules=True)
+def _copies_the_fix(rule):
+    """Whether the answer's source multiplies by ``arange``, the expression notebook 01 prints."""
+    try:
+        source = inspect.getsource(rule)
+    except (OSError, TypeError):   # no source to read (a builtin, a rule made on the fly): judge it
+        return False
+    return "arange" in source
 
+
+@register("01.1", "Write a rule from input_ids and pad_token_id that pools where model.forward "
+                  "pools on every padding case, without the arange of the fix shown above.",
+          refuse_package_rules=True)
 def _judge_forward_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
+    if _copies_the_fix(rule):
+        return ("that multiplies by arange, the expression printed above: find the rightmost non-pad id "
+                "another way (flip the row, and mind the all-pad row)")
     for rows, label in _batches_for_01_1():
         got = rule(torch.tensor(rows), PAD)
         if _is_stub(got):

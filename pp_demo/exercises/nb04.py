@@ -68,7 +68,6 @@ def _mask_rule_rows():
 @register("04.2", "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
                   "last real token of every row that has one, a row ending in a real eos included.",
           refuse_package_rules=True)
-
 def _judge_mask_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"

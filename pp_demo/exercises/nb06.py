@@ -74,7 +74,6 @@ def _first_wrong_entry(got, mask):
 
 @register("06.3", "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
                   "position i may attend to position j in model.forward's GPT-2.", refuse_package_rules=True)
-
 def _judge_causal_padding_mask(make_mask):
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
