@@ -30,7 +30,9 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	$(BIN)/python -m pip install -q $(SOURCES) --upgrade pip
 	$(BIN)/python -m pip install -q $(SOURCES) -r $(LOCK)
 	$(BIN)/python -m pip install -q $(SOURCES) --no-deps --no-build-isolation -e .
-	$(BIN)/python -m pip check
+	# pip check: the lock is whole. ColossalAI, once installed (--no-deps), lists requirements
+	# it does not get on purpose; only its own lines are forgiven.
+	$(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 	touch $@
 
 setup: $(VENV)/.installed
