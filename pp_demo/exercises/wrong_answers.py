@@ -28,6 +28,14 @@ def _padding_only(attention_mask):
     return attention_mask.bool()[:, None, :].expand(-1, length, length)
 
 
+# Why the reference answer is right, for the exercises whose answer in ``pp_demo.solutions``
+# carries no comment saying so (the guide takes the comment where there is one).
+WHY = {
+    "01.2": "a pad id inside the text stops the first-pad rule early: [5,0,7,8,0,0] pools 0, the last real "
+            "token is 3; on the other three rows the first pad comes right after the text, or in front, "
+            "where -1 wraps to the last position",
+}
+
 WRONG_ANSWERS = {
     "01.1": [
         (count_minus_one, "the count rule: `(input_ids != pad).sum(-1) - 1`",
