@@ -9,6 +9,7 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.c
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean
 .PHONY: lint typecheck hooks site test-browser
+.PHONY: episodes guide time-core
 
 $(VENV)/.installed: pyproject.toml constraints/pinned.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -107,6 +108,19 @@ test-browser: $(VENV)/.browser
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "make test-browser: chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; }
 	PP_DEMO_BROWSER=1 $(BIN)/python -m pytest tests/browser
+
+# Episode metadata (tools/episodes.py): `make episodes` re-renders each notebook's header and
+# key-point cells from its metadata (markdown only: nothing is re-executed); `make guide` writes
+# docs/facilitator.md and the README's minutes; `make time-core` times the core notebooks, each in
+# a fresh kernel, into results/notebook_times.json (then `make guide` again).
+episodes: setup
+	$(BIN)/python tools/episodes.py apply
+
+guide: setup
+	$(BIN)/python tools/episodes.py guide
+
+time-core: setup
+	$(BIN)/python tools/time_core.py
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
