@@ -73,7 +73,10 @@ def test_the_guide_and_the_readme_table_are_fresh():
     assert facilitator.readme_with_minutes(readme, facilitator.load(ROOT), names, ROOT) == readme, FIX
     for path in NOTEBOOKS:  # and the README's table says what the metadata says
         ep = json.loads(path.read_text(encoding="utf-8"))["metadata"]["episode"]
-        assert f"| {ep['teaching_minutes']} min | {ep['exercise_minutes']} min |" in readme.split(path.name, 1)[1].split("\n")[0]
+        assert (
+            f"| {ep['teaching_minutes']} min | {ep['exercise_minutes']} min |"
+            in readme.split(path.name, 1)[1].split("\n")[0]
+        )
 
 
 @pytest.mark.parametrize("fmt", schedule.FORMATS, ids=[f.title for f in schedule.FORMATS])
@@ -121,7 +124,9 @@ def test_solution_notes_read_the_comment_on_the_key_line_and_its_continuation():
 def test_every_troubleshooting_row_of_the_readme_is_in_the_guide():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     table = readme.split("## Troubleshooting", 1)[1].split("\n## ", 1)[0]
-    symptoms = [line.split(" | ")[0][2:] for line in table.splitlines() if line.startswith("| ") and "you see" not in line]
+    symptoms = [
+        line.split(" | ")[0][2:] for line in table.splitlines() if line.startswith("| ") and "you see" not in line
+    ]
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     assert len(symptoms) >= 10 and all(f"**{s}**" in guide for s in symptoms)
 
@@ -142,17 +147,26 @@ def _notebook(tmp_path, *headings):
     return path
 
 
-SEED = {"track": "optional", "teaching_minutes": 4, "exercise_minutes": 3, "questions": ["q?"],
-        "objectives": ["o"], "keypoints": ["k"], "sections": {"A": "core", "Exercises": "core"}}
+SEED = {
+    "track": "optional",
+    "teaching_minutes": 4,
+    "exercise_minutes": 3,
+    "questions": ["q?"],
+    "objectives": ["o"],
+    "keypoints": ["k"],
+    "sections": {"A": "core", "Exercises": "core"},
+}
 
 
 def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they_moved(tmp_path):
     path = _notebook(tmp_path, "A", "Exercises")
     assert episodes.apply(path, SEED) is True
     nb = nbformat.read(path, as_version=4)
-    assert [c.get("id") for c in nb.cells][1::len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
-    assert nb.metadata.episode["sections"] == {"A": {"track": "core", "minutes": 4},
-                                               "Exercises": {"track": "core", "minutes": 3}}
+    assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
+    assert nb.metadata.episode["sections"] == {
+        "A": {"track": "core", "minutes": 4},
+        "Exercises": {"track": "core", "minutes": 3},
+    }
     code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
     nb.metadata.episode["keypoints"] = ["changed"]

@@ -108,8 +108,9 @@ def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
     minutes[EXERCISES] = seed["exercise_minutes"]
     keys = ("track", "teaching_minutes", "exercise_minutes", "questions", "objectives", "keypoints")
     episode = {key: seed[key] for key in keys}
-    episode["sections"] = {h: {"track": tracks.get(h, seed.get("default_track")), "minutes": minutes[h]}
-                           for h in weights}
+    episode["sections"] = {
+        h: {"track": tracks.get(h, seed.get("default_track")), "minutes": minutes[h]} for h in weights
+    }
     return episode
 
 
@@ -125,8 +126,11 @@ def problems(nb: Any, name: str = "notebook") -> list[str]:
         items = ep.get(key)
         if not (isinstance(items, list) and low <= len(items) <= high and all(isinstance(i, str) and i for i in items)):
             out.append(f"{name}: {key} must be a list of {low} to {high} non-empty strings")
-    sections = ep.get("sections") if isinstance(ep.get("sections"), dict) else {}
+    raw = ep.get("sections")
+    sections: dict[str, Any] = raw if isinstance(raw, dict) else {}
     headings = list(section_weights(nb))
+    if EXERCISES not in headings:
+        out.append(f"{name}: no '## {EXERCISES}' section")
     missing, stale = [h for h in headings if h not in sections], [h for h in sections if h not in headings]
     if missing or stale:
         out.append(f"{name}: ## headings not classified: {missing}; sections that are no heading: {stale}")
@@ -153,10 +157,17 @@ def render_header(ep: dict[str, Any], order: list[str]) -> str:
     """The overview cell; ``order``: the section headings in notebook order (JSON sorts keys)."""
     optional = [h for h in order if ep["sections"][h]["track"] == "optional"]
     track = "core" if ep["track"] == "core" else "optional (not on the 90-minute path)"
-    lines = [f"**Episode** · {track} · teaching {ep['teaching_minutes']} min · "
-             f"exercises {ep['exercise_minutes']} min", "",
-             "**Questions**", "", _bullets(ep["questions"]), "",
-             "**Objectives**", "", _bullets(ep["objectives"])]
+    lines = [
+        f"**Episode** · {track} · teaching {ep['teaching_minutes']} min · exercises {ep['exercise_minutes']} min",
+        "",
+        "**Questions**",
+        "",
+        _bullets(ep["questions"]),
+        "",
+        "**Objectives**",
+        "",
+        _bullets(ep["objectives"]),
+    ]
     if optional:
         lines += ["", "*Optional sections* (to skip when time is short): " + "; ".join(optional) + "."]
     return "\n".join(lines)
@@ -186,7 +197,9 @@ def generated_cells_problems(nb: Any, name: str) -> list[str]:
     """Whether the two generated cells are where ``render_into`` puts them, with its text."""
     expected = nbformat.from_dict(json.loads(json.dumps(nb)))
     render_into(expected)
-    return [] if expected.cells == nb.cells else [f"{name}: header/key-point cells differ from the metadata (run apply)"]
+    return (
+        [] if expected.cells == nb.cells else [f"{name}: header/key-point cells differ from the metadata (run apply)"]
+    )
 
 
 def apply(path: pathlib.Path, seed: dict[str, Any] | None = None) -> bool:
@@ -199,7 +212,7 @@ def apply(path: pathlib.Path, seed: dict[str, Any] | None = None) -> bool:
     if found:
         raise EpisodeError(found[0])
     render_into(nb)
-    after = nbformat.writes(nb) + "\n"
+    after: str = nbformat.writes(nb) + "\n"
     if after != before:
         path.write_text(after, encoding="utf-8")
     return after != before

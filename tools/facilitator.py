@@ -16,18 +16,19 @@ import pathlib
 import re
 from typing import Any
 
-import nbformat
-
 import episodes
+import nbformat
 import schedule
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
 TIMES = pathlib.Path("results") / "notebook_times.json"
 CORE_PATH = "**Core path run time**"
-WHEELHOUSE = ["make wheelhouse                 # beforehand, with the network: every wheel into wheelhouse/",
-              "cp -r wheelhouse /media/usb/    # onto a stick (or a shared folder in the room)",
-              "make setup WHEELHOUSE=/media/usb/wheelhouse   # in the room: no index, no network",
-              "make doctor"]
+WHEELHOUSE = [
+    "make wheelhouse                 # beforehand, with the network: every wheel into wheelhouse/",
+    "cp -r wheelhouse /media/usb/    # onto a stick (or a shared folder in the room)",
+    "make setup WHEELHOUSE=/media/usb/wheelhouse   # in the room: no index, no network",
+    "make doctor",
+]
 
 
 def load(root: pathlib.Path) -> list[tuple[str, dict[str, Any], list[str]]]:
@@ -51,25 +52,41 @@ def _section(text: str, heading: str) -> str:
 
 def setup_lines(readme: str) -> list[str]:
     commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Two commands"), flags=re.S)
-    lines = ["## Set-up checklist for attendees", "",
-             "**A week before**, send attendees this, to run on the machine they will bring:", ""]
+    lines = [
+        "## Set-up checklist for attendees",
+        "",
+        "**A week before**, send attendees this, to run on the machine they will bring:",
+        "",
+    ]
     for block in commands:
         lines += ["```bash", block.rstrip(), "```", ""]
-    lines += ["Ask for the last lines of `make doctor` from anyone with a `FAIL`; every `FAIL` line says "
-              "what to do. On Windows (no `make`) the README's conda path does the same with "
-              "`python -m pp_demo doctor`.", "",
-              "**For a room without a reliable network**, bring the environment on a stick (the "
-              "wheelhouse recipe):", "", "```bash", *WHEELHOUSE, "```", "",
-              "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
-              "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.", ""]
+    lines += [
+        "Ask for the last lines of `make doctor` from anyone with a `FAIL`; every `FAIL` line says "
+        "what to do. On Windows (no `make`) the README's conda path does the same with "
+        "`python -m pp_demo doctor`.",
+        "",
+        "**For a room without a reliable network**, bring the environment on a stick (the wheelhouse recipe):",
+        "",
+        "```bash",
+        *WHEELHOUSE,
+        "```",
+        "",
+        "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
+        "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
+        "",
+    ]
     return lines
 
 
 def stuck_lines(readme: str) -> list[str]:
     """The README's Troubleshooting table, one item per row: what attendees see, and the fix."""
     rows = [line for line in _section(readme, "Troubleshooting").splitlines() if line.startswith("| ")]
-    lines = ["## Where attendees get stuck", "",
-             "From the README's Troubleshooting section (start with `make doctor`):", ""]
+    lines = [
+        "## Where attendees get stuck",
+        "",
+        "From the README's Troubleshooting section (start with `make doctor`):",
+        "",
+    ]
     for row in rows[1:]:  # rows[0] is the header; the separator does not start with "| "
         cells = [cell.strip() for cell in row.strip().strip("|").split(" | ")]
         if len(cells) == 2:
@@ -85,14 +102,16 @@ def solution_notes(source: str, solutions: dict[str, Any]) -> dict[str, str]:
         match = re.match(r'\s*"(\d\d\.\d+)":[^#]*#\s?(.*)$', line)
         if match:
             text = [match.group(2)]
-            for more in lines[number + 1:]:
+            for more in lines[number + 1 :]:
                 if not more.strip().startswith("#"):
                     break
                 text.append(more.strip()[1:].strip())
             notes[match.group(1)] = " ".join(text)
     for key, answer in solutions.items():
         if key not in notes and inspect.isfunction(answer):
-            comments = [ln.strip()[1:].strip() for ln in inspect.getsource(answer).splitlines() if ln.strip().startswith("#")]
+            comments = [
+                ln.strip()[1:].strip() for ln in inspect.getsource(answer).splitlines() if ln.strip().startswith("#")
+            ]
             notes[key] = " ".join(comments)
     return notes
 
@@ -103,7 +122,7 @@ def _answer_lines(answer: Any) -> list[str]:
         return [f"- Answer: `{answer!r}`"]
     source = inspect.getsource(answer)
     if answer.__name__ == "<lambda>":
-        return ["- Answer: `" + source[source.index("lambda"):].split("#")[0].strip().rstrip(",") + "`"]
+        return ["- Answer: `" + source[source.index("lambda") :].split("#")[0].strip().rstrip(",") + "`"]
     code = [ln for ln in source.rstrip().splitlines() if not ln.strip().startswith("#")]
     return ["- Answer:", "", "  ```python", *(f"  {ln}" for ln in code), "  ```", ""]
 
@@ -114,20 +133,30 @@ def exercise_lines(titles: list[str]) -> list[str]:
     from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
 
     notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}
-    lines = ["## The exercises: answers, why, and the common wrong answers", "",
-             "Each wrong answer comes with the line the checker prints for it (so you see what the "
-             "attendee sees) and the misconception it points at.", ""]
+    lines = [
+        "## The exercises: answers, why, and the common wrong answers",
+        "",
+        "Each wrong answer comes with the line the checker prints for it (so you see what the "
+        "attendee sees) and the misconception it points at.",
+        "",
+    ]
     for title in titles:
         keys = sorted(key for key in EXERCISES if key.startswith(title[:2] + "."))
         if keys:
             lines += [f"### {title}", ""]
         for key in keys:
             answer = solutions.SOLUTIONS[key]
-            lines += [f"**{key}.** {EXERCISES[key].question}", "", *_answer_lines(answer),
-                      f"- Why: {notes.get(key, '(no explanation recorded)')}"]
+            lines += [
+                f"**{key}.** {EXERCISES[key].question}",
+                "",
+                *_answer_lines(answer),
+                f"- Why: {notes.get(key, '(no explanation recorded)')}",
+            ]
             for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
                 label = shown or f"`{wrong!r}`"
-                lines.append(f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}.")
+                lines.append(
+                    f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
+                )
             lines.append("")
     return lines
 
@@ -142,22 +171,33 @@ def core_path_line(root: pathlib.Path) -> str:
     if "core_path_seconds" not in times:
         return f"{CORE_PATH}: not measured yet (`make time-core`)."
     names = ", ".join(times["notebooks"])
-    return (f"{CORE_PATH}: the core notebooks ({names}), each in a fresh kernel, took "
-            f"{times['core_path_seconds']:.0f} s in all on {times['cores']} CPU cores "
-            f"(`{times['command']}`, recorded in `{TIMES.as_posix()}`).")
+    return (
+        f"{CORE_PATH}: the core notebooks ({names}), each in a fresh kernel, took "
+        f"{times['core_path_seconds']:.0f} s in all on {times['cores']} CPU cores "
+        f"(`{times['command']}`, recorded in `{TIMES.as_posix()}`)."
+    )
 
 
 def guide(root: pathlib.Path) -> str:
     eps = load(root)
     readme = (root / "README.md").read_text(encoding="utf-8")
-    lines = ["# Facilitator guide", "",
-             "Generated by `make guide` (`python tools/episodes.py guide`) from the notebooks' episode "
-             "metadata, the exercise checkers and the README: edit those, not this file.", "",
-             "## The episodes", "",
-             "| notebook | track | teaching | exercises | questions |", "|---|---|---|---|---|"]
+    lines = [
+        "# Facilitator guide",
+        "",
+        "Generated by `make guide` (`python tools/episodes.py guide`) from the notebooks' episode "
+        "metadata, the exercise checkers and the README: edit those, not this file.",
+        "",
+        "## The episodes",
+        "",
+        "| notebook | track | teaching | exercises | questions |",
+        "|---|---|---|---|---|",
+    ]
     for title, ep, _ in eps:
-        lines.append(f"| {title} | {ep['track']} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
-                     + " ".join(ep["questions"]) + " |")
+        lines.append(
+            f"| {title} | {ep['track']} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
+            + " ".join(ep["questions"])
+            + " |"
+        )
     lines += ["", core_path_line(root), ""]
     for fmt in schedule.FORMATS:
         lines += [f"## Schedule: {fmt.title}", "", *schedule.table(schedule.plan(fmt, eps)), ""]
@@ -168,10 +208,11 @@ def guide(root: pathlib.Path) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def readme_with_minutes(readme: str, eps: list[tuple[str, dict[str, Any], list[str]]], names: list[str],
-                        root: pathlib.Path) -> str:
+def readme_with_minutes(
+    readme: str, eps: list[tuple[str, dict[str, Any], list[str]]], names: list[str], root: pathlib.Path
+) -> str:
     """The README with teaching and exercise minutes in its notebook table, and the core path's time."""
-    by_name = dict(zip(names, eps))
+    by_name = dict(zip(names, eps, strict=True))
     out: list[str] = []
     after_table = False
     for line in readme.splitlines():
@@ -185,8 +226,10 @@ def readme_with_minutes(readme: str, eps: list[tuple[str, dict[str, Any], list[s
             line = "|---|---|---|---|---|"
         elif cells and cells[0].strip("`") in by_name:
             ep = by_name[cells[0].strip("`")][1]
-            line = (f"| {cells[0]} | {cells[1]} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
-                    f"{cells[-1]} |")
+            line = (
+                f"| {cells[0]} | {cells[1]} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
+                f"{cells[-1]} |"
+            )
         out.append(line)
         if cells and cells[0].strip("`") == names[-1]:
             out += ["", core_path_line(root), ""]

@@ -27,23 +27,44 @@ class Item:
 @dataclass(frozen=True)
 class Format:
     title: str
-    budget: int            # minutes available, breaks included
+    budget: int  # minutes available, breaks included
     opening: Item
-    closing: list[Item]    # after the episodes (before the wrap-up)
-    breaks: list[Item]     # spread evenly over the episodes
+    closing: list[Item]  # after the episodes (before the wrap-up)
+    breaks: list[Item]  # spread evenly over the episodes
     wrap_up: Item
 
 
 FORMATS = (
-    Format("90 minutes", 90, Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"), [],
-           [Item(10, "Break", True)], Item(5, "Wrap-up: the key points, questions")),
-    Format("3 hours", 180, Item(10, "Welcome; `make doctor` on every machine, fix what fails"), [],
-           [Item(10, "Break", True), Item(10, "Break", True)], Item(5, "Wrap-up: the key points, questions")),
-    Format("a full day", 420, Item(20, "Welcome; set-up from the wheelhouse, `make doctor` on every machine"),
-           [Item(60, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack "
-                     "(README: *check your own pipeline forward*)")],
-           [Item(15, "Coffee", True), Item(60, "Lunch", True), Item(15, "Coffee", True)],
-           Item(10, "Wrap-up: the key points, questions, feedback")),
+    Format(
+        "90 minutes",
+        90,
+        Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"),
+        [],
+        [Item(10, "Break", True)],
+        Item(5, "Wrap-up: the key points, questions"),
+    ),
+    Format(
+        "3 hours",
+        180,
+        Item(10, "Welcome; `make doctor` on every machine, fix what fails"),
+        [],
+        [Item(10, "Break", True), Item(10, "Break", True)],
+        Item(5, "Wrap-up: the key points, questions"),
+    ),
+    Format(
+        "a full day",
+        420,
+        Item(20, "Welcome; set-up from the wheelhouse, `make doctor` on every machine"),
+        [
+            Item(
+                60,
+                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack "
+                "(README: *check your own pipeline forward*)",
+            )
+        ],
+        [Item(15, "Coffee", True), Item(60, "Lunch", True), Item(15, "Coffee", True)],
+        Item(10, "Wrap-up: the key points, questions, feedback"),
+    ),
 )
 
 
@@ -79,8 +100,11 @@ def episode_items(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[st
             if item.minutes <= room:
                 chosen.append(n)
                 room -= item.minutes
-        return [episode_item(n, ep, order, core_only=ep["track"] != "core")
-                for n, ep, order in episodes if ep["track"] == "core" or n in chosen]
+        return [
+            episode_item(n, ep, order, core_only=ep["track"] != "core")
+            for n, ep, order in episodes
+            if ep["track"] == "core" or n in chosen
+        ]
     return [episode_item(n, ep, order, core_only=False) for n, ep, order in episodes]
 
 

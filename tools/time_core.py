@@ -18,10 +18,9 @@ import pathlib
 import sys
 import time
 
+import episodes
 import nbformat
 from nbclient import NotebookClient
-
-import episodes
 
 RESULT = episodes.ROOT / "results" / "notebook_times.json"
 
@@ -29,15 +28,15 @@ RESULT = episodes.ROOT / "results" / "notebook_times.json"
 def run_seconds(path: pathlib.Path) -> float:
     """Wall-clock seconds of one top-to-bottom run in a fresh python3 kernel (kernel start included)."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
     client.execute()
     return time.perf_counter() - start
 
 
 def _track(path: pathlib.Path) -> str | None:
-    return nbformat.read(path, as_version=4).metadata.get("episode", {}).get("track")
+    track = nbformat.read(path, as_version=4).metadata.get("episode", {}).get("track")
+    return str(track) if track else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,14 +52,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.all or path.name in core:
             seconds[path.name] = round(run_seconds(path), 1)
             print(f"{path.name}: {seconds[path.name]:.1f} s", flush=True)
-    record = {"command": "make time-core", "cores": os.cpu_count(),
-              "notebooks": {name: seconds[name] for name in core},
-              "core_path_seconds": round(sum(seconds[name] for name in core), 1)}
+    record = {
+        "command": "make time-core",
+        "cores": os.cpu_count(),
+        "notebooks": {name: seconds[name] for name in core},
+        "core_path_seconds": round(sum(seconds[name] for name in core), 1),
+    }
     if args.all:
         record["command"], record["all_notebooks"] = "python tools/time_core.py --all", seconds
     RESULT.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(f"core path: {record['core_path_seconds']:.1f} s on {record['cores']} cores "
-          f"-> {RESULT.relative_to(episodes.ROOT)}")
+    print(
+        f"core path: {record['core_path_seconds']:.1f} s on {record['cores']} cores "
+        f"-> {RESULT.relative_to(episodes.ROOT)}"
+    )
     return 0
 
 

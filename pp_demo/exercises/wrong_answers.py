@@ -9,45 +9,56 @@ Each entry: ``(answer, how to show it, what it reveals)``; ``how to show it`` is
 answer's ``repr`` reads well.
 """
 
+from typing import Any
+
 import torch
 
 from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
 
 
-def _last_position(input_ids, pad_token_id):
+def _last_position(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     return torch.full((input_ids.shape[0],), input_ids.shape[-1] - 1)
 
 
-def _causal_only(attention_mask):
+def _causal_only(attention_mask: torch.Tensor) -> torch.Tensor:
     batch, length = attention_mask.shape
     return torch.ones(length, length, dtype=torch.bool).tril().expand(batch, length, length)
 
 
-def _padding_only(attention_mask):
+def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
     length = attention_mask.shape[-1]
     return attention_mask.bool()[:, None, :].expand(-1, length, length)
 
 
 # Why the reference answer is right, for the exercises whose answer in ``pp_demo.solutions``
 # carries no comment saying so (the guide takes the comment where there is one).
-WHY = {
+WHY: dict[str, str] = {
     "01.2": "a pad id inside the text stops the first-pad rule early: [5,0,7,8,0,0] pools 0, the last real "
-            "token is 3; on the other three rows the first pad comes right after the text, or in front, "
-            "where -1 wraps to the last position",
+    "token is 3; on the other three rows the first pad comes right after the text, or in front, "
+    "where -1 wraps to the last position",
 }
 
-WRONG_ANSWERS = {
+WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
     "01.1": [
-        (count_minus_one, "the count rule: `(input_ids != pad).sum(-1) - 1`",
-         "the bug itself: it assumes every real token comes before the padding"),
-        (first_pad_minus_one_wrapped, "one before the first pad id, with the modulo",
-         "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens"),
-        (_last_position, "always the last position",
-         "assumes there is never any right padding"),
+        (
+            count_minus_one,
+            "the count rule: `(input_ids != pad).sum(-1) - 1`",
+            "the bug itself: it assumes every real token comes before the padding",
+        ),
+        (
+            first_pad_minus_one_wrapped,
+            "one before the first pad id, with the modulo",
+            "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens",
+        ),
+        (_last_position, "always the last position", "assumes there is never any right padding"),
     ],
     "01.2": [
         ("left", None, "mixes up the two rules: left padding breaks the count rule, not the first-pad one"),
-        ("left_pad_in_content", None, "forgets the -1 wrap: on a row that starts with a pad, -1 lands on the last position"),
+        (
+            "left_pad_in_content",
+            None,
+            "forgets the -1 wrap: on a row that starts with a pad, -1 lands on the last position",
+        ),
     ],
     "01.3": [
         (5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"),
@@ -62,29 +73,51 @@ WRONG_ANSWERS = {
         (lambda m: 1 / m, "`1 / m`", "divides by the busy slots instead of the whole step of m + 1 slots"),
     ],
     "02.3": [
-        ("attention_mask", None, "forgets that the last stage's layers use the mask too, to keep padding out of attention"),
+        (
+            "attention_mask",
+            None,
+            "forgets that the last stage's layers use the mask too, to keep padding out of attention",
+        ),
         ("hidden", None, "thinks of the last stage as pooling only: its layers start from the hidden states"),
     ],
     "03.1": [
         ([False, True], None, "reads the verdict as belonging to the place in the batch, not to the row"),
     ],
     "03.2": [
-        ([False, True], None, "thinks a single pad in front is harmless: any pad in front moves the count off the last token"),
+        (
+            [False, True],
+            None,
+            "thinks a single pad in front is harmless: any pad in front moves the count off the last token",
+        ),
         ([True, True], None, "thinks the pull request's test batch passes; both rows are left-padded"),
     ],
     "03.3": [
-        ([1, 3], None, "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it"),
-        ([1, 2, 3, 4], None, "thinks any padding breaks the count rule; row 2 holds one real token first, so the count is right"),
+        (
+            [1, 3],
+            None,
+            "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it",
+        ),
+        (
+            [1, 2, 3, 4],
+            None,
+            "thinks any padding breaks the count rule; row 2 holds one real token first, so the count is right",
+        ),
     ],
     "04.1": [
         ([2, 4], None, "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"),
         ([0], None, "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos"),
     ],
     "04.2": [
-        (lambda ids, mask, pad: rightmost_non_pad(ids, pad), "`rightmost_non_pad(input_ids, pad)`",
-         "still trusts the ids: a real eos equal to pad looks like padding"),
-        (lambda ids, mask, pad: mask.sum(-1) - 1, "`attention_mask.sum(-1) - 1`",
-         "the count rule on the mask: right on right padding, wrong as soon as padding comes first"),
+        (
+            lambda ids, mask, pad: rightmost_non_pad(ids, pad),
+            "`rightmost_non_pad(input_ids, pad)`",
+            "still trusts the ids: a real eos equal to pad looks like padding",
+        ),
+        (
+            lambda ids, mask, pad: mask.sum(-1) - 1,
+            "`attention_mask.sum(-1) - 1`",
+            "the count rule on the mask: right on right padding, wrong as soon as padding comes first",
+        ),
     ],
     "04.3": [
         (4, None, "answers with rightmost_non_pad, which skips the trailing eos ids"),
@@ -97,7 +130,11 @@ WRONG_ANSWERS = {
     ],
     "05.2": [
         ([2, 3], None, "an off-by-one at the boundary: r = 4 pools position 3, still a pad"),
-        ([2, 3, 4, 5, 6, 7], None, "thinks every left-padded row pools a pad; with many real tokens it pools a real, wrong one"),
+        (
+            [2, 3, 4, 5, 6, 7],
+            None,
+            "thinks every left-padded row pools a pad; with many real tokens it pools a real, wrong one",
+        ),
     ],
     "05.3": [
         (True, None, "thinks the pipeline always differs; on right padding with no pad id inside, count - 1 is right"),
@@ -112,7 +149,11 @@ WRONG_ANSWERS = {
     ],
     "06.3": [
         (_causal_only, "a lower triangle for every row", "keeps causality and forgets the padding"),
-        (_padding_only, "the attention mask repeated for every position", "keeps the padding and forgets causality: ColossalAI's GPT-2 bug"),
+        (
+            _padding_only,
+            "the attention mask repeated for every position",
+            "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",
+        ),
     ],
     "07.1": [
         ("d", None, "judges by the result on ordinary rows; only the row ending in a real eos tells c from d"),
