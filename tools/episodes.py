@@ -237,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
                     raise EpisodeError(f"{path.stem}: not in {SEED.name}")
                 changed = apply(path, seeds.get(path.stem))
                 print(f"{path.name}: {'updated' if changed else 'unchanged'}")
+                if args.from_seed:  # sections that moved to another notebook, or were renamed
+                    headings = section_weights(nbformat.read(path, as_version=4))
+                    unused = [h for h in seeds[path.stem]["sections"] if h not in headings]
+                    if unused:
+                        print(f"  note: seed sections not in {path.name}: {unused}")
         elif args.command == "check":
             found = []
             for path in paths:

@@ -116,10 +116,17 @@ def solution_notes(source: str, solutions: dict[str, Any]) -> dict[str, str]:
     return notes
 
 
+def _show(value: Any) -> str:
+    """``repr``, with a set's items sorted: a set of strings iterates in another order every run."""
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(map(repr, value))) + "}" if value else "set()"
+    return repr(value)
+
+
 def _answer_lines(answer: Any) -> list[str]:
     """The reference answer as a list item: a value or a lambda inline, a function as a code block."""
     if not inspect.isfunction(answer):
-        return [f"- Answer: `{answer!r}`"]
+        return [f"- Answer: `{_show(answer)}`"]
     source = inspect.getsource(answer)
     if answer.__name__ == "<lambda>":
         return ["- Answer: `" + source[source.index("lambda") :].split("#")[0].strip().rstrip(",") + "`"]
@@ -153,7 +160,7 @@ def exercise_lines(titles: list[str]) -> list[str]:
                 f"- Why: {notes.get(key, '(no explanation recorded)')}",
             ]
             for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
-                label = shown or f"`{wrong!r}`"
+                label = shown or f"`{_show(wrong)}`"
                 lines.append(
                     f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
                 )

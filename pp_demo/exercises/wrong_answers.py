@@ -6,7 +6,7 @@ what an instructor reads is what the attendee sees. ``tests/test_episodes.py`` c
 exercise has at least one entry and that the checker rejects every one of them.
 
 Each entry: ``(answer, how to show it, what it reveals)``; ``how to show it`` is None when the
-answer's ``repr`` reads well.
+answer's ``repr`` reads well. Entries for a notebook that is not in the checkout yet wait there.
 """
 
 from typing import Any
@@ -162,5 +162,22 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
     "07.2": [
         ("left", None, "picks a row where the two classes agree: they part only where a real token carries the pad id"),
         (([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
+    ],
+    # notebook 09 (maintainers' track); checked once its checkers are registered
+    "09.1": [
+        ([1, 3], None, "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),
+        (
+            [0, 1, 3, 5],
+            None,
+            "thinks any pad after the text is wrong; with nothing after the first pad, one before it is right",
+        ),
+    ],
+    "09.2": [
+        (
+            {("qwen2", "left"), ("qwen2", "right")},
+            None,
+            "forgets that the old count is right on right padding",
+        ),
+        (set(), None, "expects the other files' change to cover qwen2: each family's forward has its own copy"),
     ],
 }
