@@ -7,26 +7,40 @@ BIN    := $(VENV)/bin
 VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
-.PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean
-.PHONY: lint typecheck hooks site test-browser
+# Where the packages come from (README, "Installing"). The locks pin torch's CPU build
+# (2.13.0+cpu), which PyPI does not carry: on Linux give PyTorch's CPU index, e.g.
+#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# or a folder holding the wheel (TORCH_FIND_LINKS=dir). WHEELHOUSE=dir installs from that
+# folder alone (`make wheelhouse` fills one), with no index at all.
+TORCH_INDEX      ?=
+TORCH_FIND_LINKS ?=
+WHEELHOUSE       ?=
+TORCH_SOURCES := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--find-links $(TORCH_FIND_LINKS))
+SOURCES := $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE),$(TORCH_SOURCES))
+LOCK    := constraints/pinned.lock.txt
+LOCK5   := constraints/transformers5.lock.txt
+
+.PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean \
+        lock wheelhouse test-offline setup-uv lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
-$(VENV)/.installed: pyproject.toml constraints/pinned.txt
+# Exactly the lock (every package, the CPU build of torch), then pp_demo itself without
+# dependencies; `pip check` proves the lock is whole.
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first, exactly as pinned: a bare `torch` can pull a multi-GB CUDA build
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt torch
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx]'
+	$(BIN)/python -m pip install -q $(SOURCES) --upgrade pip
+	$(BIN)/python -m pip install -q $(SOURCES) -r $(LOCK)
+	$(BIN)/python -m pip install -q $(SOURCES) --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
 	touch $@
 
 setup: $(VENV)/.installed
 
 # ColossalAI 0.5.0 itself, for notebook 06 and tests/test_colossalai.py. Its requirements pin
-# torch <= 2.5.1, which conflicts with the pinned torch, so it goes in with --no-deps, after what
-# its import needs (the `colossalai` extra, constrained like the rest: torch stays as pinned).
+# torch <= 2.5.1, against the locked torch, so it goes in with --no-deps; what its import needs
+# (the `colossalai` extra) is in the lock already.
 $(VENV)/.colossalai: $(VENV)/.installed
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,colossalai]'
-	$(BIN)/python -m pip install -q --no-deps -c constraints/pinned.txt colossalai
+	$(BIN)/python -m pip install -q $(SOURCES) --no-deps -c constraints/pinned.txt colossalai
 	touch $@
 
 colossalai: $(VENV)/.colossalai
@@ -51,18 +65,19 @@ notebooks: setup colossalai
 	    --ExecutePreprocessor.record_timing=False "$$nb" || exit 1; \
 	done
 
-$(VENV5)/.installed: pyproject.toml constraints/transformers5.txt
+$(VENV5)/.installed: pyproject.toml $(LOCK5)
 	test -x $(VENV5)/bin/python || $(PYTHON) -m venv $(VENV5)
-	$(VENV5)/bin/python -m pip install -q --upgrade pip
-	$(VENV5)/bin/python -m pip install -q -c constraints/transformers5.txt torch
-	$(VENV5)/bin/python -m pip install -q -c constraints/transformers5.txt -e '.[workbook,onnx]'
+	$(VENV5)/bin/python -m pip install -q $(SOURCES) --upgrade pip
+	$(VENV5)/bin/python -m pip install -q $(SOURCES) -r $(LOCK5)
+	$(VENV5)/bin/python -m pip install -q $(SOURCES) --no-deps --no-build-isolation -e .
+	$(VENV5)/bin/python -m pip check
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
-# on transformers 5.x. Not tests/test_colossalai.py: ColossalAI 0.5.0 requires transformers
+# on transformers 5.x. Not tests/test_colossalai.py nor tests/test_verify_pr.py: ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py
+	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py --ignore tests/test_verify_pr.py
 
 # JupyterLab on the notebooks (all of them: 06 needs ColossalAI). As root it adds --allow-root,
 # without a display --no-browser, and it prints the URL with its token. More flags: LAB_ARGS=...
@@ -74,23 +89,19 @@ lab: setup colossalai
 doctor:
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo doctor
 
-# Lint, format and type checks, with the tools pinned in the `dev` extra (see CONTRIBUTING.md).
+# Lint, format and type checks, with the tools of the `dev` extra (in the lock; CONTRIBUTING.md).
 LINTED := pp_demo tests notebooks tools
 
-$(VENV)/.dev: $(VENV)/.installed
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,dev]'
-	touch $@
-
-lint: $(VENV)/.dev
+lint: setup
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python tools/check_notebooks.py notebooks/*.ipynb
 
-typecheck: $(VENV)/.dev
+typecheck: setup
 	$(BIN)/mypy pp_demo tools
 
 # The pre-commit hooks (.pre-commit-config.yaml) call the tools above from $(BIN).
-hooks: $(VENV)/.dev
+hooks: setup
 	$(BIN)/pre-commit install
 
 # The read-only site: every notebook as HTML from its stored outputs (nothing runs), no request
@@ -99,12 +110,9 @@ site: setup
 	$(BIN)/python tools/build_site.py site
 
 # The site and notebook 01 in a real headless browser: Debian's chromium driven by Playwright
-# (from pip; no `playwright install`). As root a missing chromium is installed with apt-get.
-$(VENV)/.browser: $(VENV)/.colossalai
-	$(BIN)/python -m pip install -q -c constraints/pinned.txt -e '.[workbook,onnx,colossalai,browser]'
-	touch $@
-
-test-browser: $(VENV)/.browser
+# (the `browser` extra, in the lock; no `playwright install`). As root a missing chromium is
+# installed with apt-get.
+test-browser: setup colossalai
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "make test-browser: chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; }
 	PP_DEMO_BROWSER=1 $(BIN)/python -m pytest tests/browser
@@ -124,3 +132,10 @@ time-core: setup
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
+
+# The pull request's claims judged on ColossalAI's own sdists (README, "The pull request, verified")
+.PHONY: verify-pr
+verify-pr: setup colossalai
+	$(BIN)/python -m pp_demo verify-pr
+
+include packaging.mk

@@ -2,12 +2,15 @@
 
 Modules, each one concept, imports flowing one way:
 ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``table`` /
-``figures`` -> ``explore`` (a row of your own) -> ``families`` (a model family as a row) -> ``stages`` (the two-stage split)
--> ``local`` / ``ranks`` + ``distributed`` (one process, or two ranks on
-``torch.distributed.pipelining``) -> ``compare`` / ``matrix`` / ``checker`` (against
-``model.forward``) -> ``training``, ``bench``, ``onnx_export``, ``colossalai_compat`` ->
-``exercises`` -> ``cli`` (``python -m pp_demo``). Beside them, standard library only:
-``quiet`` (imports that print nothing), ``doctor`` (the preflight) and ``lab`` (``make lab``).
+``figures`` -> ``explore`` (a row of your own) -> ``families`` (a model family as a row) ->
+``stages`` (the split at given layers) -> ``jobs`` (what to run, what comes back), ``schedules``
+(GPipe and 1F1B order per rank) -> ``local`` / ``ranks`` + ``distributed`` (one process, or one
+rank per stage on ``torch.distributed.pipelining``) -> ``runner`` (``run(jobs, on=...)``, the one
+way in) -> ``compare`` / ``matrix`` / ``checker`` (against ``model.forward``) -> ``training`` (+
+``training_study``, ``study_figures``: over seeds), ``bench``, ``onnx_export``,
+``colossalai_compat`` -> ``exercises`` -> ``cli`` (``python -m pp_demo``). Beside them, standard
+library only: ``quiet`` (imports that print nothing), ``doctor`` (the preflight) and ``lab``
+(``make lab``).
 """
 
 import importlib

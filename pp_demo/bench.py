@@ -23,6 +23,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from .families import build_model
+from .stages import even_split_points
 
 __all__ = ["BenchSize", "BenchJob", "run_bench", "format_bench", "draw_bench"]
 
@@ -82,44 +83,50 @@ def single_process_times(size, threads, warmup=1, repeats=3):
         torch.set_num_threads(previous)
 
 
-@dataclass
+@dataclass(frozen=True)
 class BenchJob:
-    """Timed pipeline steps, run by both ranks (``pp_demo.ranks.run_jobs`` calls ``run_on_rank``)."""
+    """Timed pipeline steps on ``n_stages`` ranks: ``pp_demo.ranks.run_on_rank`` calls
+    ``run_on_rank`` on every rank, which times the runner's own step (``pipeline_step``)."""
 
     size: BenchSize
     n_micro: int
     warmup: int = 1
     repeats: int = 3
+    n_stages: int = 2
 
-    def run_on_rank(self, rank, cache, device):
-        from .ranks import Job, JobResult
+    def run_on_rank(self, rank, world_size, cache, device):
+        from .jobs import Job
+        from .ranks import pipeline_step
 
         model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()
+        ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
+        points = even_split_points(self.size.layers, world_size)
         times = {}
         for mode, training in (("inference", False), ("training", True)):
-            job = Job(model, ids, mask, labels if training else None, n_micro=self.n_micro)
+            job = Job.step(model, ids, mask, labels, split_points=points, n_micro=self.n_micro) if training \
+                else Job.infer(model, ids, mask, split_points=points, n_micro=self.n_micro)
             schedule, module = cache.get(job, ids.shape, training)
             module.train(training)
-            if rank == 0:
-                step = lambda: schedule.step(ids, mask)
-            else:
-                step = (lambda: schedule.step(target=labels)) if training else schedule.step
+
+            def step():
+                pipeline_step(schedule, rank, world_size, ids, mask, labels if training else None, [])
+
             with torch.set_grad_enabled(training):
                 times[mode] = _median_time(step, self.warmup, self.repeats, sync=dist.barrier)
-        return JobResult(timings=times)
+        return times
 
 
 def run_bench(size=BenchSize(), micro_batches=(1, 2, 4, 8), warmup=1, repeats=3, timeout_s=1800):
     """All measurements as one dict (the JSON file's content)."""
-    from .distributed import run_distributed
+    from .runner import run
 
     one = single_process_times(size, 1, warmup, repeats)
     two_threads = single_process_times(size, 2, warmup, repeats)
-    results = run_distributed([BenchJob(size, m, warmup, repeats) for m in micro_batches], timeout_s=timeout_s)
+    results = run([BenchJob(size, m, warmup, repeats) for m in micro_batches], on="ranks", timeout_s=timeout_s)
     rows = []
     for m, result in zip(micro_batches, results):
         ideal = 2 * m / (m + 1)
-        for mode, seconds in result.timings.items():
+        for mode, seconds in result.items():
             speedup = one[mode] / seconds
             rows.append({"mode": mode, "micro_batches": m, "pipeline_s": seconds, "speedup": speedup,
                          "ideal": ideal, "of_ideal": speedup / ideal})

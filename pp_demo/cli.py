@@ -1,9 +1,10 @@
 """``python -m pp_demo``: the workbook's jobs from a shell."""
 
 import argparse
+import os
 
-from .cases import CASES, as_batch, get_case, row_text
-from .compare import REPRO_ROWS, compare_rows, default_atol, forward_logits, reproduce, reproduction_line
+from .cases import CASES, get_case, row_text
+from .compare import REPRO_ROWS, reproduce_runs, reproduction_line
 from .doctor import main as run_doctor
 from .families import FAMILIES
 from .rules import CORE_RULES, FIX, RULES
@@ -58,34 +59,10 @@ def _runs(args):
             yield family, rule
 
 
-def _distributed_lines(args):
-    """All runs as jobs of one two-rank start; ``None`` on a torchrun rank that must not print."""
-    from .distributed import Job, run_two_ranks
-    from .families import build_model
-
-    ids, mask = as_batch(REPRO_ROWS)
-    runs = list(_runs(args))
-    models = {family: build_model(family) for family in args.family}
-    jobs = [Job(models[f], ids, mask, rule=r, split_at=args.split_at, n_micro=args.micro_batches) for f, r in runs]
-    results = run_two_ranks(jobs)
-    if results is None:
-        return None
-    return [(f, r, compare_rows(res.logits, forward_logits(models[f], ids, mask), default_atol("cpu")))
-            for (f, r), res in zip(runs, results)]
-
-
-def _two_rank_runner(runs):
-    from .distributed import Job, run_two_ranks
-
-    results = run_two_ranks([Job(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs])
-    return None if results is None else [r.logits for r in results]
-
-
 def _families(args):
     from .matrix import format_matrix, pipeline_matrix
 
-    runner = _two_rank_runner if args.distributed else None
-    table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, runner)
+    table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process")
     if table is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     print(format_matrix(table))
@@ -124,23 +101,45 @@ def _bench(args):
     return 0
 
 
+def _stage_count(args):
+    from .distributed import launched_by_torchrun, torchrun_world_size
+
+    if args.split_at:
+        return len(args.split_at) + 1
+    return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
+
+
 def _reproduce(args):
-    if args.distributed:
-        lines = _distributed_lines(args)
-        if lines is None:  # torchrun's first rank: the last rank holds the logits and prints
-            return 0
-        where = "two ranks on torch.distributed.pipelining"
-    else:
-        lines = [(f, r, reproduce(f, r, split_at=args.split_at, n_micro=args.micro_batches, device=args.device))
-                 for f, r in _runs(args)]
-        where = "both stages in this process"
+    on = "ranks" if args.distributed else "process"
+    points = tuple(args.split_at) if args.split_at else None
+    runs = list(_runs(args))
+    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device)
+    if results is None:  # a torchrun rank without the logits: the last rank prints
+        return 0
+    n = _stage_count(args)
+    count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
+    where = f"{count} ranks on torch.distributed.pipelining" if args.distributed else \
+        ("both stages in this process" if n == 2 else f"all {count} stages in this process")
     print(format_padding_table(reference="true_last"))
     print()
-    print(f"The bug, reproduced: a two-stage pipeline ({where}) against model.forward (the reference)")
+    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
     print(f"batch: {_rows_text()}; pad id 0")
-    for family, rule, result in lines:
+    for (family, rule), result in zip(runs, results):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
+
+
+def _train_study(args):
+    from .training_study import main
+
+    print(f"wrote {main(args.out, args.seeds)}")
+    return 0
+
+
+def _verify_pr(args):
+    from .verify_pr import main
+
+    return main(args.cache, args.wheelhouse, args.out)
 
 
 def build_parser():
@@ -177,13 +176,14 @@ def build_parser():
                                                   f"{', '.join(FAMILIES)})")
     reproduce.add_argument("--rule", nargs="+", choices=PADDED_RULES, metavar="RULE",
                            help=f"pooling rules of the last stage ({', '.join(PADDED_RULES)})")
-    reproduce.add_argument("--split-at", type=int, default=None,
-                           help="first layer of the last stage (default: half the layers)")
+    reproduce.add_argument("--split-at", type=int, nargs="+", default=None, metavar="LAYER",
+                           help="first layer of each stage after the first: K gives two stages, "
+                                "K1 K2 three (default: half the layers; under torchrun, one stage per rank)")
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
     reproduce.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
     reproduce.add_argument("--distributed", action="store_true",
-                           help="run the stages as two ranks (spawned here, or the ranks of "
-                                "torchrun --nproc-per-node 2 -m pp_demo reproduce --distributed)")
+                           help="run the stages as ranks, one per stage (spawned here, or the ranks of "
+                                "torchrun --nproc-per-node STAGES -m pp_demo reproduce --distributed)")
     reproduce.set_defaults(run=_reproduce)
     families = jobs.add_parser(
         "families", help="family x padding case x rule: does the two-stage pipeline match model.forward?",
@@ -198,7 +198,7 @@ def build_parser():
                           help="rules (default: each family's ColossalAI 0.5.0 rule and the fix)")
     families.add_argument("--attn", choices=["eager", "sdpa"], default=None,
                           help="attention implementation (default: what transformers picks)")
-    families.add_argument("--distributed", action="store_true", help="run the stages as two ranks")
+    families.add_argument("--distributed", action="store_true", help="run the stages as ranks, one per stage")
     families.set_defaults(run=_families)
 
     check = jobs.add_parser(
@@ -236,6 +236,17 @@ def build_parser():
     doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",
                              description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.")
     doctor.set_defaults(run=lambda args: run_doctor([]))
+    study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
+    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
+    study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
+    study.set_defaults(run=_train_study)
+    verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
+    verify.add_argument("--cache", help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE "
+                                        "or ~/.cache/pp_demo/colossalai)")
+    verify.add_argument("--wheelhouse", help="folder searched for the sdists, subfolders included "
+                                             "(default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
+    verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
+    verify.set_defaults(run=_verify_pr)
     return parser
 
 
@@ -245,4 +256,6 @@ def main(argv=None):
     try:
         return args.run(args)
     except ValueError as error:  # bad input: say what is wrong, no traceback
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
+        # under torchrun every rank finds the same error: the first one says it, once
+        quiet = os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"
+        parser.exit(2, None if quiet else f"{parser.prog}: error: {error}\n")

@@ -26,7 +26,8 @@ from .families import family_of
 from .quiet import import_quietly
 
 __all__ = ["FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward", "one_stage",
-           "call_one_stage", "num_layers"]
+           "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree",
+           "forget_imported_tree"]
 
 # family -> (module in colossalai.shardformer.modeling, class, sequence classification forward)
 FORWARDS = {
@@ -39,6 +40,13 @@ FORWARDS = {
     "gptj": ("gptj", "GPTJPipelineForwards", "gptj_for_sequence_classification_forward"),
     "mistral": ("mistral", "MistralForwards", "mistral_for_sequence_classification_forward"),
 }
+
+# Added to ColossalAI after its 0.5.0 release: the nightly build 2025.7.12 has a ninth
+# pooling forward, Qwen3's. Kept apart so that the 0.5.0 callables above never import it.
+LATER_FORWARDS = {
+    "qwen3": ("qwen3", "Qwen3PipelineForwards", "qwen3_for_sequence_classification_forward"),
+}
+ALL_FORWARDS = {**FORWARDS, **LATER_FORWARDS}
 
 # Bloom's and Falcon's last stage read the batch size from ``hidden_states.shape[0]``, the
 # tensor an earlier stage sends. With one stage nothing is sent, so they need a placeholder.
@@ -115,7 +123,7 @@ def num_layers(model):
 
 def pipeline_forward(family):
     """ColossalAI's own function for ``family``, as released (imported on first use)."""
-    module, owner, method = FORWARDS[family]
+    module, owner, method = ALL_FORWARDS[family]
     classes = _import_quietly(f"colossalai.shardformer.modeling.{module}")
     return getattr(getattr(classes, owner), method)
 
@@ -144,7 +152,7 @@ def _one_stage_callable(family):
         return call_one_stage(function, model, num_layers(model), input_ids, attention_mask, **extra).logits
 
     forward.__name__ = f"colossalai_{family}_forward"
-    forward.__doc__ = f"ColossalAI 0.5.0's {'.'.join(FORWARDS[family][1:])} on one stage holding every layer."
+    forward.__doc__ = f"ColossalAI's {'.'.join(ALL_FORWARDS[family][1:])} on one stage holding every layer."
     return forward
 
 
@@ -168,3 +176,28 @@ def colossalai_forward(model, input_ids, attention_mask):
         raise ValueError(f"ColossalAI 0.5.0 has no pooled pipeline forward studied here for {family}; "
                          f"families: {', '.join(FORWARDS)}")
     return _callables()[family](model, input_ids, attention_mask)
+
+
+def forwards_in_tree() -> dict[str, object]:
+    """``{family: forward}`` for every pooling forward the imported ColossalAI has: eight in
+    0.5.0, nine in a tree with ``qwen3.py`` (checked by file, so nothing else is imported)."""
+    import importlib.util
+    import os
+
+    modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
+    if modeling is None:
+        raise ImportError(_MISSING)
+    folder = modeling.submodule_search_locations[0]
+    present = [f for f, (module, _, _) in ALL_FORWARDS.items() if os.path.exists(os.path.join(folder, f"{module}.py"))]
+    return {family: _one_stage_callable(family) for family in present}
+
+
+def forget_imported_tree() -> None:
+    """Drop the imported ColossalAI and what was made from it, so that the next call imports
+    another tree from ``sys.path`` (pp_demo.verify_pr runs several variants in one process)."""
+    import sys
+
+    for name in [n for n in sys.modules if n == "colossalai" or n.startswith("colossalai.")]:
+        del sys.modules[name]
+    one_stage.cache_clear()
+    _callables.cache_clear()

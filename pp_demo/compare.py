@@ -12,11 +12,12 @@ import torch
 
 from .cases import as_batch
 from .families import build_model
-from .local import pipeline_logits
+from .jobs import Job
 from .rules import FIX
+from .runner import run
 
 __all__ = ["RowComparison", "default_atol", "forward_logits", "compare_rows", "REPRO_ROWS",
-           "reproduce", "reproduction_line", "default_device"]
+           "reproduce", "reproduce_runs", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
@@ -60,21 +61,34 @@ def compare_rows(logits, reference, atol):
     if logits.shape != reference.shape:
         raise ValueError(f"logits of shape {tuple(logits.shape)} cannot be compared with "
                          f"reference logits of shape {tuple(reference.shape)}")
-    diff = (logits.float() - reference.float()).abs().amax(-1).cpu()
+    diff = (logits.float().to(reference.device) - reference.float()).abs().amax(-1).cpu()
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
 
 
-def reproduce(family, rule=FIX, split_at=None, n_micro=1, seed=0, device=None, rows=REPRO_ROWS):
-    """The bug in one call: a tiny seeded model, split in two, on the reproduction batch.
-
-    Weights are drawn on the CPU with ``seed`` and then moved, so every device runs
-    the same model; both stages run in this process (``pp_demo.cli`` has the two-rank form).
-    """
+def reproduce_runs(runs, split_points=None, n_micro: int = 1, on: str = "process", seed: int = 0,
+                   device: str | None = None, rows=REPRO_ROWS) -> list[RowComparison] | None:
+    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
+    ``split_points``, on the reproduction batch, all runs in one call of the runner
+    (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
+    and then moved, so every device runs the same model. Each comparison's tolerance
+    follows the device the pipeline ran on. ``None`` on a torchrun rank without results."""
     device = device or default_device()
-    model = build_model(family, seed=seed).to(device)
+    runs = list(runs)
+    models = {family: build_model(family, seed=seed).to(device) for family, _ in runs}
     ids, mask = as_batch(rows, device)
-    logits = pipeline_logits(model, ids, mask, rule=rule, split_at=split_at, n_micro=n_micro)
-    return compare_rows(logits, forward_logits(model, ids, mask), default_atol(device))
+    jobs = [Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
+            for family, rule in runs]
+    results = run(jobs, on=on)
+    if results is None:
+        return None
+    return [compare_rows(result.logits, forward_logits(job.model, ids, mask), default_atol(result.device))
+            for job, result in zip(jobs, results)]
+
+
+def reproduce(family: str, rule: str = FIX, split_points=None, n_micro: int = 1, seed: int = 0,
+              device: str | None = None, rows=REPRO_ROWS) -> RowComparison:
+    """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
+    return reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)[0]
 
 
 def reproduction_line(comparison):

@@ -1,52 +1,89 @@
-"""Run the two stages in one process: micro-batches through both stages, in order.
+"""Run a job's stages in one process: micro-batches through every stage, in order.
 
-This is the pipeline without the processes: the same stage modules the distributed
-runner places on two ranks, so any difference between the two runs is the engine's.
+This is the pipeline without the processes: the same stage modules the ranks hold, so
+any difference between the two runs is the engine's. Gradients follow the schedule's
+convention: each micro-batch's mean loss divided by the micro-batch count.
 """
 
+import copy
+
 import torch
+import torch.nn.functional as F
 
-from .stages import split_model
+from .jobs import Batch, Inference, Job, Result, Step, Training, micro_batches, prepare
+from .rules import FIX
+from .stages import Stages, split_model
 
-__all__ = ["micro_batches", "run_local", "pipeline_logits"]
-
-
-def micro_batches(batch_size, count):
-    """Row slices of ``count`` equal micro-batches; a clear error when they can't be equal."""
-    if not isinstance(count, int) or count < 1:
-        raise ValueError(f"the micro-batch count must be a positive int, got {count!r}")
-    if batch_size % count:
-        raise ValueError(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
-    size = batch_size // count
-    return [slice(i * size, (i + 1) * size) for i in range(count)]
+__all__ = ["run_in_process", "pipeline_logits", "fixed_pipeline", "count_rule_pipeline"]
 
 
-@torch.no_grad()
-def run_local(stages, input_ids, attention_mask=None, n_micro=1):
-    """Logits of the last stage for the whole batch, micro-batch by micro-batch.
+def _through(stages: Stages, ids, mask):
+    sent = stages.first(ids, mask)
+    for stage in stages.modules[1:]:
+        sent = stage(*sent)
+    return sent
 
-    A missing mask becomes all ones (every token real), as transformers assumes; the
-    stages always get a tensor because ``None`` cannot travel between ranks.
-    """
+
+def _accumulate(stages, batch: Batch, n_micro, device):
+    """Forward and backward of every micro-batch; the whole batch's logits and mean loss."""
+    ids, mask, labels = (t.to(device) for t in batch.as_tuple())
+    logits, losses = [], []
+    for rows in micro_batches(ids.shape[0], n_micro):
+        out = _through(stages, ids[rows], mask[rows])
+        loss = F.cross_entropy(out, labels[rows])
+        (loss / n_micro).backward()
+        logits.append(out.detach().cpu())
+        losses.append(loss.detach())
+    return torch.cat(logits), float(torch.stack(losses).mean())
+
+
+def _named(model, tensors):
+    return {name: tensors(p).detach().cpu().clone() for name, p in model.named_parameters() if tensors(p) is not None}
+
+
+def run_in_process(job: Job) -> Result:
+    """Run ``job`` (already checked) here. A ``"train"`` job trains a copy of its model, as
+    the ranks do, so the caller's model is the same after either run."""
+    model = copy.deepcopy(job.model) if job.mode == "train" else job.model
+    device = next(model.parameters()).device
+    stages = split_model(model, job.split_points, job.rule)
+    for stage in stages:
+        stage.train(job.mode != "infer")  # each stage holds copies of the body: set its mode
+    if job.mode == "infer":
+        ids, mask = job.batch.input_ids.to(device), job.batch.attention_mask.to(device)
+        with torch.no_grad():
+            logits = [_through(stages, ids[rows], mask[rows]) for rows in micro_batches(ids.shape[0], job.n_micro)]
+        return Inference(torch.cat(logits).cpu(), device.type)
+    if job.mode == "step":
+        model.zero_grad(set_to_none=True)
+        logits, loss = _accumulate(stages, job.batch, job.n_micro, device)
+        grads = _named(model, lambda p: p.grad)
+        model.zero_grad(set_to_none=True)
+        return Step(logits, loss, grads, device.type)
+    optimizer = torch.optim.Adam(model.parameters(), lr=job.lr)
+    losses, step_logits = [], []
+    for batch in job.batches:
+        optimizer.zero_grad(set_to_none=True)
+        logits, loss = _accumulate(stages, batch, job.n_micro, device)
+        optimizer.step()
+        losses.append(loss)
+        step_logits.append(logits)
+    return Training(losses, step_logits, _named(model, lambda p: p), device.type)
+
+
+def pipeline_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, rule: str = FIX,
+                    split_points: int | tuple[int, ...] | None = None, n_micro: int = 1) -> torch.Tensor:
+    """Logits of the pipeline run in this process, on the model's device: shorthand for
+    ``run([Job.infer(...)])[0].logits``. A missing mask means every token is real."""
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
-    device = next(stages.first.parameters()).device
-    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
-    logits = []
-    for rows in micro_batches(input_ids.shape[0], n_micro):
-        sent = stages.first(input_ids[rows], attention_mask[rows])
-        logits.append(stages.last(*sent))
-    return torch.cat(logits)
-
-
-def pipeline_logits(model, input_ids, attention_mask=None, rule="rightmost_non_pad", split_at=None, n_micro=1):
-    """Split ``model`` and run it in one process: the one-call form of the two above."""
-    return run_local(split_model(model, split_at, rule), input_ids, attention_mask, n_micro)
+    job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
+    return run_in_process(prepare(job)).logits.to(next(model.parameters()).device)
 
 
 def fixed_pipeline(model, input_ids, attention_mask):
-    """pp_demo's two-stage pipeline with the fix, as a ``(model, ids, mask) -> logits``
-    callable for ``pp_demo.checker`` (``python -m pp_demo check pp_demo.local:fixed_pipeline``)."""
+    """pp_demo's pipeline with the fix, as a ``(model, ids, mask) -> logits`` callable for
+    ``pp_demo.checker`` (``python -m pp_demo check pp_demo.local:fixed_pipeline``)."""
     return pipeline_logits(model, input_ids, attention_mask, rule="rightmost_non_pad")
 
 

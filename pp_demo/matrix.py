@@ -18,8 +18,9 @@ from collections import defaultdict
 from .cases import CASES, as_batch
 from .compare import compare_rows, default_atol, forward_logits
 from .families import FAMILIES, build_model, get_family
-from .local import pipeline_logits
+from .jobs import Job
 from .rules import FIX
+from .runner import run
 from .table import NO_ANSWER, RIGHT, WRONG
 
 __all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
@@ -47,24 +48,22 @@ def matrix_runs(families=None, cases=None, rules=None, attn_implementation=None)
     return runs
 
 
-def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=None, runner=None):
+def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=None, on="process",
+                    split_points=None):
     """``{(family, rule, case): matches model.forward}``.
 
-    ``runner(runs)`` returns the pipeline's logits for each run; the default runs the
-    stages in this process. ``pp_demo.cli`` passes a two-rank runner for ``--distributed``,
-    which returns ``None`` on a torchrun rank without logits: then so does this.
+    ``on`` is the runner's (``pp_demo.runner.run``): ``"ranks"`` runs every run of the
+    table in one start of the ranks; under torchrun, a rank without results returns ``None``.
     """
     runs = matrix_runs(families, cases, rules, attn_implementation)
-    if runner is None:
-        all_logits = [pipeline_logits(model, ids, mask, rule=rule) for _, rule, _, model, ids, mask in runs]
-    else:
-        all_logits = runner(runs)
-        if all_logits is None:
-            return None
+    results = run([Job.infer(model, ids, mask, rule=rule, split_points=split_points)
+                   for _, rule, _, model, ids, mask in runs], on=on)
+    if results is None:
+        return None
     table = {}
-    for (family, rule, group, model, ids, mask), logits in zip(runs, all_logits):
-        result = compare_rows(logits, forward_logits(model, ids, mask), default_atol("cpu"))
-        for case, match in zip(group, result.matches):
+    for (family, rule, group, model, ids, mask), result in zip(runs, results):
+        compared = compare_rows(result.logits, forward_logits(model, ids, mask), default_atol(result.device))
+        for case, match in zip(group, compared.matches):
             table[family, rule, case] = match
     return table
 

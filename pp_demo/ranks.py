@@ -1,90 +1,39 @@
-"""What each of the two ranks does: its stage of the split model, one engine per shape.
+"""What each rank does: its stage of the split model, one engine per shape, one step helper.
 
-Rank 0 holds the first stage, rank 1 the last; ``PipelineStage`` moves the hidden
-states, ``input_ids`` and the mask between them; ``ScheduleGPipe`` runs inference and
-``Schedule1F1B`` training. Starting the ranks is ``pp_demo.distributed``'s business.
+Rank r of p holds stage r; ``PipelineStage`` moves the hidden states, ``input_ids`` and the
+mask from stage to stage; ``ScheduleGPipe`` or ``Schedule1F1B`` orders the micro-batches.
+Starting the ranks is ``pp_demo.distributed``'s business.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
 aborts or returns extra rows for other shapes. So a stage and its schedule are built
-per shape (``_StageCache``); a batch that does not split evenly is refused earlier.
+per shape (``StageCache``); a batch that does not split evenly is refused earlier.
+Each rank returns a plain dict per job (its own stage's gradients or parameters; the
+logits and losses on the last rank); ``merge`` makes the job's typed result from them.
 """
 
 import os
 import signal
 import time
-from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 
-from .rules import FIX
+from .jobs import Inference, Job, Result, Step, Training
 from .stages import split_model
 
-__all__ = ["WORLD_SIZE", "Fault", "Job", "TrainJob", "JobResult", "backend_and_device", "run_jobs"]
+__all__ = ["backend_and_device", "StageCache", "pipeline_step", "run_on_rank", "merge"]
 
-WORLD_SIZE = 2
-
-
-@dataclass(frozen=True)
-class Fault:
-    """A failure injected on purpose (tests, the notebook): on ``rank``, at the forward of
-    micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``."""
-
-    rank: int
-    how: str = "raise"
-    at: int = 1
+_SCHEDULES = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
 
 
-@dataclass
-class Job:
-    """One batch for the two ranks: inference (``labels`` None) or one training step."""
-
-    model: nn.Module
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    labels: torch.Tensor | None = None
-    rule: str = FIX
-    split_at: int | None = None
-    n_micro: int = 1
-    fault: Fault | None = None
-
-
-@dataclass
-class TrainJob:
-    """Optimizer steps through the pipeline (1F1B), one per batch of ``(ids, mask, labels)``,
-    from the model's weights as they are. Adam on each rank over its own stage's
-    parameters; every batch must have the same shape (one engine)."""
-
-    model: nn.Module
-    batches: list
-    rule: str = FIX
-    split_at: int | None = None
-    n_micro: int = 1
-    lr: float = 1e-2
-    fault: Fault | None = None
-
-
-@dataclass
-class JobResult:
-    logits: torch.Tensor | None = None            # last stage's output, whole batch
-    loss: float | None = None                     # mean over micro-batches (training)
-    grads: dict[str, torch.Tensor] = field(default_factory=dict)  # by the model's parameter names
-    losses: list[float] = field(default_factory=list)             # per step (TrainJob)
-    step_logits: list[torch.Tensor] = field(default_factory=list)  # per step (TrainJob)
-    params: dict[str, torch.Tensor] = field(default_factory=dict)  # trained, by name (TrainJob)
-    timings: dict[str, float] = field(default_factory=dict)        # seconds (pp_demo.bench)
-
-
-def backend_and_device(rank):
-    """NCCL with one GPU per rank when there are two GPUs; otherwise gloo on the CPU."""
-    if torch.cuda.device_count() >= WORLD_SIZE:
+def backend_and_device(rank: int, world_size: int) -> tuple[str, torch.device]:
+    """NCCL with one GPU per rank when there are enough GPUs; otherwise gloo on the CPU."""
+    if torch.cuda.device_count() >= world_size:
         return "nccl", torch.device("cuda", rank)
     return "gloo", torch.device("cpu")
 
-
-# ------------------------------------------------------------------ one rank
 
 class _Faulty(nn.Module):
     def __init__(self, stage, fault):
@@ -108,11 +57,11 @@ def _loss(logits, labels):
     return F.cross_entropy(logits, labels)
 
 
-class _StageCache:
-    """One ``PipelineStage`` and schedule per shape: the engine cannot change shape."""
+class StageCache:
+    """One ``PipelineStage`` and schedule per job shape on this rank: the engine cannot change shape."""
 
-    def __init__(self, rank, device):
-        self.rank, self.device, self.built = rank, device, {}
+    def __init__(self, rank: int, world_size: int, device: torch.device):
+        self.rank, self.world_size, self.device, self.built = rank, world_size, device, {}
 
     def _example_args(self, job, shape, training):
         """Shapes of one micro-batch in and out of this rank's stage, given up front: the
@@ -125,79 +74,86 @@ class _StageCache:
         hidden = torch.zeros(*ids.shape, job.model.config.hidden_size, dtype=dtype, device=self.device)
         hidden.requires_grad_(training)  # tells the engine to send its gradient back
         logits = torch.zeros(rows, job.model.config.num_labels, dtype=dtype, device=self.device)
-        return ((ids, mask), (hidden, ids, mask)) if self.rank == 0 else ((hidden, ids, mask), logits)
+        inputs = (ids, mask) if self.rank == 0 else (hidden, ids, mask)
+        outputs = logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
+        return inputs, outputs
 
-    def get(self, job, shape, training):
-        key = (id(job.model), job.rule, job.split_at, job.n_micro, training, tuple(shape), job.fault)
+    def get(self, job: Job, shape, training: bool):
+        kind = job.schedule_for(self.world_size)
+        key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
-            module = split_model(job.model, job.split_at, job.rule)[self.rank]
+            module = split_model(job.model, job.split_points, job.rule)[self.rank]
             if job.fault is not None and job.fault.rank == self.rank:
                 module = _Faulty(module, job.fault)
-            stage = PipelineStage(module, self.rank, WORLD_SIZE, self.device, *self._example_args(job, shape, training))
-            if not training:
-                schedule = ScheduleGPipe(stage, job.n_micro)
-            elif job.n_micro >= WORLD_SIZE:
-                schedule = Schedule1F1B(stage, job.n_micro, loss_fn=_loss)
-            else:  # 1F1B needs a micro-batch per stage; with one, GPipe's fill-drain is the same
-                schedule = ScheduleGPipe(stage, job.n_micro, loss_fn=_loss)
-            self.built[key] = schedule, module
+            stage = PipelineStage(module, self.rank, self.world_size, self.device,
+                                  *self._example_args(job, shape, training))
+            self.built[key] = _SCHEDULES[kind](stage, job.n_micro, loss_fn=_loss if training else None), module
         return self.built[key]
 
 
-def _grads_by_name(model):
-    return {name: p.grad.detach().cpu().clone() for name, p in model.named_parameters() if p.grad is not None}
+def pipeline_step(schedule, rank: int, world_size: int, ids, mask, labels=None, losses=None):
+    """One step of the schedule on this rank, for inference, training and the benchmark
+    alike: the first stage feeds the batch, the last gets the target (when training) and
+    returns the logits; a middle stage only relays."""
+    args = (ids, mask) if rank == 0 else ()
+    kwargs = {"target": labels, "losses": losses} if rank == world_size - 1 and labels is not None else {}
+    return schedule.step(*args, **kwargs)
 
 
-def _train(rank, job, cache, device):
-    ids, mask, _ = job.batches[0]
-    schedule, module = cache.get(job, ids.shape, training=True)
-    module.train()
-    optimizer = torch.optim.Adam(module.parameters(), lr=job.lr)
-    result, touched = JobResult(), set()
-    for ids, mask, labels in job.batches:
-        optimizer.zero_grad(set_to_none=True)
-        if rank == 0:
-            schedule.step(ids.to(device).contiguous(), mask.to(device).contiguous())
-        else:
-            losses = []
-            out = schedule.step(target=labels.to(device), losses=losses)
-            result.losses.append(float(torch.stack(losses).detach().mean()))
-            result.step_logits.append(out.detach().cpu())
+def _by_name(model, ids, tensor):
+    return {n: tensor(p).detach().cpu().clone() for n, p in model.named_parameters()
+            if id(p) in ids and tensor(p) is not None}
+
+
+def _run_job(rank, world_size, job, cache, device):
+    training = job.mode != "infer"
+    ids, mask, _ = job.batch.as_tuple()
+    schedule, module = cache.get(job, ids.shape, training)
+    module.train(training)  # the stage holds copies of the body: set its mode
+    # the stage's copy of the body still holds the modules it bypasses (shared with the model,
+    # never used here): what this rank owns is what got a gradient
+    touched = set()
+    optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
+    part = {"losses": [], "logits": []}
+    for batch in job.batches:
+        ids, mask, labels = (None if t is None else t.to(device).contiguous() for t in batch.as_tuple())
+        job.model.zero_grad(set_to_none=True)
+        losses = []
+        with torch.set_grad_enabled(training):
+            out = pipeline_step(schedule, rank, world_size, ids, mask, labels if training else None, losses)
+        if rank == world_size - 1:
+            part["logits"].append(out.detach().cpu())
+            if losses:
+                part["losses"].append(float(torch.stack(losses).detach().mean()))
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
-        optimizer.step()
-    # only this rank's stage was trained here; the caller merges both ranks' parameters
-    result.params = {n: p.detach().cpu().clone() for n, p in job.model.named_parameters() if id(p) in touched}
-    return result
+        if optimizer is not None:
+            optimizer.step()
+    if job.mode == "step":
+        part["grads"] = _by_name(job.model, touched, lambda p: p.grad)
+    if job.mode == "train":
+        part["params"] = _by_name(job.model, touched, lambda p: p)
+    return part
 
 
-def run_jobs(rank, jobs, device):
-    """Run every job on this rank (the process group is up); results matter on the last rank."""
-    cache, results = _StageCache(rank, device), []
+def run_on_rank(rank: int, world_size: int, jobs: list, device: torch.device) -> list:
+    """Run every job on this rank (the process group is up): one part per job."""
+    cache, parts = StageCache(rank, world_size, device), []
     for job in jobs:
-        if hasattr(job, "run_on_rank"):  # a job that drives the stages itself (pp_demo.bench)
-            results.append(job.run_on_rank(rank, cache, device))
+        if hasattr(job, "run_on_rank"):  # a job that drives the steps itself (pp_demo.bench)
+            parts.append(job.run_on_rank(rank, world_size, cache, device))
             continue
         job.model.to(device)
-        if isinstance(job, TrainJob):
-            results.append(_train(rank, job, cache, device))
-            continue
-        schedule, module = cache.get(job, job.input_ids.shape, training=job.labels is not None)
-        module.train(job.labels is not None)  # the stage holds copies of the body: set its mode
-        ids, mask = job.input_ids.to(device).contiguous(), job.attention_mask.to(device).contiguous()
-        result = JobResult()
-        if job.labels is None:
-            with torch.no_grad():
-                out = schedule.step(ids, mask) if rank == 0 else schedule.step()
-            result.logits = None if out is None else out.detach().cpu()
-        else:
-            job.model.zero_grad(set_to_none=True)
-            losses = []
-            if rank == 0:
-                schedule.step(ids, mask)
-            else:
-                out = schedule.step(target=job.labels.to(device), losses=losses)
-                result.logits = out.detach().cpu()
-                result.loss = float(torch.stack(losses).detach().mean())
-            result.grads = _grads_by_name(job.model)
-        results.append(result)
-    return results
+        parts.append(_run_job(rank, world_size, job, cache, device))
+    return parts
+
+
+def merge(job, parts: list, device: str) -> Result:
+    """The job's result from every rank's part (rank order)."""
+    if hasattr(job, "run_on_rank"):
+        return parts[-1]
+    last = parts[-1]
+    if job.mode == "infer":
+        return Inference(last["logits"][0], device)
+    if job.mode == "step":
+        return Step(last["logits"][0], last["losses"][0], {k: v for p in parts for k, v in p["grads"].items()}, device)
+    return Training(last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device)

@@ -74,5 +74,13 @@ SOLUTIONS.update({
 SOLUTIONS.update({
     "05.1": (2, 1),      # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
     "05.2": [2, 3, 4],   # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
-    "05.3": False,       # right padding, no pad id in the text: count - 1 is the last real token
+    "05.3": [3, 4],      # the count rule pools position 4; it sees itself and the real token before it
+})
+
+
+# ---- notebook 09
+SOLUTIONS.update({
+    "09.1": [1, 3, 5],  # wrong when the first pad follows a real token and a real token follows it (3),
+                        # or when the row starts and ends with a pad (1, 5); 0, 2 and 4 are fine
+    "09.2": {("qwen2", "left")},  # only the unpatched count, and only where pads come first
 })

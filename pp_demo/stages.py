@@ -1,15 +1,17 @@
-"""Split a ``*ForSequenceClassification`` model into two pipeline stages.
+"""Split a ``*ForSequenceClassification`` model into pipeline stages at given layers.
 
 The stages reuse the model's own modules and its own body ``forward`` (copy the body
-twice, prune each copy): no family's forward is rewritten, so positions, masks, rotary
-or alibi terms are computed by transformers itself. Parameters are *shared* with the
-model, not copied, so a training step through the stages trains the model itself.
+once per stage, prune each copy): no family's forward is rewritten, so positions, masks,
+rotary or alibi terms are computed by transformers itself. Parameters are *shared* with
+the model, not copied, so a training step through the stages trains the model itself.
 
-    first stage:  embeddings + layers[:k]                -> hidden, input_ids, attention_mask
-    last stage:   layers[k:] + final norm + pool + score -> logits
+    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
+    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
+    last stage:    layers[pk:] + final norm + pool + score -> logits
 
-``input_ids`` and the mask travel with the hidden states because the last stage pools
-from them, as in ColossalAI, whose schedule hands every stage the whole micro-batch.
+``input_ids`` and the mask travel with the hidden states through every stage because the
+last stage pools from them: ColossalAI's schedule hands every stage the whole micro-batch,
+so its last stage, however many stages come before it, runs the same pooling code.
 """
 
 import copy
@@ -21,12 +23,13 @@ from torch import nn
 from .families import family_of
 from .rules import FIX, get_rule, pooled_positions
 
-__all__ = ["FirstStage", "LastStage", "TwoStages", "split_model"]
+__all__ = ["FirstStage", "MiddleStage", "LastStage", "Stages", "split_model", "check_split_points",
+           "even_split_points", "count_layers"]
 
 
 class _Zero(nn.Module):
-    """Stands in for learned position embeddings in the last stage: they were already
-    added in the first stage, and the body's forward adds them again to its input."""
+    """Stands in for learned position embeddings after the first stage: they were already
+    added there, and the body's forward adds them again to its input."""
 
     def forward(self, *args, **kwargs):
         return torch.zeros(())
@@ -49,7 +52,7 @@ def _last_hidden(output):
 
 
 class FirstStage(nn.Module):
-    """Embeddings and the first ``k`` decoder layers; no final norm."""
+    """Embeddings and the first decoder layers; no final norm."""
 
     def __init__(self, body):
         super().__init__()
@@ -57,6 +60,19 @@ class FirstStage(nn.Module):
 
     def forward(self, input_ids, attention_mask):
         hidden = _last_hidden(self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False))
+        return hidden, input_ids, attention_mask
+
+
+class MiddleStage(nn.Module):
+    """Decoder layers between two split points: hidden states in, hidden states out; the
+    ids and the mask pass through untouched, for the stages after it."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.body = body
+
+    def forward(self, hidden, input_ids, attention_mask):
+        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
         return hidden, input_ids, attention_mask
 
 
@@ -80,51 +96,99 @@ class LastStage(nn.Module):
         return self.score(pooled)
 
 
-@dataclass
-class TwoStages:
-    first: FirstStage
-    last: LastStage
-    split_at: int
+@dataclass(frozen=True)
+class Stages:
+    """The stages in pipeline order, with where the model was cut."""
+
+    modules: tuple[nn.Module, ...]
+    split_points: tuple[int, ...]
     num_layers: int
     family: str
 
+    @property
+    def first(self) -> FirstStage:
+        return self.modules[0]
+
+    @property
+    def last(self) -> LastStage:
+        return self.modules[-1]
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
     def __iter__(self):
-        return iter((self.first, self.last))
+        return iter(self.modules)
 
-    def __getitem__(self, stage_index):
-        return (self.first, self.last)[stage_index]
+    def __getitem__(self, stage_index: int) -> nn.Module:
+        return self.modules[stage_index]
 
 
-def split_model(model, split_at=None, rule=FIX):
-    """Two stages of ``model``: layers ``[0, split_at)`` and ``[split_at, n)``.
+def count_layers(model: nn.Module) -> int:
+    """The number of decoder layers of a supported model (an unsupported one is refused)."""
+    family = family_of(model)
+    return len(getattr(_get(model, family.body), family.layers))
 
-    ``split_at`` defaults to half the layers; each stage keeps at least one layer.
-    ``rule`` names the pooling rule of the last stage (``pp_demo.rules.RULES``).
-    """
+
+def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
+    """The split points as a tuple: ``None`` is half the layers (two stages), an int is one
+    point (two stages). Each stage holds at least one layer, so the points are strictly
+    increasing ints in 1..num_layers-1; anything else is refused in one line."""
+    if split_points is None:
+        return (num_layers // 2,)
+    points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
+    valid = (isinstance(points, (tuple, list)) and len(points) > 0
+             and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
+             and all(a < b for a, b in zip(points, points[1:])))
+    if not valid:
+        raise ValueError(f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
+                         f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}")
+    return tuple(points)
+
+
+def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
+    """Points that cut ``num_layers`` layers into ``n_stages`` stages as evenly as possible."""
+    if not isinstance(n_stages, int) or not 2 <= n_stages <= num_layers:
+        raise ValueError(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
+    return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))
+
+
+def _prune(body, family, layers, first, last):
+    """A copy of the body holding ``layers``; what runs before the first layer stays only in
+    the first stage, what runs after the last layer only in the last stage."""
+    copy_ = _copy_sharing_parameters(body)
+    setattr(copy_, family.layers, nn.ModuleList(layers))
+    if not last:
+        for name in family.final:
+            if getattr(copy_, name, None) is not None:
+                setattr(copy_, name, nn.Identity())
+    if not first:
+        for name in family.zeroed:
+            setattr(copy_, name, _Zero())
+        for name in family.bypassed:
+            if getattr(copy_, name, None) is not None:
+                setattr(copy_, name, nn.Identity())
+    return copy_
+
+
+def split_model(model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None,
+                rule: str = FIX) -> Stages:
+    """``len(split_points) + 1`` stages of ``model``: stage i holds layers
+    ``[points[i-1], points[i])``. ``split_points`` defaults to half the layers (two stages);
+    ``rule`` names the pooling rule of the last stage (``pp_demo.rules.RULES``)."""
     family = family_of(model)
     rule = get_rule(rule).name
     body = _get(model, family.body)
-    layers = getattr(body, family.layers)
-    n = len(layers)
-    if split_at is None:
-        split_at = n // 2
-    if not isinstance(split_at, int) or not 0 < split_at < n:
-        raise ValueError(f"split_at must be an int in 1..{n - 1} for a model with {n} layers "
-                         f"(each stage holds at least one), got {split_at!r}")
-
-    first = _copy_sharing_parameters(body)
-    setattr(first, family.layers, nn.ModuleList(list(layers)[:split_at]))
-    for name in family.final:
-        if getattr(first, name, None) is not None:
-            setattr(first, name, nn.Identity())
-
-    last = _copy_sharing_parameters(body)
-    setattr(last, family.layers, nn.ModuleList(list(layers)[split_at:]))
-    for name in family.zeroed:
-        setattr(last, name, _Zero())
-    for name in family.bypassed:
-        if getattr(last, name, None) is not None:
-            setattr(last, name, nn.Identity())
-
-    return TwoStages(FirstStage(first), LastStage(last, model.score, rule, model.config.pad_token_id),
-                     split_at, n, family.name)
+    layers = list(getattr(body, family.layers))
+    points = check_split_points(split_points, len(layers))
+    bounds = [0, *points, len(layers)]
+    modules = []
+    for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+        first, last = i == 0, i == len(points)
+        pruned = _prune(body, family, layers[start:stop], first, last)
+        if first:
+            modules.append(FirstStage(pruned))
+        elif last:
+            modules.append(LastStage(pruned, model.score, rule, model.config.pad_token_id))
+        else:
+            modules.append(MiddleStage(pruned))
+    return Stages(tuple(modules), points, len(layers), family.name)

@@ -6,7 +6,7 @@ The same tiny model is trained three ways from the same weights, with the same
 micro-batches, gradient scaling and optimizer (Adam):
 
 * with ``model.forward`` (no pipeline): ``train_unpipelined`` here;
-* with the two-rank pipeline (1F1B) and the count rule: ``pp_demo.ranks.TrainJob``;
+* with the two-rank pipeline (1F1B) and the count rule: ``Job.train`` run on ranks;
 * with the two-rank pipeline and the fix.
 
 Then every trained model is served the usual way, through plain ``model.forward``.
@@ -17,24 +17,21 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from . import jobs
 from .cases import PAD
 from .families import build_model
-from .local import micro_batches
+from .jobs import micro_batches
 
 __all__ = ["Batch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
 
 SIDES = ("left", "right")
 
 
-@dataclass(frozen=True)
-class Batch:
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    labels: torch.Tensor
-    left_padded: torch.Tensor   # bool per row: padding on the left (else right, or none)
+@dataclass(frozen=True, eq=False)
+class Batch(jobs.Batch):
+    """A training batch: the runner's ``Batch`` and which rows are padded on the left."""
 
-    def as_tuple(self):
-        return self.input_ids, self.attention_mask, self.labels
+    left_padded: torch.Tensor | None = None   # bool per row: padding on the left (else right, or none)
 
 
 def make_batches(n_batches, batch_size=16, length=8, vocab_size=32, num_labels=3, seed=0):

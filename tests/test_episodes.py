@@ -115,7 +115,9 @@ def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_reject
             continue  # its notebook is not in this checkout
         assert status(key, SOLUTIONS[key]) == "correct"
         for answer, _, reveals in wrongs:
-            assert status(key, answer).startswith("not yet:") and reveals, (key, answer)
+            said = status(key, answer)
+            assert said.startswith("not yet:") and reveals, (key, answer)
+            assert not re.match(r"not yet: (give|answer) ", said), f"{key}: {answer!r} is rejected for its form only"
         block = guide.split(f"**{key}.**", 1)[1].split("\n**", 1)[0]
         assert "- Answer:" in block and re.search(r"- Why: \w", block) and block.count("- Wrong:") == len(wrongs)
 

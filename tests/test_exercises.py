@@ -246,8 +246,11 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
     ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
     ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
     ("05.2", "234", "a list of ints"),
-    ("05.3", True, "count - 1 is the last real token"),
-    ("05.3", "no", "True or False"),
+    ("05.3", [0, 1, 2, 3, 4], "the mask hides the pads from it"),        # causal, but pads are keys too
+    ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),  # every real token of the row
+    ("05.3", list(range(8)), "not every position"),                      # the shortcut: everything
+    ("05.3", [4], "position 4 is missing some"),
+    ("05.3", "34", "a list of ints"),
 ])
 def test_a_wrong_notebook_05_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
@@ -267,8 +270,29 @@ def test_notebook_05_answers_hold_on_the_generated_training_rows():
     on_pad = mask[torch.arange(len(ids)), pooled] == 0
     # 05.2: on left-padded rows the count rule pools a pad exactly for the listed numbers of real tokens
     assert torch.equal(on_pad[left], torch.isin(real[left], torch.tensor(SOLUTIONS["05.2"])))
-    # 05.3: on every other row (right-padded or full) the count rule pools where model.forward does
-    assert torch.equal(pooled[~left], rightmost_non_pad(ids, 0)[~left]) and not SOLUTIONS["05.3"]
+    # on every other row (right-padded or full) the count rule pools where model.forward does
+    assert torch.equal(pooled[~left], rightmost_non_pad(ids, 0)[~left])
+
+
+def test_notebook_05_the_count_rule_logits_depend_on_exactly_the_solution_positions():
+    # measured, not derived: nudge the embedding at one position at a time (the ids, hence the
+    # pooled position, stay the same) and see whether the pipeline's logits move
+    from pp_demo.stages import split_model
+    from pp_demo.training import fresh_model
+
+    ids = torch.tensor([[0, 0, 0, 17, 4, 22, 9, 14]])
+    mask = (ids != 0).long()
+    stages = split_model(fresh_model(), 2, rule="count")
+    nudge = {}
+    stages.first.body.embed_tokens.register_forward_hook(lambda module, args, out: out + nudge.get("at", 0))
+    with torch.no_grad():
+        base = stages.last(*stages.first(ids, mask))
+        moved = []
+        for p in range(8):
+            nudge["at"] = torch.zeros(1, 8, 1)
+            nudge["at"][0, p] = 1.0
+            moved.append(not torch.allclose(stages.last(*stages.first(ids, mask)), base, atol=1e-6, rtol=0))
+    assert [p for p in range(8) if moved[p]] == SOLUTIONS["05.3"]
 
 
 def test_notebook_05_a_row_index_set_is_accepted():

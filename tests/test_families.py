@@ -7,14 +7,16 @@ non-pad id (left, left_pad_in_content, right_pad_in_content); the first-pad rule
 where a pad id sits among the real tokens and stops it at position 0.
 """
 
+import itertools
+
 import pytest
 
 from pp_demo.cases import as_batch
 from pp_demo.compare import compare_rows, forward_logits
-from pp_demo.distributed import Job, run_distributed
 from pp_demo.families import FAMILIES, build_model
-from pp_demo.local import pipeline_logits
+from pp_demo.jobs import Job
 from pp_demo.matrix import format_matrix, pipeline_matrix
+from pp_demo.runner import run
 
 ALL = list(FAMILIES)
 SIX = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
@@ -27,6 +29,8 @@ COLOSSALAI_RULE = {"llama": "count", "qwen2": "count", "opt": "count", "qwen3": 
                    "falcon": "first_pad_mod", "gptj": "first_pad_mod"}
 EXPECTED = {"count": COUNT_RULE, "first_pad": FIRST_PAD_RULE, "first_pad_mod": FIRST_PAD_RULE,
             "rightmost_non_pad": [True] * 5}
+# every way to cut 4 layers into 2, 3 or 4 stages of at least one layer each
+ALL_SPLITS = [points for k in (1, 2, 3) for points in itertools.combinations((1, 2, 3), k)]
 
 
 def test_the_family_table_has_the_nine_families_of_the_seed_directory():
@@ -34,24 +38,27 @@ def test_the_family_table_has_the_nine_families_of_the_seed_directory():
     assert {f: FAMILIES[f].colossalai_rule for f in FAMILIES} == COLOSSALAI_RULE
 
 
-@pytest.mark.parametrize("attn", [None, "eager"], ids=["default-attention", "eager"])
+@pytest.mark.parametrize("attn, splits", [(None, ALL_SPLITS), ("eager", [(2,), (1, 3), (1, 2, 3)])],
+                         ids=["default-attention-every-split", "eager"])
 @pytest.mark.parametrize("family", ALL)
-def test_fix_equals_model_forward_on_every_padding_case(family, attn):
+def test_fix_equals_model_forward_at_every_split_into_two_three_and_four_stages(family, attn, splits):
     model = build_model(family, attn_implementation=attn)
-    for rows in (SIX, TRAILING):
-        ids, mask = as_batch(rows)
-        for split_at in (1, 3):
-            logits = pipeline_logits(model, ids, mask, split_at=split_at)
-            assert float((logits - forward_logits(model, ids, mask)).abs().max()) <= 1e-6
+    batches = [as_batch(SIX), as_batch(TRAILING)]
+    jobs = [Job.infer(model, ids, mask, split_points=points) for points in splits for ids, mask in batches]
+    for job, result in zip(jobs, run(jobs, on="process")):
+        reference = forward_logits(model, job.batch.input_ids, job.batch.attention_mask)
+        assert float((result.logits - reference).abs().max()) <= 1e-6, job.split_points
 
 
 @pytest.mark.parametrize("family", ALL)
-def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts(family):
+def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts_at_every_split(family):
     model = build_model(family)
     ids, mask = as_batch(SIX[:5])
     rule = COLOSSALAI_RULE[family]
-    logits = pipeline_logits(model, ids, mask, rule=rule, split_at=2)
-    assert compare_rows(logits, forward_logits(model, ids, mask), atol=1e-6).matches == EXPECTED[rule]
+    reference = forward_logits(model, ids, mask)
+    jobs = [Job.infer(model, ids, mask, rule=rule, split_points=points) for points in ALL_SPLITS]
+    for job, result in zip(jobs, run(jobs, on="process")):
+        assert compare_rows(result.logits, reference, atol=1e-6).matches == EXPECTED[rule], job.split_points
 
 
 def test_the_matrix_marks_each_family_rule_and_case():
@@ -64,20 +71,21 @@ def test_the_matrix_marks_each_family_rule_and_case():
     assert "gpt2     first_pad_mod         ✓     ✓                   ✓                    ✗        ✓" in text
 
 
-def test_nine_families_as_two_ranks_equal_model_forward():
+def test_nine_families_as_two_and_three_ranks_equal_model_forward():
     jobs, batches = [], [as_batch(SIX), as_batch(TRAILING)]
     for family in ALL:
         model = build_model(family)
-        for ids, mask in batches:
-            jobs.append(Job(model, ids, mask, n_micro=2 if ids.shape[0] % 2 == 0 else 1))
-        ids, mask = as_batch(SIX[:5])
-        jobs.append(Job(model, ids, mask, rule=COLOSSALAI_RULE[family]))
-    results = run_distributed(jobs, timeout_s=300)
+        for points in (2, (1, 3)):   # two ranks, three ranks: one start each for all the jobs
+            for ids, mask in batches:
+                jobs.append(Job.infer(model, ids, mask, split_points=points, n_micro=2 if ids.shape[0] % 2 == 0 else 1))
+            ids, mask = as_batch(SIX[:5])
+            jobs.append(Job.infer(model, ids, mask, rule=COLOSSALAI_RULE[family], split_points=points))
+    results = run(jobs, on="ranks", timeout_s=300)
     for job, result in zip(jobs, results):
-        reference = forward_logits(job.model, job.input_ids, job.attention_mask)
+        reference = forward_logits(job.model, job.batch.input_ids, job.batch.attention_mask)
         matches = compare_rows(result.logits, reference, atol=1e-6).matches
         expected = EXPECTED[job.rule] if job.rule != "rightmost_non_pad" else [True] * len(matches)
-        assert matches == expected, (type(job.model).__name__, job.rule)
+        assert matches == expected, (type(job.model).__name__, job.rule, job.split_points)
 
 
 def test_cli_families_prints_the_matrix_from_two_ranks(capsys):

@@ -27,11 +27,24 @@ def test_cli_flags_choose_family_rule_and_split_point(capsys):
     assert lines == [f"{'opt':<8} {'count':<18} row matches model.forward: [False, True]"]
 
 
-def test_cli_bad_input_is_an_error_message_not_a_traceback(capsys):
+@pytest.mark.parametrize("points", [["1", "3"], ["1", "2", "3"]], ids=["three-stages", "four-stages"])
+def test_cli_several_split_points_run_more_stages_with_the_same_lines(capsys, points):
+    main(["reproduce", "--family", "qwen2", "--split-at", *points])
+    out = capsys.readouterr().out
+    stages = {2: "three", 3: "four"}[len(points)]
+    assert f"a {stages}-stage pipeline (all {stages} stages in this process)" in out
+    assert [l for l in out.splitlines() if "row matches" in l] == [
+        f"{'qwen2':<8} {'count':<18} row matches model.forward: [False, True]",
+        f"{'qwen2':<8} {'rightmost_non_pad':<18} row matches model.forward: [True, True]"]
+
+
+@pytest.mark.parametrize("points", [["9"], ["3", "1"]])
+def test_cli_bad_input_is_an_error_message_not_a_traceback(capsys, points):
     with pytest.raises(SystemExit) as exit_:
-        main(["reproduce", "--family", "llama", "--split-at", "9"])
+        main(["reproduce", "--family", "llama", "--split-at", *points])
     assert exit_.value.code == 2
-    assert "error: split_at must be an int in 1..3" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "error: split points must be strictly increasing ints in 1..3" in err and len(err.splitlines()) == 1
 
 
 def test_cli_help_lists_the_supported_families(capsys):

@@ -7,7 +7,8 @@ two pipelines run as two real ranks (1F1B, gloo) in one start.
 import pytest
 import torch
 
-from pp_demo.distributed import TrainJob, run_distributed
+from pp_demo.jobs import Job, Training
+from pp_demo.runner import run
 from pp_demo.training import accuracy_by_side, fresh_model, load_params, make_batches, train_unpipelined
 
 STEPS = 25
@@ -18,15 +19,14 @@ def runs():
     batches = make_batches(STEPS, batch_size=16, seed=0)
     reference = fresh_model()
     losses, _ = train_unpipelined(reference, batches, n_micro=2)
-    jobs = [TrainJob(fresh_model(), [b.as_tuple() for b in batches], rule=rule, n_micro=2)
-            for rule in ("rightmost_non_pad", "count")]
-    fixed, count = run_distributed(jobs, timeout_s=300)
+    jobs = [Job.train(fresh_model(), batches, rule=rule, n_micro=2) for rule in ("rightmost_non_pad", "count")]
+    fixed, count = run(jobs, on="ranks", timeout_s=300)
     return reference, losses, fixed, count
 
 
 def test_the_fixed_pipeline_trains_exactly_like_model_forward(runs):
     reference, losses, fixed, _ = runs
-    assert len(fixed.losses) == STEPS
+    assert isinstance(fixed, Training) and len(fixed.losses) == STEPS
     assert max(abs(a - b) for a, b in zip(fixed.losses, losses)) <= 1e-5
     trained = load_params(fresh_model(), fixed.params)
     for name, p in reference.named_parameters():
@@ -56,3 +56,13 @@ def test_accuracy_is_split_by_padding_side():
 def test_loading_incomplete_parameters_is_refused():
     with pytest.raises(ValueError, match="no trained value"):
         load_params(fresh_model(), {})
+
+
+def test_training_in_process_equals_training_on_ranks_and_leaves_the_model_as_it_was(runs):
+    _, _, fixed, _ = runs
+    model = fresh_model()
+    before = {n: p.clone() for n, p in model.named_parameters()}
+    local = run([Job.train(model, make_batches(3, batch_size=16, seed=0), n_micro=2)], on="process")[0]
+    assert len(local.losses) == 3   # the first three steps of the same seeded batches
+    assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses[:3])) <= 1e-5
+    assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())

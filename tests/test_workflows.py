@@ -37,8 +37,15 @@ def _make_calls(lines):
                 yield [a for a in args if "=" not in a], [a.split("=")[0] for a in args if "=" in a]
 
 
-def _makefile_targets():
+def _makefile_text():
+    """The Makefile with the files it includes (``include packaging.mk``)."""
     text = (ROOT / "Makefile").read_text()
+    included = re.findall(r"^include\s+(\S+)", text, re.MULTILINE)
+    return "\n".join([text] + [(ROOT / name).read_text() for name in included])
+
+
+def _makefile_targets():
+    text = _makefile_text()
     targets = set()
     for match in re.finditer(r"^([\w.\-/$() ]+?)\s*:(?![:=])", text, re.MULTILINE):
         targets.update(match.group(1).split())
@@ -68,7 +75,7 @@ def test_every_make_target_a_workflow_calls_exists(path):
 
 
 def test_every_make_variable_the_ci_workflow_sets_is_read_by_the_makefile():
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = _makefile_text()
     variables = {v for _, names in _make_calls(_run_lines(CI)) for v in names}
     assert "TORCH_INDEX" in variables  # the CPU build of torch, not the multi-GB CUDA one
     unread = {v for v in variables if f"$({v})" not in makefile}

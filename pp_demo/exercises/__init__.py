@@ -17,6 +17,7 @@ The machinery is in ``core``; each notebook's judges are in their own module
 """
 
 from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07  # noqa: F401  (they register the exercises)
+from . import nb09  # noqa: F401  (notebook 09's exercises)
 from .core import EXERCISES, Exercise, NotAttempted, check, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 

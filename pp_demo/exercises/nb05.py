@@ -4,7 +4,7 @@ import torch
 
 from ..cases import PAD
 from ..rules import count_minus_one
-from .core import register, true_last
+from .core import index_list, register, true_last
 
 _LABELS_05 = 3   # labels of the training task: the last real token's id modulo 3
 _ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))   # exercise 05.1
@@ -62,13 +62,31 @@ def _judge_pad_pooled_counts(answer):
     return None
 
 
-@register("05.3", "Another team trains through the count-rule pipeline, but pads every row on the right "
-                  "(no real token has the pad id). Do its per-step losses differ from a model.forward run's "
-                  "from the same weights and batches? True or False.")
-def _judge_right_padded_team(answer):
-    if not isinstance(answer, bool):
-        return f"answer True or False, not {answer!r}"
-    if answer:
-        return ("on a right-padded row with no pad id among its real tokens, count - 1 is the last real "
-                "token, where model.forward pools too: compare the two rules on such rows")
-    return None
+def _visible_positions(ids, mask):
+    """Positions the count rule's logits can depend on: the pooled position and the real
+    tokens before it. Causal attention hides later positions; the mask hides pads as keys,
+    so a real query never reads a pad (on every transformers version)."""
+    pooled = int(count_minus_one(torch.tensor([ids]), PAD)[0])
+    return [p for p in range(pooled + 1) if mask[p]]
+
+
+@register("05.3", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
+                  "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.")
+def _judge_visible_positions(answer):
+    answer = index_list(answer, _LENGTH_05, "positions")
+    if isinstance(answer, str):
+        return answer
+    ids, mask = _ROW_05
+    want = _visible_positions(ids, mask)
+    pooled = want[-1]
+    if set(answer) == set(want):
+        return None
+    if set(answer) == set(range(_LENGTH_05)):
+        return f"not every position: find the position the count rule pools ({pooled}) and what it attends to"
+    if any(p > pooled for p in answer):
+        return (f"the count rule pools position {pooled}, and attention is causal: nothing after it, "
+                f"the last real token {ids[-1]} included, reaches it")
+    if any(not mask[p] for p in answer):
+        return (f"the pooled position {pooled} is a real token: the mask hides the pads from it as keys, "
+                "so nothing at a pad reaches it")
+    return f"a position sees itself and every real token before it: position {pooled} is missing some"

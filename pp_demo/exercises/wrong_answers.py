@@ -137,7 +137,9 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
         ),
     ],
     "05.3": [
-        (True, None, "thinks the pipeline always differs; on right padding with no pad id inside, count - 1 is right"),
+        ([7], None, "expects the logits to come from the last real token: the count rule pools position 4"),
+        ([4], None, "forgets that attention mixes every earlier real token into the pooled position"),
+        ([0, 1, 2, 3, 4], None, "forgets that the mask keeps the pads out of attention as keys"),
     ],
     "06.1": [
         ([1], None, "sees the pad id among the text but not the row padded on both sides, where -1 wraps onto a pad"),
