@@ -65,16 +65,23 @@ def setup_lines(readme: str) -> list[str]:
         "what to do. On Windows (no `make`) the README's conda path does the same with "
         "`python -m pp_demo doctor`.",
         "",
-        "**For a room without a reliable network**, bring the environment on a stick (the wheelhouse recipe):",
+        "**For a room without a reliable network**, bring the environment on a stick (the wheelhouse recipe, from the README):",
         "",
-        "```bash",
-        *WHEELHOUSE,
-        "```",
-        "",
+        *_wheelhouse(readme),
         "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
         "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
         "",
     ]
+    return lines
+
+
+def _wheelhouse(readme: str) -> list[str]:
+    """The README's wheelhouse commands (beforehand, then in the room); WHEELHOUSE if it has none."""
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    blocks = [b.rstrip() for b in blocks if "make wheelhouse" in b or "WHEELHOUSE=" in b]
+    lines = []
+    for block in blocks or ["\n".join(WHEELHOUSE)]:
+        lines += ["```bash", block, "```", ""]
     return lines
 
 
