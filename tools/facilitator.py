@@ -65,7 +65,8 @@ def setup_lines(readme: str) -> list[str]:
         "what to do. On Windows (no `make`) the README's conda path does the same with "
         "`python -m pp_demo doctor`.",
         "",
-        "**For a room without a reliable network**, bring the environment on a stick (the wheelhouse recipe, from the README):",
+        "**For a room without a reliable network**, bring the environment on a stick "
+        "(the wheelhouse recipe, from the README):",
         "",
         *_wheelhouse(readme),
         "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
