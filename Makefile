@@ -22,6 +22,7 @@ LOCK5   := constraints/transformers5.lock.txt
 
 .PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean \
         lock wheelhouse test-offline setup-uv lint typecheck hooks site test-browser
+.PHONY: episodes guide time-core
 
 # Exactly the lock (every package, the CPU build of torch), then pp_demo itself without
 # dependencies; `pip check` proves the lock is whole.
@@ -117,6 +118,19 @@ test-browser: setup colossalai
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "make test-browser: chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; }
 	PP_DEMO_BROWSER=1 $(BIN)/python -m pytest tests/browser
+
+# Episode metadata (tools/episodes.py): `make episodes` re-renders each notebook's header and
+# key-point cells from its metadata (markdown only: nothing is re-executed); `make guide` writes
+# docs/facilitator.md and the README's minutes; `make time-core` times the core notebooks, each in
+# a fresh kernel, into results/notebook_times.json (then `make guide` again).
+episodes: setup
+	$(BIN)/python tools/episodes.py apply
+
+guide: setup
+	$(BIN)/python tools/episodes.py guide
+
+time-core: setup
+	$(BIN)/python tools/time_core.py
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info

@@ -1,0 +1,185 @@
+"""Common wrong answers to the exercises, and the misconception each one reveals.
+
+For the facilitator guide (``docs/facilitator.md``, made by ``tools/episodes.py guide``): next to
+each wrong answer the guide prints the line the checker itself gives for it (``status``), so
+what an instructor reads is what the attendee sees. ``tests/test_episodes.py`` checks that every
+exercise has at least one entry and that the checker rejects every one of them.
+
+Each entry: ``(answer, how to show it, what it reveals)``; ``how to show it`` is None when the
+answer's ``repr`` reads well. Entries for a notebook that is not in the checkout yet wait there.
+"""
+
+from typing import Any
+
+import torch
+
+from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
+
+
+def _last_position(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return torch.full((input_ids.shape[0],), input_ids.shape[-1] - 1)
+
+
+def _causal_only(attention_mask: torch.Tensor) -> torch.Tensor:
+    batch, length = attention_mask.shape
+    return torch.ones(length, length, dtype=torch.bool).tril().expand(batch, length, length)
+
+
+def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
+    length = attention_mask.shape[-1]
+    return attention_mask.bool()[:, None, :].expand(-1, length, length)
+
+
+# Why the reference answer is right, for the exercises whose answer in ``pp_demo.solutions``
+# carries no comment saying so (the guide takes the comment where there is one).
+WHY: dict[str, str] = {
+    "01.2": "a pad id inside the text stops the first-pad rule early: [5,0,7,8,0,0] pools 0, the last real "
+    "token is 3; on the other three rows the first pad comes right after the text, or in front, "
+    "where -1 wraps to the last position",
+}
+
+WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
+    "01.1": [
+        (
+            count_minus_one,
+            "the count rule: `(input_ids != pad).sum(-1) - 1`",
+            "the bug itself: it assumes every real token comes before the padding",
+        ),
+        (
+            first_pad_minus_one_wrapped,
+            "one before the first pad id, with the modulo",
+            "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens",
+        ),
+        (_last_position, "always the last position", "assumes there is never any right padding"),
+    ],
+    "01.2": [
+        ("left", None, "mixes up the two rules: left padding breaks the count rule, not the first-pad one"),
+        (
+            "left_pad_in_content",
+            None,
+            "forgets the -1 wrap: on a row that starts with a pad, -1 lands on the last position",
+        ),
+    ],
+    "01.3": [
+        (5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"),
+        (3, None, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
+    ],
+    "02.1": [
+        (4, None, "adds up both stages' idle slots"),
+        (1, None, "counts a forward-only step: with backwards the pipe fills and drains twice"),
+    ],
+    "02.2": [
+        (lambda m: 2 / (m + 1), "`2 / (m + 1)`", "counts the idle slots of both stages against one stage's step"),
+        (lambda m: 1 / m, "`1 / m`", "divides by the busy slots instead of the whole step of m + 1 slots"),
+    ],
+    "02.3": [
+        (
+            "attention_mask",
+            None,
+            "forgets that the last stage's layers use the mask too, to keep padding out of attention",
+        ),
+        ("hidden", None, "thinks of the last stage as pooling only: its layers start from the hidden states"),
+    ],
+    "03.1": [
+        ([False, True], None, "reads the verdict as belonging to the place in the batch, not to the row"),
+    ],
+    "03.2": [
+        (
+            [False, True],
+            None,
+            "thinks a single pad in front is harmless: any pad in front moves the count off the last token",
+        ),
+        ([True, True], None, "thinks the pull request's test batch passes; both rows are left-padded"),
+    ],
+    "03.3": [
+        (
+            [1, 3],
+            None,
+            "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it",
+        ),
+        (
+            [1, 2, 3, 4],
+            None,
+            "thinks any padding breaks the count rule; row 2 holds one real token first, so the count is right",
+        ),
+    ],
+    "04.1": [
+        ([2, 4], None, "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"),
+        ([0], None, "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos"),
+    ],
+    "04.2": [
+        (
+            lambda ids, mask, pad: rightmost_non_pad(ids, pad),
+            "`rightmost_non_pad(input_ids, pad)`",
+            "still trusts the ids: a real eos equal to pad looks like padding",
+        ),
+        (
+            lambda ids, mask, pad: mask.sum(-1) - 1,
+            "`attention_mask.sum(-1) - 1`",
+            "the count rule on the mask: right on right padding, wrong as soon as padding comes first",
+        ),
+    ],
+    "04.3": [
+        (4, None, "answers with rightmost_non_pad, which skips the trailing eos ids"),
+        (5, None, "answers with the true last real token; first_pad_mod stops at the first pad id"),
+        (7, None, "expects the -1 wrap; it happens only when the row starts with a pad id or has none"),
+    ],
+    "05.1": [
+        ((2, 2), None, "assumes the count rule pools the last real token on a left-padded row"),
+        ((1, 2), None, "gives the pair in the wrong order, or takes the label from the pooled token"),
+    ],
+    "05.2": [
+        ([2, 3], None, "an off-by-one at the boundary: r = 4 pools position 3, still a pad"),
+        (
+            [2, 3, 4, 5, 6, 7],
+            None,
+            "thinks every left-padded row pools a pad; with many real tokens it pools a real, wrong one",
+        ),
+    ],
+    "05.3": [
+        ([7], None, "expects the logits to come from the last real token: the count rule pools position 4"),
+        ([4], None, "forgets that attention mixes every earlier real token into the pooled position"),
+        ([0, 1, 2, 3, 4], None, "forgets that the mask keeps the pads out of attention as keys"),
+    ],
+    "06.1": [
+        ([1], None, "sees the pad id among the text but not the row padded on both sides, where -1 wraps onto a pad"),
+        ([0, 2, 3], None, "mixes up the first-pad rule with the count rule: pure left padding is fine here"),
+    ],
+    "06.2": [
+        ([0, 1], None, "expects causal attention: ColossalAI's mask under sdpa holds only the padding part"),
+        ([0, 1, 2, 3, 4, 5], None, "forgets that the mask ColossalAI passes does hide the padding"),
+    ],
+    "06.3": [
+        (_causal_only, "a lower triangle for every row", "keeps causality and forgets the padding"),
+        (
+            _padding_only,
+            "the attention mask repeated for every position",
+            "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",
+        ),
+    ],
+    "07.1": [
+        ("d", None, "judges by the result on ordinary rows; only the row ending in a real eos tells c from d"),
+        ("e", None, "class e reads packed lengths; the expression reads input_ids"),
+    ],
+    "07.2": [
+        ("left", None, "picks a row where the two classes agree: they part only where a real token carries the pad id"),
+        (([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
+    ],
+    # notebook 09 (maintainers' track); checked once its checkers are registered
+    "09.1": [
+        ([1, 3], None, "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),
+        (
+            [0, 1, 3, 5],
+            None,
+            "thinks any pad after the text is wrong; with nothing after the first pad, one before it is right",
+        ),
+    ],
+    "09.2": [
+        (
+            {("qwen2", "left"), ("qwen2", "right")},
+            None,
+            "forgets that the old count is right on right padding",
+        ),
+        (set(), None, "expects the other files' change to cover qwen2: each family's forward has its own copy"),
+    ],
+}

@@ -1,0 +1,264 @@
+"""Episode metadata of the notebooks (The Carpentries' lesson format), and the two cells shown from it.
+
+Every notebook carries ``metadata["episode"]``::
+
+    {"track": "core" | "optional",
+     "teaching_minutes": int, "exercise_minutes": int,
+     "questions": [1-3 str], "objectives": [str, ...], "keypoints": [str, ...],
+     "sections": {"<## heading>": {"track": "core" | "optional", "minutes": int}, ...}}
+
+Every ``##`` heading of the notebook is a section (its ``###`` belong to it); "Exercises" is the
+section where the exercise minutes are spent, the others share the teaching minutes. The
+metadata is shown in two generated markdown cells found by their ids, wherever they moved:
+``episode-header`` right after the title cell (questions, objectives, minutes) and
+``episode-keypoints`` last. ``apply`` rewrites only those two cells and the metadata; code cells
+and their outputs are never touched, so no notebook needs re-executing.
+
+It lives in tools/, like build_site.py: it edits this repository's files and is no part of the
+workbook's API. Usage (from the repository root)::
+
+    python tools/episodes.py apply --from-seed [NB ...]   # once: tools/episode_seed.json -> notebooks
+    python tools/episodes.py apply [NB ...]               # re-render the two cells from the metadata
+    python tools/episodes.py check                        # exit 1 on a problem, one line each
+    python tools/episodes.py guide                        # docs/facilitator.md and the README table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import sys
+from typing import Any
+
+import nbformat
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SEED = ROOT / "tools" / "episode_seed.json"
+HEADER_ID, KEYPOINTS_ID = "episode-header", "episode-keypoints"
+EXERCISES = "Exercises"
+TRACKS = ("core", "optional")
+NOT_A_SECTION = "What you will learn"  # the title cell's own list of goals
+CODE_CELL_WORDS = 40  # a code cell costs about as much explaining as 40 words of prose
+
+
+class EpisodeError(ValueError):
+    """Bad metadata or seed: the message is one line naming the notebook and the problem."""
+
+
+def notebooks(root: pathlib.Path = ROOT) -> list[pathlib.Path]:
+    return sorted((root / "notebooks").glob("[0-9]*.ipynb"))
+
+
+def _authored(nb: Any) -> list[Any]:
+    return [cell for cell in nb.cells if cell.get("id") not in (HEADER_ID, KEYPOINTS_ID)]
+
+
+def section_weights(nb: Any) -> dict[str, int]:
+    """Each ``##`` section (in order) with its prose words plus CODE_CELL_WORDS per code cell.
+
+    What comes before the first section (title, introduction) counts towards the first one.
+    """
+    weights: dict[str, int] = {}
+    current, carried = None, 0
+    for cell in _authored(nb):
+        if cell.cell_type == "code":
+            chunks = [("", CODE_CELL_WORDS if cell.source.strip() else 0)]
+        else:
+            chunks = []
+            for line in cell.source.splitlines():
+                name = line[3:].strip() if line.startswith("## ") else None
+                chunks.append((name if name and name != NOT_A_SECTION else "", len(line.split())))
+        for name, words in chunks:
+            if name:
+                current = name
+                weights[current] = weights.get(current, 0) + carried
+                carried = 0
+            if current is None:
+                carried += words
+            else:
+                weights[current] += words
+    return weights
+
+
+def share(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """``total`` minutes over the keys, at least 1 each, the rest by weight (largest remainder)."""
+    if total < len(weights):
+        raise EpisodeError(f"{total} minutes cannot give each of {len(weights)} sections one")
+    spare, mass = total - len(weights), sum(weights.values()) or 1
+    exact = {key: spare * weight / mass for key, weight in weights.items()}
+    minutes = {key: 1 + int(value) for key, value in exact.items()}
+    by_remainder = sorted(exact, key=lambda key: (int(exact[key]) - exact[key], list(exact).index(key)))
+    for key in by_remainder[: total - sum(minutes.values())]:
+        minutes[key] += 1
+    return minutes
+
+
+def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
+    """The episode metadata of one notebook from its seed entry and its current sections."""
+    weights = section_weights(nb)
+    if EXERCISES not in weights:
+        raise EpisodeError(f"{name}: no '## {EXERCISES}' section")
+    tracks = seed["sections"]
+    unlisted = [h for h in weights if h not in tracks and "default_track" not in seed]
+    if unlisted:
+        raise EpisodeError(f"{name}: sections missing from the seed: {unlisted}")
+    teaching = {h: w for h, w in weights.items() if h != EXERCISES}
+    minutes = share(seed["teaching_minutes"], teaching)
+    minutes[EXERCISES] = seed["exercise_minutes"]
+    keys = ("track", "teaching_minutes", "exercise_minutes", "questions", "objectives", "keypoints")
+    episode = {key: seed[key] for key in keys}
+    episode["sections"] = {
+        h: {"track": tracks.get(h, seed.get("default_track")), "minutes": minutes[h]} for h in weights
+    }
+    return episode
+
+
+def problems(nb: Any, name: str = "notebook") -> list[str]:
+    """Everything wrong with a notebook's episode metadata, one line each (empty: valid)."""
+    ep = nb.metadata.get("episode")
+    if not isinstance(ep, dict):
+        return [f"{name}: no metadata['episode']"]
+    out = []
+    if ep.get("track") not in TRACKS:
+        out.append(f"{name}: track {ep.get('track')!r} is not one of {TRACKS}")
+    for key, low, high in (("questions", 1, 3), ("objectives", 1, 9), ("keypoints", 1, 9)):
+        items = ep.get(key)
+        if not (isinstance(items, list) and low <= len(items) <= high and all(isinstance(i, str) and i for i in items)):
+            out.append(f"{name}: {key} must be a list of {low} to {high} non-empty strings")
+    raw = ep.get("sections")
+    sections: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    headings = list(section_weights(nb))
+    if EXERCISES not in headings:
+        out.append(f"{name}: no '## {EXERCISES}' section")
+    missing, stale = [h for h in headings if h not in sections], [h for h in sections if h not in headings]
+    if missing or stale:
+        out.append(f"{name}: ## headings not classified: {missing}; sections that are no heading: {stale}")
+    for heading, info in sections.items():
+        if not (isinstance(info, dict) and info.get("track") in TRACKS and _minutes(info.get("minutes"))):
+            out.append(f"{name}: section {heading!r} needs a track in {TRACKS} and whole minutes")
+    if not out:
+        teaching = sum(info["minutes"] for h, info in sections.items() if h != EXERCISES)
+        for key, want in (("teaching_minutes", teaching), ("exercise_minutes", sections[EXERCISES]["minutes"])):
+            if ep.get(key) != want:
+                out.append(f"{name}: {key} is {ep.get(key)!r}, its sections add up to {want}")
+    return out
+
+
+def _minutes(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _bullets(items: list[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def render_header(ep: dict[str, Any], order: list[str]) -> str:
+    """The overview cell; ``order``: the section headings in notebook order (JSON sorts keys)."""
+    optional = [h for h in order if ep["sections"][h]["track"] == "optional"]
+    track = "core" if ep["track"] == "core" else "optional (not on the 90-minute path)"
+    lines = [
+        f"**Episode** · {track} · teaching {ep['teaching_minutes']} min · exercises {ep['exercise_minutes']} min",
+        "",
+        "**Questions**",
+        "",
+        _bullets(ep["questions"]),
+        "",
+        "**Objectives**",
+        "",
+        _bullets(ep["objectives"]),
+    ]
+    if optional:
+        lines += ["", "*Optional sections* (to skip when time is short): " + "; ".join(optional) + "."]
+    return "\n".join(lines)
+
+
+def render_keypoints(ep: dict[str, Any]) -> str:
+    return "## Key points\n\n" + _bullets(ep["keypoints"])
+
+
+def _cell(cell_id: str, source: str) -> Any:
+    cell = nbformat.v4.new_markdown_cell(source)
+    cell["id"] = cell_id
+    return cell
+
+
+def render_into(nb: Any) -> None:
+    """Put the two generated cells in place (after the title cell; last), replacing old ones."""
+    cells = _authored(nb)
+    title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("# ")), -1)
+    ep = nb.metadata["episode"]
+    cells.insert(title + 1, _cell(HEADER_ID, render_header(ep, list(section_weights(nb)))))
+    cells.append(_cell(KEYPOINTS_ID, render_keypoints(ep)))
+    nb.cells = cells
+
+
+def generated_cells_problems(nb: Any, name: str) -> list[str]:
+    """Whether the two generated cells are where ``render_into`` puts them, with its text."""
+    expected = nbformat.from_dict(json.loads(json.dumps(nb)))
+    render_into(expected)
+    return (
+        [] if expected.cells == nb.cells else [f"{name}: header/key-point cells differ from the metadata (run apply)"]
+    )
+
+
+def apply(path: pathlib.Path, seed: dict[str, Any] | None = None) -> bool:
+    """Write the metadata (from the seed, if given) and its two cells; True if the file changed."""
+    before = path.read_text(encoding="utf-8")
+    nb = nbformat.reads(before, as_version=4)
+    if seed is not None:
+        nb.metadata["episode"] = from_seed(nb, seed, path.stem)
+    found = problems(nb, path.stem)
+    if found:
+        raise EpisodeError(found[0])
+    render_into(nb)
+    after: str = nbformat.writes(nb) + "\n"
+    if after != before:
+        path.write_text(after, encoding="utf-8")
+    return after != before
+
+
+def load_seed(path: pathlib.Path = SEED) -> dict[str, Any]:
+    return {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if not k.startswith("_")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools/episodes.py", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("apply", "check", "guide"))
+    parser.add_argument("notebooks", nargs="*", type=pathlib.Path, help="default: notebooks/[0-9]*.ipynb")
+    parser.add_argument("--from-seed", action="store_true", help=f"take the values from {SEED.name}")
+    args = parser.parse_intermixed_args(argv)
+    paths = args.notebooks or notebooks()
+    try:
+        if args.command == "apply":
+            seeds = load_seed() if args.from_seed else {}
+            for path in paths:
+                if args.from_seed and path.stem not in seeds:
+                    raise EpisodeError(f"{path.stem}: not in {SEED.name}")
+                changed = apply(path, seeds.get(path.stem))
+                print(f"{path.name}: {'updated' if changed else 'unchanged'}")
+                if args.from_seed:  # sections that moved to another notebook, or were renamed
+                    headings = section_weights(nbformat.read(path, as_version=4))
+                    unused = [h for h in seeds[path.stem]["sections"] if h not in headings]
+                    if unused:
+                        print(f"  note: seed sections not in {path.name}: {unused}")
+        elif args.command == "check":
+            found = []
+            for path in paths:
+                nb = nbformat.read(path, as_version=4)
+                found += problems(nb, path.stem) or generated_cells_problems(nb, path.stem)
+            print("\n".join(found) or f"{len(paths)} notebooks: episode metadata and cells ok")
+            return 1 if found else 0
+        else:
+            import facilitator  # tools/ is on the path when run as a script
+
+            for written in facilitator.write_all(ROOT):
+                print(f"wrote {written}")
+    except (EpisodeError, OSError, json.JSONDecodeError, KeyError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

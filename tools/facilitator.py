@@ -1,0 +1,263 @@
+"""docs/facilitator.md, generated: ``python tools/episodes.py guide`` (or ``make guide``).
+
+Everything in the guide is read from somewhere else, so it cannot drift: the schedules and the
+episode table from the notebooks' episode metadata, the exercises from the checkers' registry
+(``pp_demo.exercises``), their answers and the why from ``pp_demo/solutions.py`` (its comments),
+the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
+for each, the set-up from the README's commands and the stuck points from its Troubleshooting
+table. The same command puts the teaching and exercise minutes into the README's notebook table.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import pathlib
+import re
+from typing import Any
+
+import episodes
+import nbformat
+import schedule
+
+GUIDE = pathlib.Path("docs") / "facilitator.md"
+TIMES = pathlib.Path("results") / "notebook_times.json"
+CORE_PATH = "**Core path run time**"
+WHEELHOUSE = [
+    "make wheelhouse                 # beforehand, with the network: every wheel into wheelhouse/",
+    "cp -r wheelhouse /media/usb/    # onto a stick (or a shared folder in the room)",
+    "make setup WHEELHOUSE=/media/usb/wheelhouse   # in the room: no index, no network",
+    "make doctor",
+]
+
+
+def load(root: pathlib.Path) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """(title, episode metadata, section headings in order) for every notebook, in order."""
+    out = []
+    for path in episodes.notebooks(root):
+        nb = nbformat.read(path, as_version=4)
+        problems = episodes.problems(nb, path.stem)
+        if problems:
+            raise episodes.EpisodeError(problems[0])
+        title = next((c.source.splitlines()[0][2:] for c in nb.cells if c.source.startswith("# ")), path.stem)
+        out.append((title, nb.metadata["episode"], list(episodes.section_weights(nb))))
+    return out
+
+
+def _section(text: str, heading: str) -> str:
+    """The body of a README ``## heading`` section (empty if there is none)."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S)
+    return match.group(1) if match else ""
+
+
+def setup_lines(readme: str) -> list[str]:
+    commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Two commands"), flags=re.S)
+    lines = [
+        "## Set-up checklist for attendees",
+        "",
+        "**A week before**, send attendees this, to run on the machine they will bring:",
+        "",
+    ]
+    for block in commands:
+        lines += ["```bash", block.rstrip(), "```", ""]
+    lines += [
+        "Ask for the last lines of `make doctor` from anyone with a `FAIL`; every `FAIL` line says "
+        "what to do. On Windows (no `make`) the README's conda path does the same with "
+        "`python -m pp_demo doctor`.",
+        "",
+        "**For a room without a reliable network**, bring the environment on a stick "
+        "(the wheelhouse recipe, from the README):",
+        "",
+        *_wheelhouse(readme),
+        "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
+        "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
+        "",
+    ]
+    return lines
+
+
+def _wheelhouse(readme: str) -> list[str]:
+    """The README's wheelhouse commands (beforehand, then in the room); WHEELHOUSE if it has none."""
+    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+    blocks = [b.rstrip() for b in blocks if "make wheelhouse" in b or "WHEELHOUSE=" in b]
+    lines = []
+    for block in blocks or ["\n".join(WHEELHOUSE)]:
+        lines += ["```bash", block, "```", ""]
+    return lines
+
+
+def stuck_lines(readme: str) -> list[str]:
+    """The README's Troubleshooting table, one item per row: what attendees see, and the fix."""
+    rows = [line for line in _section(readme, "Troubleshooting").splitlines() if line.startswith("| ")]
+    lines = [
+        "## Where attendees get stuck",
+        "",
+        "From the README's Troubleshooting section (start with `make doctor`):",
+        "",
+    ]
+    for row in rows[1:]:  # rows[0] is the header; the separator does not start with "| "
+        cells = [cell.strip() for cell in row.strip().strip("|").split(" | ")]
+        if len(cells) == 2:
+            lines.append(f"- **{cells[0]}**  \n  {cells[1]}")
+    return lines + [""]
+
+
+def solution_notes(source: str, solutions: dict[str, Any]) -> dict[str, str]:
+    """Why each reference answer is right: its comment in solutions.py (for a function, its body's)."""
+    notes: dict[str, str] = {}
+    lines = source.splitlines()
+    for number, line in enumerate(lines):
+        match = re.match(r'\s*"(\d\d\.\d+)":[^#]*#\s?(.*)$', line)
+        if match:
+            text = [match.group(2)]
+            for more in lines[number + 1 :]:
+                if not more.strip().startswith("#"):
+                    break
+                text.append(more.strip()[1:].strip())
+            notes[match.group(1)] = " ".join(text)
+    for key, answer in solutions.items():
+        if key not in notes and inspect.isfunction(answer):
+            comments = [
+                ln.strip()[1:].strip() for ln in inspect.getsource(answer).splitlines() if ln.strip().startswith("#")
+            ]
+            notes[key] = " ".join(comments)
+    return notes
+
+
+def _show(value: Any) -> str:
+    """``repr``, with a set's items sorted: a set of strings iterates in another order every run."""
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(map(repr, value))) + "}" if value else "set()"
+    return repr(value)
+
+
+def _answer_lines(answer: Any) -> list[str]:
+    """The reference answer as a list item: a value or a lambda inline, a function as a code block."""
+    if not inspect.isfunction(answer):
+        return [f"- Answer: `{_show(answer)}`"]
+    source = inspect.getsource(answer)
+    if answer.__name__ == "<lambda>":
+        return ["- Answer: `" + source[source.index("lambda") :].split("#")[0].strip().rstrip(",") + "`"]
+    code = [ln for ln in source.rstrip().splitlines() if not ln.strip().startswith("#")]
+    return ["- Answer:", "", "  ```python", *(f"  {ln}" for ln in code), "  ```", ""]
+
+
+def exercise_lines(titles: list[str]) -> list[str]:
+    from pp_demo import solutions
+    from pp_demo.exercises import EXERCISES, status
+    from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
+
+    notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}
+    lines = [
+        "## The exercises: answers, why, and the common wrong answers",
+        "",
+        "Each wrong answer comes with the line the checker prints for it (so you see what the "
+        "attendee sees) and the misconception it points at.",
+        "",
+    ]
+    for title in titles:
+        keys = sorted(key for key in EXERCISES if key.startswith(title[:2] + "."))
+        if keys:
+            lines += [f"### {title}", ""]
+        for key in keys:
+            answer = solutions.SOLUTIONS[key]
+            lines += [
+                f"**{key}.** {EXERCISES[key].question}",
+                "",
+                *_answer_lines(answer),
+                f"- Why: {notes.get(key, '(no explanation recorded)')}",
+            ]
+            for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
+                label = shown or f"`{_show(wrong)}`"
+                lines.append(
+                    f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
+                )
+            lines.append("")
+    return lines
+
+
+def _times(root: pathlib.Path) -> dict[str, Any]:
+    path = root / TIMES
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def core_path_line(root: pathlib.Path) -> str:
+    times = _times(root)
+    if "core_path_seconds" not in times:
+        return f"{CORE_PATH}: not measured yet (`make time-core`)."
+    names = ", ".join(times["notebooks"])
+    return (
+        f"{CORE_PATH}: the core notebooks ({names}), each in a fresh kernel, took "
+        f"{times['core_path_seconds']:.0f} s in all on {times['cores']} CPU cores (the goal: under 60 s) "
+        f"(`{times['command']}`, recorded in `{TIMES.as_posix()}`)."
+    )
+
+
+def guide(root: pathlib.Path) -> str:
+    eps = load(root)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    lines = [
+        "# Facilitator guide",
+        "",
+        "Generated by `make guide` (`python tools/episodes.py guide`) from the notebooks' episode "
+        "metadata, the exercise checkers and the README: edit those, not this file.",
+        "",
+        "## The episodes",
+        "",
+        "| notebook | track | teaching | exercises | questions |",
+        "|---|---|---|---|---|",
+    ]
+    for title, ep, _ in eps:
+        lines.append(
+            f"| {title} | {ep['track']} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
+            + " ".join(ep["questions"])
+            + " |"
+        )
+    lines += ["", core_path_line(root), ""]
+    for fmt in schedule.FORMATS:
+        lines += [f"## Schedule: {fmt.title}", "", *schedule.table(schedule.plan(fmt, eps)), ""]
+    lines += setup_lines(readme) + stuck_lines(readme) + exercise_lines([t for t, _, _ in eps])
+    lines += ["## Key points, per episode", ""]
+    for title, ep, _ in eps:
+        lines += [f"**{title}**", "", *(f"- {point}" for point in ep["keypoints"]), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def readme_with_minutes(
+    readme: str, eps: list[tuple[str, dict[str, Any], list[str]]], names: list[str], root: pathlib.Path
+) -> str:
+    """The README with teaching and exercise minutes in its notebook table, and the core path's time."""
+    by_name = dict(zip(names, eps, strict=True))
+    out: list[str] = []
+    after_table = False
+    for line in readme.splitlines():
+        if after_table and (not line.strip() or line.startswith(CORE_PATH)):
+            continue  # the blank lines and the core-path line written last time
+        after_table = False
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")] if line.startswith("| ") else []
+        if cells and cells[0] == "notebook" and "what it teaches" in cells[1]:
+            line = "| notebook | what it teaches | teaching | exercises | " + cells[-1] + " |"
+        elif line.startswith("|-") and out and out[-1].startswith("| notebook | what it teaches"):
+            line = "|---|---|---|---|---|"
+        elif cells and cells[0].strip("`") in by_name:
+            ep = by_name[cells[0].strip("`")][1]
+            line = (
+                f"| {cells[0]} | {cells[1]} | {ep['teaching_minutes']} min | {ep['exercise_minutes']} min | "
+                f"{cells[-1]} |"
+            )
+        out.append(line)
+        if cells and cells[0].strip("`") == names[-1]:
+            out += ["", core_path_line(root), ""]
+            after_table = True
+    return "\n".join(out) + "\n"
+
+
+def write_all(root: pathlib.Path) -> list[pathlib.Path]:
+    """Write docs/facilitator.md and update the README's notebook table; returns the files written."""
+    guide_path, readme_path = root / GUIDE, root / "README.md"
+    guide_path.parent.mkdir(exist_ok=True)
+    guide_path.write_text(guide(root), encoding="utf-8")
+    names = [p.name for p in episodes.notebooks(root)]
+    readme = readme_path.read_text(encoding="utf-8")
+    readme_path.write_text(readme_with_minutes(readme, load(root), names, root), encoding="utf-8")
+    return [guide_path, readme_path]
