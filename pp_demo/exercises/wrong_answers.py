@@ -165,6 +165,27 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
         ("left", None, "picks a row where the two classes agree: they part only where a real token carries the pad id"),
         (([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
     ],
+    "08.1": [
+        (
+            [(0, 4), (1, 4), (2, 1), (3, 4)],
+            None,
+            "reads -1 within the row, as eager PyTorch (or the modulo) does; the legacy export flattens "
+            "the batch, so row 0's -1 reaches the last row and row 3's reaches row 2",
+        ),
+        (
+            [(3, 4), (3, 4), (0, 1), (3, 4)],
+            None,
+            "flattens the batch but forgets each row's offset b * L in the flat index",
+        ),
+    ],
+    "08.2": [
+        (["first_pad"], None, "forgets the all-pad row, where the count rule gives 0 - 1"),
+        (
+            ["count", "first_pad", "rightmost_non_pad"],
+            None,
+            "thinks the fix can go negative too; argmax returns a position and nothing is subtracted",
+        ),
+    ],
     # notebook 09 (maintainers' track); checked once its checkers are registered
     "09.1": [
         ([1, 3], None, "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),
