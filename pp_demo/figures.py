@@ -5,10 +5,15 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
+from .schedules import peak_in_flight, schedule_order, timeline
 from .table import REFERENCES, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline", "draw_class_grid"]
+__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_timeline", "draw_class_grid",
+           "OKABE_ITO"]
 
+# Okabe and Ito's palette, told apart with any kind of colour vision
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
 _PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
 _RIGHT = "#1a9850"
 _WRONG = "#d73027"
@@ -75,38 +80,47 @@ def draw_row_diffs(comparisons, row_labels):
 
 
 def gpipe_slots(n_micro, n_stages=2, backward=False):
-    """Time slots of an idealised GPipe step (every forward or backward takes one slot):
-    a list of ``(stage, slot, "F" or "B", micro_batch)``. All forwards fill the pipe,
-    then the backwards drain it in reverse order."""
-    slots = [(s, s + i, "F", i) for s in range(n_stages) for i in range(n_micro)]
+    """Time slots of an idealised GPipe step: a list of ``(stage, slot, "F" or "B", micro_batch)``,
+    placed by ``pp_demo.schedules.timeline`` (kept for the exercises of notebook 02)."""
+    return [(stage, slot, op[0], int(op[1:])) for stage, slot, op in timeline("gpipe", n_stages, n_micro)
+            if backward or op[0] == "F"]
+
+
+_SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}
+
+
+def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True):
+    """A schedule's training step as a timeline, built from ``pp_demo.schedules.timeline``
+    (the order the engine runs): one row per stage (rank), one box per op, blank slots the
+    bubble. Forwards are plain boxes labelled F<i>, backwards hatched boxes labelled B<i>, so
+    the two differ without colour. At each row's end: the most micro-batches whose
+    activations that rank holds at once. ``backward=False`` draws forwards only."""
+    slots = [t for t in timeline(kind, n_stages, n_micro) if backward or t[2][0] == "F"]
+    order = schedule_order(kind, n_stages, n_micro)
+    length = max(slot for _, slot, _ in slots) + 1
+    fig, ax = plt.subplots(figsize=(0.62 * length + 3.4, 0.62 * n_stages + 1.3))
+    for stage, slot, op in slots:
+        forward = op[0] == "F"
+        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6,
+                               facecolor=OKABE_ITO["sky blue"] if forward else OKABE_ITO["orange"],
+                               hatch=None if forward else "///"))
+        ax.text(slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=10,
+                bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     if backward:
-        start = n_micro + n_stages - 1          # the last forward has left the last stage
-        for s in range(n_stages):
-            for k, i in enumerate(reversed(range(n_micro))):
-                slots.append((s, start + (n_stages - 1 - s) + k, "B", i))
-    return slots
-
-
-def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
-    """The GPipe schedule as a timeline: one row per stage (rank), one box per micro-batch
-    step, idle slots (the bubble) left blank. The title gives the ideal speedup over one
-    process running all stages, ``n_stages * m / (m + n_stages - 1)`` for forwards."""
-    slots = gpipe_slots(n_micro, n_stages, backward)
-    length = max(slot for _, slot, _, _ in slots) + 1
-    fig, ax = plt.subplots(figsize=(0.55 * length + 1.5, 0.6 * n_stages + 1.0))
-    for stage, slot, kind, mb in slots:
-        colour = "#91bfdb" if kind == "F" else "#fc8d59"
-        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, facecolor=colour, edgecolor="black", lw=0.5))
-        ax.text(slot + 0.47, n_stages - 1 - stage + 0.4, f"{kind}{mb}", ha="center", va="center", fontsize=8)
-    ax.set_xlim(0, length)
+        for stage, ops in enumerate(order):
+            ax.text(length + 0.3, n_stages - 0.6 - stage, f"holds ≤ {peak_in_flight(ops)}", ha="left",
+                    va="center", fontsize=10)
+    ax.set_xlim(0, length + (2.6 if backward else 0.2))
     ax.set_ylim(-0.2, n_stages)
-    ax.set_yticks([n_stages - 1 - s + 0.4 for s in range(n_stages)], [f"stage {s} (rank {s})" for s in range(n_stages)])
-    ax.set_xlabel("time slot (one micro-batch through one stage)")
+    ax.set_yticks([n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)],
+                  fontsize=10)
+    ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=10)
+    ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=10)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
-    ideal = n_stages * n_micro / (n_micro + n_stages - 1)
-    ax.set_title(f"GPipe, {n_micro} micro-batches on {n_stages} stages: blank = idle (the bubble); "
-                 f"ideal speedup {ideal:.2f}x", fontsize=9)
+    what = "forwards and backwards (hatched)" if backward else "forwards"
+    ax.set_title(f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}; "
+                 "blank = idle", fontsize=10)
     fig.tight_layout()
     return fig
 
