@@ -5,15 +5,10 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
-from .schedules import peak_in_flight, schedule_order, timeline
 from .table import REFERENCES, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_timeline", "draw_class_grid",
-           "OKABE_ITO"]
+__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_timeline", "draw_class_grid"]
 
-# Okabe and Ito's palette, told apart with any kind of colour vision
-OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
-             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
 _PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
 _RIGHT = "#1a9850"
 _WRONG = "#d73027"
@@ -79,6 +74,12 @@ def draw_row_diffs(comparisons, row_labels):
     return fig
 
 
+# ---- notebook 02: schedules as timelines, placed from the order the engine runs
+
+from .palette import MIN_FONT_PT, OKABE_ITO  # noqa: E402  (kept with the section that uses them)
+from .schedules import peak_in_flight, schedule_order, timeline  # noqa: E402
+
+
 def gpipe_slots(n_micro, n_stages=2, backward=False):
     """Time slots of an idealised GPipe step: a list of ``(stage, slot, "F" or "B", micro_batch)``,
     placed by ``pp_demo.schedules.timeline`` (kept for the exercises of notebook 02)."""
@@ -104,23 +105,23 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
         ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6,
                                facecolor=OKABE_ITO["sky blue"] if forward else OKABE_ITO["orange"],
                                hatch=None if forward else "///"))
-        ax.text(slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=10,
+        ax.text(slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=MIN_FONT_PT,
                 bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5})
     if backward:
         for stage, ops in enumerate(order):
             ax.text(length + 0.3, n_stages - 0.6 - stage, f"holds ≤ {peak_in_flight(ops)}", ha="left",
-                    va="center", fontsize=10)
+                    va="center", fontsize=MIN_FONT_PT)
     ax.set_xlim(0, length + (2.6 if backward else 0.2))
     ax.set_ylim(-0.2, n_stages)
     ax.set_yticks([n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)],
-                  fontsize=10)
-    ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=10)
-    ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=10)
+                  fontsize=MIN_FONT_PT)
+    ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=MIN_FONT_PT)
+    ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=MIN_FONT_PT)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     what = "forwards and backwards (hatched)" if backward else "forwards"
     ax.set_title(f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}; "
-                 "blank = idle", fontsize=10)
+                 "blank = idle", fontsize=MIN_FONT_PT)
     fig.tight_layout()
     return fig
 
