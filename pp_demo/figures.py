@@ -1,142 +1,171 @@
 """Figures drawn with matplotlib. Each returns the ``Figure`` so notebooks show it and
 scripts can ``savefig`` it; none calls ``plt.show``."""
 
+import textwrap
+
 import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
-from .table import REFERENCES, padding_table, resolve_cases
+from .palette import MIN_FONT_PT, NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, RIGHT_COLOUR, SERIES, WRONG_COLOUR
+from .schedule_figures import draw_timeline, gpipe_slots  # re-exported: notebooks look for figures here
+from .table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_timeline", "draw_class_grid"]
+__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "gpipe_slots", "draw_timeline",
+           "draw_class_grid"]
 
-_PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
-_RIGHT = "#1a9850"
-_WRONG = "#d73027"
+_RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR   # the names the sections below use
+_UNIT = 0.34           # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
+_VERDICT = "verdict"   # gid of every text that carries a right/wrong mark (the tests find them by it)
+
+
+def _mark(right):
+    return NO_ANSWER if right is None else (RIGHT if right else WRONG)
+
+
+def _colour(right):
+    return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
+
+
+def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
+    """The grid both padding figures share: one block of squares per rule, one line per row.
+
+    ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
+    ``(raw position, lands_on, right)`` of rule ``j`` on row ``i`` (``right`` None: no
+    answer). Each pooled square is outlined, and beside the block its mark and raw
+    position are written, so no verdict is told by colour alone."""
+    length = max(len(ids) for ids, _ in rows)
+    width = length + 3                       # the block, then room for "✗ -1"
+    left = 0.26 * max(len(label) for label in row_labels) + 0.6
+    inches = _UNIT * (width * len(rules) + left)
+    fig, ax = plt.subplots(figsize=(inches, _UNIT * (len(rows) + 6.5)))
+    for i, (ids, mask) in enumerate(rows):
+        for j, (raw, lands_on, right) in enumerate(verdicts[i]):
+            x0 = j * width
+            for k, (token, real) in enumerate(zip(ids, mask, strict=True)):
+                fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
+                ax.add_patch(Rectangle((x0 + k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
+                ax.text(x0 + k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=MIN_FONT_PT)
+            ax.add_patch(Rectangle((x0 + lands_on, -i), 1, 1, fill=False, edgecolor=_colour(right), linewidth=2.6))
+            ax.text(x0 + len(ids) + 0.2, -i + 0.5, f"{_mark(right)} {raw}", ha="left", va="center",
+                    fontsize=MIN_FONT_PT, color=_colour(right), weight="bold", gid=_VERDICT)
+    for j, rule in enumerate(rules):
+        ax.text(j * width + length / 2, 1.2, rule, ha="center", va="bottom", fontsize=MIN_FONT_PT, weight="bold")
+    for i, label in enumerate(row_labels):
+        ax.text(-0.3, -i + 0.5, label, ha="right", va="center", fontsize=MIN_FONT_PT)
+    ax.set_xlim(-left, len(rules) * width)
+    ax.set_ylim(-len(rows) + 0.8, 2.4)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(_title(heading, inches), fontsize=MIN_FONT_PT)
+    fig.tight_layout()
+    return fig
+
+
+_KEY = (f"outlined: where each rule pools;  {RIGHT} right  {WRONG} wrong  {NO_ANSWER} no real token;",
+        "beside it: the raw position the rule returns (-1 reads the last);",
+        "grey: padding (mask 0);  blue: a real token that carries the pad id")
+
+
+def _title(first_line, inches):
+    """The title and the key, wrapped to the figure's width at MIN_FONT_PT."""
+    chars = max(40, int(inches * 72 / (0.6 * MIN_FONT_PT)))
+    return "\n".join(textwrap.fill(line, chars) for line in (first_line, *_KEY))
 
 
 def draw_padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
-    pooled position outlined: green when it matches ``reference``, red when not, grey
-    when the reference has no answer (the all-pad row judged by the true last token).
+    pooled position outlined and marked right or wrong against ``reference`` (no answer
+    on the all-pad row judged by the true last token), with the raw position it returns.
     ``cases`` may hold ``PaddingCase`` objects of your own, of any length."""
     cases = resolve_cases(cases)
     table = padding_table(rules, cases, reference, pad_token_id)
     rules = [cell.rule for cell in table[0]]
-    width = max(case.length for case in cases) + 1
-    fig, ax = plt.subplots(figsize=(1.9 * len(rules) + 1.6, 0.48 * len(table) + 1.3))
-    for i, (case, row) in enumerate(zip(cases, table)):
-        for j, cell in enumerate(row):
-            x0 = j * width
-            for k, (token, real) in enumerate(zip(case.input_ids, case.attention_mask)):
-                ax.add_patch(Rectangle((x0 + k, -i), 1, 1, facecolor="white" if real else _PAD_SHADE,
-                                       edgecolor="#999999", linewidth=0.5))
-                ax.text(x0 + k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=7)
-            colour = "#777777" if cell.right is None else (_RIGHT if cell.right else _WRONG)
-            ax.add_patch(Rectangle((x0 + cell.lands_on, -i), 1, 1, fill=False, edgecolor=colour, linewidth=2.2))
-    for j, rule in enumerate(rules):
-        ax.text(j * width + (width - 1) / 2, 1.25, rule, ha="center", va="bottom", fontsize=8, weight="bold")
-    for i, row in enumerate(table):
-        ax.text(-0.3, -i + 0.5, row[0].case, ha="right", va="center", fontsize=8)
-    ax.set_xlim(-5.5, len(rules) * width)
-    ax.set_ylim(-len(table) + 0.8, 2.2)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(f"pooled position per rule, judged by {REFERENCES[reference]}\n"
-                 "shaded: padding (mask 0)   green: right   red: wrong", fontsize=9)
-    fig.tight_layout()
-    return fig
+    rows = [(case.input_ids, case.attention_mask) for case in cases]
+    verdicts = [[(cell.position, cell.lands_on, cell.right) for cell in row] for row in table]
+    heading = f"pooled position per rule, judged by {REFERENCES[reference]}"
+    return _draw_blocks(rows, rules, verdicts, pad_token_id, [row[0].case for row in table], heading)
+
+
+def draw_pad_eos_rows(input_ids, attention_mask, pad_token_id, row_labels=None,
+                      rules=("rightmost_non_pad", "rightmost_attended")):
+    """A pad == eos batch as a grid: the real tokens that carry the pad id stand out from
+    the padding, and each rule's pooled position is marked against the true last real
+    token, read from the attention mask in plain Python (no rule judges itself)."""
+    from .rules import pooled_positions
+
+    ids, mask = input_ids.tolist(), attention_mask.tolist()
+    pooled = {rule: pooled_positions(rule, input_ids=input_ids, pad_token_id=pad_token_id,
+                                     attention_mask=attention_mask).tolist() for rule in rules}
+    verdicts = []
+    for i, mask_row in enumerate(mask):
+        last = max((k for k, m in enumerate(mask_row) if m), default=None)
+        cells = []
+        for rule in rules:
+            raw = int(pooled[rule][i])
+            lands_on = raw % len(mask_row)
+            cells.append((raw, lands_on, None if last is None else lands_on == last))
+        verdicts.append(cells)
+    labels = row_labels or [f"row {i}" for i in range(len(ids))]
+    heading = "pad == eos: where each rule pools, judged by the true last real token"
+    return _draw_blocks(list(zip(ids, mask)), list(rules), verdicts, pad_token_id, labels, heading)
+
+
+_HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 
 def draw_row_diffs(comparisons, row_labels):
-    """Per-row max |logit difference| against ``model.forward``, one panel per family.
+    """Per-row max |logit difference| against ``model.forward``, one panel per family, on
+    a log scale with the tolerance as a dashed line. Every bar carries its verdict mark
+    (within the tolerance or not); a difference of exactly 0 is drawn at a floor below the
+    tolerance, since a log scale has no 0.
 
-    ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``. A bar at zero (the
-    fix) is labelled, since an absent bar reads like missing data."""
+    ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
-    colours = dict(zip(rules, [_WRONG, _RIGHT, "#4575b4", "#fdae61", "#762a83"]))
-    fig, axes = plt.subplots(1, len(families), figsize=(3.3 * len(families), 3.0), sharey=True, squeeze=False)
-    width = 0.8 / len(rules)
+    colours, hatches = dict(zip(rules, SERIES)), dict(zip(rules, _HATCHES))
+    atol = max(c.atol for c in comparisons.values())
+    floor = atol / 100
     top = max(max(c.max_abs_diff) for c in comparisons.values())
+    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families), 4.4), sharey=True, squeeze=False)
+    width = 0.8 / len(rules)
     for ax, family in zip(axes[0], families):
         for j, rule in enumerate(rules):
-            diffs = comparisons[family, rule].max_abs_diff
-            xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(diffs))]
-            ax.bar(xs, diffs, width, color=colours[rule], label=rule)
-            for x, d in zip(xs, diffs):
-                if d == 0:
-                    ax.text(x, top * 0.02, "0", ha="center", va="bottom", fontsize=7, color=colours[rule])
-        ax.set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=8)
-        ax.set_title(family, fontsize=9)
-    axes[0][0].set_ylabel("max |logit diff| vs model.forward", fontsize=8)
-    axes[0][-1].legend(fontsize=7, frameon=False)
+            result = comparisons[family, rule]
+            xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
+            heights = [max(d, floor) for d in result.max_abs_diff]
+            ax.bar(xs, heights, width, color=colours[rule], hatch=hatches[rule], edgecolor="black",
+                   linewidth=0.5, label=rule)
+            for x, h, ok in zip(xs, heights, result.matches, strict=True):
+                ax.text(x, h * 1.5, RIGHT if ok else WRONG, ha="center", va="bottom", fontsize=MIN_FONT_PT,
+                        color=_colour(ok), weight="bold", gid=_VERDICT)
+        ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
+        ax.set_yscale("log")
+        ax.set_ylim(floor / 3, max(top, atol) * 60)
+        ax.set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=MIN_FONT_PT)
+        ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
+        ax.set_title(family, fontsize=MIN_FONT_PT)
+    axes[0][0].set_ylabel(f"max |logit diff| vs model.forward\n(log scale; 0 drawn at {floor:g})",
+                          fontsize=MIN_FONT_PT)
+    axes[0][-1].legend(fontsize=MIN_FONT_PT, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(f"{RIGHT} within the tolerance of model.forward   {WRONG} not", fontsize=MIN_FONT_PT)
     fig.tight_layout()
     return fig
 
 
-# ---- notebook 02: schedules as timelines, placed from the order the engine runs
-
-from .palette import MIN_FONT_PT, OKABE_ITO  # noqa: E402  (kept with the section that uses them)
-from .schedules import peak_in_flight, schedule_order, timeline  # noqa: E402
-
-
-def gpipe_slots(n_micro, n_stages=2, backward=False):
-    """Time slots of an idealised GPipe step: a list of ``(stage, slot, "F" or "B", micro_batch)``,
-    placed by ``pp_demo.schedules.timeline`` (kept for the exercises of notebook 02)."""
-    return [(stage, slot, op[0], int(op[1:])) for stage, slot, op in timeline("gpipe", n_stages, n_micro)
-            if backward or op[0] == "F"]
-
-
-_SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}
-
-
-def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True):
-    """A schedule's training step as a timeline, built from ``pp_demo.schedules.timeline``
-    (the order the engine runs): one row per stage (rank), one box per op, blank slots the
-    bubble. Forwards are plain boxes labelled F<i>, backwards hatched boxes labelled B<i>, so
-    the two differ without colour. At each row's end: the most micro-batches whose
-    activations that rank holds at once. ``backward=False`` draws forwards only."""
-    slots = [t for t in timeline(kind, n_stages, n_micro) if backward or t[2][0] == "F"]
-    order = schedule_order(kind, n_stages, n_micro)
-    length = max(slot for _, slot, _ in slots) + 1
-    fig, ax = plt.subplots(figsize=(0.62 * length + 3.4, 0.62 * n_stages + 1.3))
-    for stage, slot, op in slots:
-        forward = op[0] == "F"
-        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6,
-                               facecolor=OKABE_ITO["sky blue"] if forward else OKABE_ITO["orange"],
-                               hatch=None if forward else "///"))
-        ax.text(slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=MIN_FONT_PT,
-                bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5})
-    if backward:
-        for stage, ops in enumerate(order):
-            ax.text(length + 0.3, n_stages - 0.6 - stage, f"holds ≤ {peak_in_flight(ops)}", ha="left",
-                    va="center", fontsize=MIN_FONT_PT)
-    ax.set_xlim(0, length + (2.6 if backward else 0.2))
-    ax.set_ylim(-0.2, n_stages)
-    ax.set_yticks([n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)],
-                  fontsize=MIN_FONT_PT)
-    ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=MIN_FONT_PT)
-    ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=MIN_FONT_PT)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    what = "forwards and backwards (hatched)" if backward else "forwards"
-    ax.set_title(f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}; "
-                 "blank = idle", fontsize=MIN_FONT_PT)
-    fig.tight_layout()
-    return fig
-
-
-_GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": "#bdbdbd", "cannot run": "white"}
+_GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
+_GRID_MARK = {"right": RIGHT, "wrong": WRONG, "no answer": NO_ANSWER, "cannot run": ""}
 
 
 def draw_class_grid(grid=None):
-    """Rule x case, each cell coloured by whether the rule finds the true last real token
-    (green right, red wrong, grey no real token, white with a hatch when the rule cannot
-    run on that kind of batch) and labelled with the raw position(s) it returns.
+    """Rule x case, each cell filled by whether the rule finds the true last real token
+    and marked so (right, wrong, no real token; white with a hatch when the rule cannot
+    run on that kind of batch), followed by the raw position(s) it returns.
     ``grid`` is ``pp_demo.packed.class_grid()``'s result, computed when not given."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
-    fig, ax = plt.subplots(figsize=(0.62 * len(cases) + 3.0, 0.5 * len(grid) + 1.9))
+    unit = 0.62                                   # inches per cell: "✓ 2,3,7" at MIN_FONT_PT fits
+    fig, ax = plt.subplots(figsize=(unit * (len(cases) + 6.5), unit * (len(grid) + 3.6)))
     for i, row in enumerate(grid):
         for j, verdict in enumerate(row):
             hatch = "//" if verdict.status == "cannot run" else None
@@ -144,17 +173,18 @@ def draw_class_grid(grid=None):
                                    edgecolor="#999999", linewidth=0.5))
             label = "n/a" if verdict.positions is None else ",".join(map(str, verdict.positions))
             colour = "white" if verdict.status in ("right", "wrong") else "black"
-            ax.text(j + 0.5, -i + 0.5, label, ha="center", va="center", fontsize=7, color=colour)
-        ax.text(-0.1, -i + 0.5, f"({row[0].rule_class}) {row[0].rule}", ha="right", va="center", fontsize=8)
+            ax.text(j + 0.5, -i + 0.5, f"{_GRID_MARK[verdict.status]} {label}".strip(), ha="center",
+                    va="center", fontsize=MIN_FONT_PT, color=colour, weight="bold", gid=_VERDICT)
+        ax.text(-0.1, -i + 0.5, f"({row[0].rule_class}) {row[0].rule}", ha="right", va="center", fontsize=MIN_FONT_PT)
     for j, case in enumerate(cases):
-        ax.text(j + 0.5, 1.1, case, ha="left", va="bottom", rotation=35, fontsize=8)
-    ax.set_xlim(-4.0, len(cases) + 1.2)
-    ax.set_ylim(-len(grid) + 0.9, 3.2)
+        ax.text(j + 0.5, 1.1, case, ha="left", va="bottom", rotation=35, fontsize=MIN_FONT_PT)
+    ax.set_xlim(-5.0, len(cases) + 1.5)
+    ax.set_ylim(-len(grid) + 0.9, 3.4)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title("which rule finds the last real token (cell: raw position returned)\n"
-                 "green right   red wrong   grey no real token   hatched: cannot run on this batch",
-                 fontsize=9)
+    ax.set_title("which rule finds the last real token (cell: mark, then the raw position returned)\n"
+                 f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token   hatched: cannot run on this batch",
+                 fontsize=MIN_FONT_PT)
     fig.tight_layout()
     return fig
 

@@ -10,15 +10,15 @@ __all__ = ["SOLUTIONS"]
 
 
 def _forward_rule(input_ids, pad_token_id):
-    # rightmost position whose id is not the pad id; 0 on an all-pad row, like model.forward
-    positions = torch.arange(input_ids.shape[-1], device=input_ids.device)
-    return (positions * (input_ids != pad_token_id)).argmax(-1)
+    # the first non-pad id from the right, via flip; 0 on an all-pad row, like model.forward
+    from_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
+    return torch.where((input_ids != pad_token_id).any(-1), input_ids.shape[-1] - 1 - from_right, 0)
 
 
 SOLUTIONS = {
     "01.1": _forward_rule,
     "01.2": "right_pad_in_content",
-    "01.3": 2,  # three real tokens, minus one: position 2 holds the 5, not the last token 7
+    "01.3": 2,  # three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5
     "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
     "02.2": lambda m: 1 / (m + 1),  # one idle slot in a step of m + 1 (hence speedup 2m / (m + 1))
     "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
@@ -36,7 +36,7 @@ SOLUTIONS.update({
 # ---- notebook 07
 SOLUTIONS.update({
     "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
-    "07.2": ([5, 6, 7, 0], [1, 1, 1, 1]),  # a real eos equal to pad ends the row: c pools 2, d pools 3
+    "07.2": ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with an id other than the pad id: c pools 3, d pools 1
 })
 
 
@@ -83,4 +83,12 @@ SOLUTIONS.update({
     "09.1": [1, 3, 5],  # wrong when the first pad follows a real token and a real token follows it (3),
                         # or when the row starts and ends with a pad (1, 5); 0, 2 and 4 are fine
     "09.2": {("qwen2", "left")},  # only the unpatched count, and only where pads come first
+})
+
+
+# ---- notebook 08
+SOLUTIONS.update({
+    # flat index b * 5 + first_pad; -1 counts back from the end of the flattened batch
+    "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],
+    "08.2": ["count", "first_pad"],   # count on an all-pad row gives -1 too, not only first_pad
 })

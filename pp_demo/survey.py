@@ -11,7 +11,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-__all__ = ["RuleClass", "CLASSES", "RULE_CLASS", "SurveyRow", "SURVEY", "NO_RULE_OF_THEIR_OWN",
+__all__ = ["RuleClass", "CLASSES", "RULE_CLASS", "SurveyRow", "SURVEY", "NO_RULE_OF_THEIR_OWN", "projects_with_a_rule",
            "Incident", "INCIDENTS", "format_classes", "format_survey", "format_incidents"]
 
 
@@ -122,6 +122,13 @@ SURVEY: tuple[SurveyRow, ...] = (
 
 NO_RULE_OF_THEIR_OWN = ("Megatron-LM", "nanotron", "torchtitan", "unsloth")
 """Projects surveyed that compute no pooled position of their own."""
+
+
+def projects_with_a_rule() -> list[str]:
+    """The projects counted wherever the workbook says "N projects": one per GitHub
+    repository of ``SURVEY`` (a repository with several rows, such as transformers before
+    and after 4.49, counts once), in survey order. ``NO_RULE_OF_THEIR_OWN`` is not counted."""
+    return list(dict.fromkeys(row.repository for row in SURVEY))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,14 @@
 import pytest
 import torch
 
-from pp_demo.exercises import EXERCISES, check, status
+from pp_demo.exercises import EXERCISES, check, forget_attempts, status
 from pp_demo.solutions import SOLUTIONS
+
+
+@pytest.fixture(autouse=True)
+def _first_attempt():
+    # a judge shows its one counterexample on the first wrong attempt only: each test starts afresh
+    forget_attempts()
 
 
 def test_every_exercise_has_a_reference_solution():
@@ -27,10 +33,11 @@ def test_a_function_stub_returning_ellipsis_is_not_attempted():
 
 
 @pytest.mark.parametrize("key, wrong, counterexample", [
-    ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1, "on left [0,0,5,6,7,8] your rule pools 3"),
+    ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1,
+     "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch your rule pools 3, model.forward pools 5"),
     ("01.1", lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
-     "on all_pad"),
-    ("01.2", "left", "first_pad_mod pools 5"),
+     "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch your rule pools 5, model.forward pools 0"),
+    ("01.2", "left", "that lands on the true last real token"),
     ("01.2", "trailing_eos", "not one of the review table's rows"),
     ("01.3", 5, "is not what the count rule pools"),
     ("01.3", "2", "as an int"),
@@ -111,7 +118,7 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
     ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
     ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
     ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
-    ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0 and model.forward pools 0 too"),
+    ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
     ("03.3", [7], "there is no row 7"),
     ("03.3", "1", "a list of ints"),
 ])
@@ -137,6 +144,8 @@ def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
     ("07.2", "all_pad", "marks no real token"),
     ("07.2", ([5, 6], [0, 0]), "marks no real token"),
     ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
+    ("07.2", "trailing_eos", "that is the trailing-eos row the notebook showed"),
+    ("07.2", ([5, 0], [1, 1]), "that is the trailing-eos row the notebook showed"),
     ("07.2", ([5, 6], [1]), "of one length"),
     ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
     ("07.2", "tail", "not a padding case"),
@@ -148,9 +157,8 @@ def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexa
 
 
 @pytest.mark.parametrize("row", [
-    "trailing_eos",
-    ([5, 0], [1, 1]),            # ends in a real token equal to pad: c pools 0, d pools 1
     ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
+    ([0, 7, 3], [0, 1, 0]),        # left pad 0, right pad 3: c pools 2, d pools 1
 ])
 def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
     assert status("07.2", row) == "correct"

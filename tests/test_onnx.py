@@ -47,7 +47,7 @@ def test_legacy_exporter_reads_another_row_for_a_negative_position(tmp_path, rul
 
 
 def test_current_exporter_cannot_convert_the_modulo_over_a_dynamic_length(tmp_path):
-    # a fact of the pinned torch 2.13 / onnxscript 0.7.2, shown in notebook 04
+    # a fact of the pinned torch 2.13 / onnxscript 0.7.2, shown in notebook 08
     ids, _ = as_batch(CASES)
     with pytest.raises(Exception, match="(?i)convert"):
         export_onnx(PooledRows("first_pad_mod"), (_hidden(ids), ids), tmp_path / "rule.onnx", "dynamo")

@@ -212,7 +212,7 @@ def test_the_grid_figure_colours_one_cell_per_verdict():
     fig = draw_class_grid(grid)
     patches = fig.axes[0].patches
     assert len(patches) == len(RULES) * (len(CASES) + 1)
-    red = [p for p in patches if p.get_facecolor()[:3] == matplotlib.colors.to_rgb("#d73027")]
+    red = [p for p in patches if p.get_facecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
     assert len(red) == sum(v.status == "wrong" for row in grid for v in row)
     assert sum(p.get_hatch() == "//" for p in patches) == len(CASES)
 
@@ -221,3 +221,15 @@ def test_run_on_cases_gives_the_raw_position_per_case():
     got = run_on_cases(lambda ids, mask, pad: get_rule("count").fn(ids, pad))
     assert got == {"left": 3, "right": 3, "left_pad_in_content": 2, "right_pad_in_content": 2,
                    "unpadded": 5, "all_pad": -1, "trailing_eos": 2}
+
+
+def test_projects_are_counted_once_per_repository_and_the_readme_says_how_many():
+    from pathlib import Path
+
+    from pp_demo.survey import projects_with_a_rule
+
+    # transformers (2 rows), ColossalAI (3), TRL (2) each count once; the four without a rule not at all
+    assert len(SURVEY) == 19 and len(projects_with_a_rule()) == 15
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    said = re.search(r"how (\d+) projects \(one per GitHub repository surveyed\)", readme)
+    assert said and int(said.group(1)) == len(projects_with_a_rule())

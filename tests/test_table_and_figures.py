@@ -56,7 +56,7 @@ def test_the_figure_draws_one_outlined_cell_per_rule_and_case():
     patches = fig.axes[0].patches
     outlined = [p for p in patches if not p.get_fill()]
     assert len(outlined) == 4
-    red = [p for p in outlined if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#d73027")]
+    red = [p for p in outlined if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
     assert len(red) == 1        # count on the left-padded row
 
 

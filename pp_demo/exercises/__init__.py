@@ -13,12 +13,11 @@ its stubs unfilled runs top to bottom and passes strict nbval. ``status`` return
 same text without printing. Reference answers live in ``pp_demo.solutions``.
 
 The machinery is in ``core``; each notebook's judges are in their own module
-(``nb01`` ... ``nb07``), registered when this package is imported.
+(``nb01`` ... ``nb08``), registered when this package is imported.
 """
 
-from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07  # noqa: F401  (they register the exercises)
-from . import nb09  # noqa: F401  (notebook 09's exercises)
-from .core import EXERCISES, Exercise, NotAttempted, check, register, status
+from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09  # noqa: F401  (they register the exercises)
+from .core import EXERCISES, Exercise, NotAttempted, check, forget_attempts, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 
-__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted", "mystery_07"]
+__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted", "forget_attempts", "mystery_07"]

@@ -1,28 +1,63 @@
-"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``)."""
+"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``).
+
+The judges work from the definitions in plain Python (``core.forward_pools``,
+``core.count_pools``), not by calling the rules the notebook shows."""
+
+import inspect
+import random
 
 import torch
 
-from ..cases import CASES, PAD, REVIEW_TABLE
-from ..rules import count_minus_one
-from .core import NotAttempted, _is_stub, ids_text, register
+from ..cases import CASES, PAD, REVIEW_TABLE, row_text
+from .core import NotAttempted, _is_stub, count_pools, first_pad_pools, forward_pools, register
+
+
+def _random_rows(count, length, seed):
+    """Rows of one length with pads anywhere (left, right, inside, none, all), pad id 0."""
+    pick = random.Random(seed)
+    return [[pick.choice((PAD, PAD, 5, 6, 7, 8, 9)) for _ in range(length)] for _ in range(count)]
+
+
+def _batches_for_01_1():
+    """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
+    case of length 6 as one batch, then random batches of other lengths and sizes."""
+    six = [list(case.input_ids) for case in CASES.values() if case.length == 6]
+    batches = [(six, "the length-6 padding cases as one batch"),
+               ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4")]
+    batches += [(_random_rows(5, length, seed), f"a random batch of length {length}")
+                for seed, length in enumerate((3, 7, 9))]
+    return batches
+
+
+def _copies_the_fix(rule):
+    """Whether the answer's source multiplies by ``arange``, the expression notebook 01 prints."""
+    try:
+        source = inspect.getsource(rule)
+    except (OSError, TypeError):   # no source to read (a builtin, a rule made on the fly): judge it
+        return False
+    return "arange" in source
 
 
 @register("01.1", "Write a rule from input_ids and pad_token_id that pools where model.forward "
-                  "pools on every padding case.")
+                  "pools on every padding case, without the arange of the fix shown above.",
+          refuse_package_rules=True)
 def _judge_forward_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
-    for case in CASES.values():
-        ids, _ = case.tensors()
-        got = rule(ids, PAD)
+    if _copies_the_fix(rule):
+        return ("that multiplies by arange, the expression printed above: find the rightmost non-pad id "
+                "another way (flip the row, and mind the all-pad row)")
+    for rows, label in _batches_for_01_1():
+        got = rule(torch.tensor(rows), PAD)
         if _is_stub(got):
             raise NotAttempted
-        if not isinstance(got, torch.Tensor) or got.shape != (1,):
-            return f"on {case.name} {ids_text(case)} it returned {got!r}, not one position per row"
-        lands_on = int(got[0]) % case.length
-        if lands_on != case.forward_pools:
-            return (f"on {case.name} {ids_text(case)} your rule pools {lands_on}, "
-                    f"model.forward pools {case.forward_pools}")
+        if not isinstance(got, torch.Tensor) or got.shape != (len(rows),):
+            return f"on {label} ({len(rows)} rows) it returned {got!r}, not one position per row"
+        for i, row in enumerate(rows):
+            lands_on, want = int(got[i]) % len(row), forward_pools(row, PAD)
+            if lands_on != want:
+                where = f"row {i} {row_text(row)} of {label}"
+                return f"on {where} your rule pools {lands_on}, model.forward pools {want}"
     return None
 
 
@@ -31,20 +66,23 @@ def _judge_forward_rule(rule):
 def _judge_first_pad_row(name):
     if name not in REVIEW_TABLE:
         return f"{name!r} is not one of the review table's rows: {', '.join(REVIEW_TABLE)}"
-    if name != "right_pad_in_content":
-        case = CASES[name]
-        return f"on {name} {ids_text(case)} first_pad_mod pools {case.true_last}, the true last real token"
+    case = CASES[name]
+    lands_on = first_pad_pools(case.input_ids, PAD)
+    if lands_on == case.true_last:
+        return (f"on {name} {row_text(case.input_ids)} find the first pad id and step back one: "
+                "that lands on the true last real token")
     return None
+
+
+_PREDICT_ROW = (0, 0, 0, 5, 6, 7)
 
 
 @register("01.3", "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? "
                   "Give an int.")
 def _judge_count_prediction(position):
-    row = torch.tensor([[0, 0, 0, 5, 6, 7]])
-    expected = int(count_minus_one(row, PAD)[0])
-    if not isinstance(position, int):
+    if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
-    if position != expected:
+    if position != count_pools(_PREDICT_ROW, PAD):
         hint = " (that is the true last real token; the count rule counts, it does not look)" if position == 5 else ""
         return f"{position} is not what the count rule pools{hint}"
     return None

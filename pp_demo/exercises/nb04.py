@@ -1,10 +1,24 @@
-"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``)."""
+"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``).
+
+Judged from the definitions in plain Python (``core.forward_pools`` is where
+``rightmost_non_pad`` lands, ``core.true_last`` reads the mask), not with the package's rules."""
 
 import torch
 
 from ..cases import CASES, PAD
-from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
-from .core import NotAttempted, _is_stub, ids_text, index_list, register, row_text, true_last
+from .core import (
+    NotAttempted,
+    _is_stub,
+    count_pools,
+    first_pad_pools,
+    forward_pools,
+    ids_text,
+    index_list,
+    one_counterexample,
+    register,
+    row_text,
+    true_last,
+)
 
 # A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
 # some carry an eos inside the text. The true last real token is read from the mask.
@@ -28,19 +42,19 @@ def _eos_batch():
 @register("04.1", "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
                   "pool somewhere other than the true last real token?")
 def _judge_rightmost_non_pad_rows(answer):
-    ids, mask = _eos_batch()
-    answer = index_list(answer, ids.shape[0])
+    answer = index_list(answer, len(_EOS_BATCH))
     if isinstance(answer, str):
         return answer
-    pooled = rightmost_non_pad(ids, PAD).tolist()
+    misjudged = []
     for i, (row, row_mask) in enumerate(_EOS_BATCH):
-        last = true_last(row_mask)
-        if (i in answer) != (pooled[i] != last):
+        pooled, last = forward_pools(row, PAD), true_last(row_mask)
+        if (i in answer) != (pooled != last):
             text = f"row {i} {row_text(row)} with mask {row_text(row_mask)}"
-            if pooled[i] == last:
-                return f"{text}: rightmost_non_pad pools {pooled[i]}, and that is the true last real token"
-            return f"{text}: rightmost_non_pad pools {pooled[i]}, the true last real token is {last}"
-    return None
+            if pooled == last:
+                misjudged.append(f"{text}: rightmost_non_pad pools {pooled}, and that is the true last real token")
+            else:
+                misjudged.append(f"{text}: rightmost_non_pad pools {pooled}, the true last real token is {last}")
+    return one_counterexample("04.1", misjudged)
 
 
 def _mask_rule_rows():
@@ -52,7 +66,8 @@ def _mask_rule_rows():
 
 
 @register("04.2", "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
-                  "last real token of every row that has one, a row ending in a real eos included.")
+                  "last real token of every row that has one, a row ending in a real eos included.",
+          refuse_package_rules=True)
 def _judge_mask_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
@@ -76,12 +91,11 @@ def _judge_first_pad_prediction(position):
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
     ids, mask = _PAIR_ROW
-    expected = int(first_pad_minus_one_wrapped(torch.tensor([ids]), PAD)[0])
-    if position == expected:
+    if position == first_pad_pools(ids, PAD):
         return None
-    hints = {int(rightmost_non_pad(torch.tensor([ids]), PAD)[0]): "where rightmost_non_pad pools",
+    hints = {forward_pools(ids, PAD): "where rightmost_non_pad pools",
              true_last(mask): "the true last real token, the closing eos",
-             int(count_minus_one(torch.tensor([ids]), PAD)[0]): "where the count rule pools",
+             count_pools(ids, PAD): "where the count rule pools",
              len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with "
                            "a pad id or has none"}
     hint = f"; {position} is {hints[position]}" if position in hints else ""

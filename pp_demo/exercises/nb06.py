@@ -1,32 +1,33 @@
-"""Exercises of notebook 06 · ColossalAI 0.5.0 (checked by ``pp_demo.exercises.check``)."""
+"""Exercises of notebook 06 · ColossalAI 0.5.0 (checked by ``pp_demo.exercises.check``).
+
+Judged from the definitions in plain Python: ``first_pad_mod`` steps back one from the first
+pad id (wrapped to the row), ``model.forward`` pools the rightmost non-pad id, and GPT-2's
+mask lets position i see j when j <= i and j is a real token."""
 
 import torch
 
-from ..cases import CASES, PAD, REVIEW_TABLE, as_batch
-from ..rules import first_pad_minus_one_wrapped, rightmost_non_pad
-from .core import NotAttempted, _is_stub, index_list, register, row_text
+from ..cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
+from .core import NotAttempted, _is_stub, first_pad_pools, forward_pools, index_list, one_counterexample, register
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
 _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
 
 
-
-
 @register("06.1", "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
                   "five-row batch does it pool at another position than model.forward?")
 def _judge_bloom_rows(answer):
-    ids = torch.tensor(_BLOOM_BATCH)
-    answer = index_list(answer, ids.shape[0], "rows")
+    answer = index_list(answer, len(_BLOOM_BATCH), "rows")
     if isinstance(answer, str):
         return answer
-    theirs = first_pad_minus_one_wrapped(ids, PAD).tolist()
-    forward = rightmost_non_pad(ids, PAD).tolist()
-    for i, (pooled, wanted) in enumerate(zip(theirs, forward)):
+    misjudged = []
+    for i, row in enumerate(_BLOOM_BATCH):
+        pooled, wanted = first_pad_pools(row, PAD), forward_pools(row, PAD)
         if (i in answer) != (pooled != wanted):
             also = " too" if pooled == wanted else ""
-            return f"row {i} {row_text(ids[i])}: first_pad_mod pools {pooled}, model.forward pools {wanted}{also}"
-    return None
+            misjudged.append(f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, "
+                             f"model.forward pools {wanted}{also}")
+    return one_counterexample("06.1", misjudged)
 
 
 @register("06.2", "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
@@ -49,11 +50,9 @@ def _judge_gpt2_view(answer):
     return f"{sorted(answer)} leaves out {sorted(seen - set(answer))}, which the mask ColossalAI passes leaves open"
 
 
-def _allowed(mask):
-    """What model.forward's GPT-2 lets position i see: j <= i, and j not padding."""
-    length = mask.shape[-1]
-    causal = torch.ones(length, length, dtype=torch.bool).tril()
-    return causal & mask.bool()[:, None, :]
+def _may_attend(mask_row: list[int], i: int, j: int) -> bool:
+    """The definition: position i may attend to j when j comes no later than i and is real."""
+    return j <= i and mask_row[j] == 1
 
 
 def _mask_batches():
@@ -63,8 +62,18 @@ def _mask_batches():
     return batches
 
 
+def _first_wrong_entry(got, mask):
+    """``(b, i, j)`` of the first entry of ``got`` that breaks the definition, or None."""
+    for b, mask_row in enumerate(mask.tolist()):
+        for i in range(len(mask_row)):
+            for j in range(len(mask_row)):
+                if bool(got[b, i, j]) != _may_attend(mask_row, i, j):
+                    return b, i, j
+    return None
+
+
 @register("06.3", "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
-                  "position i may attend to position j in model.forward's GPT-2.")
+                  "position i may attend to position j in model.forward's GPT-2.", refuse_package_rules=True)
 def _judge_causal_padding_mask(make_mask):
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
@@ -77,12 +86,13 @@ def _judge_causal_padding_mask(make_mask):
             return f"on {label} it returned {got!r}, not a tensor of shape ({batch}, {length}, {length})"
         if got.dtype != torch.bool:
             return f"on {label} it returned a tensor of {got.dtype}; return True/False (dtype torch.bool)"
-        wrong = (got != _allowed(mask)).nonzero()
-        if len(wrong):
-            b, i, j = wrong[0].tolist()
+        wrong = _first_wrong_entry(got, mask)
+        if wrong:
+            b, i, j = wrong
             where = f"on {label}" + (f", row {b}" if batch > 1 else "")
             if got[b, i, j]:
                 why = "a later position" if j > i else "padding"
                 return f"{where}: position {i} may attend to position {j} in your mask, but {j} is {why}"
-            return f"{where}: position {i} may not attend to position {j} in your mask, but {j} is an earlier real token"
+            return (f"{where}: position {i} may not attend to position {j} in your mask, "
+                    f"but {j} is an earlier real token")
     return None

@@ -1,13 +1,19 @@
 """Exercises of notebook 07 · the bug class (checked by ``pp_demo.exercises.check``)."""
 
-import torch
 
 from ..cases import CASES, PAD
-from ..rules import pooled_positions
 from ..survey import CLASSES
-from .core import ids_text, register, row_text
+from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_text, true_last
 
 _PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
+
+# Where each class lands on one padded row, from its definition in plain Python (pad id 0).
+_LANDS_ON = {
+    "a": lambda ids, mask: count_pools(ids, PAD),       # count of non-pad ids, minus one
+    "b": lambda ids, mask: first_pad_pools(ids, PAD),   # one before the first pad id
+    "c": lambda ids, mask: forward_pools(ids, PAD),     # the last non-pad id
+    "d": lambda ids, mask: true_last(mask) or 0,        # the last attended position
+}
 
 
 def mystery_07(input_ids, attention_mask, pad_token_id):
@@ -23,7 +29,7 @@ def _class_counterexample(fn, letter):
             continue
         ids, mask = case.tensors()
         mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
-        theirs = int(pooled_positions(rule, input_ids=ids, pad_token_id=PAD, attention_mask=mask)[0]) % case.length
+        theirs = _LANDS_ON[letter](case.input_ids, case.attention_mask)
         if mine != theirs:
             return f"on {case.name} {ids_text(case)} class {letter} ({rule}) pools {theirs}, the expression {mine}"
     return None
@@ -58,19 +64,22 @@ def _as_row(answer):
     return ids, mask, row_text(ids)
 
 
-@register("07.2", "Find a row (a case name, or a pair (input_ids, attention_mask), pad id 0) with at "
-                  "least one real token on which class c and class d pool different positions.")
+@register("07.2", "The trailing-eos row shown above separates class c from class d. Find another kind of "
+                  "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
+                  "last, on which c and d pool different positions.")
 def _judge_c_versus_d(answer):
     row = _as_row(answer)
     if isinstance(row, str):
         return row
     ids, mask, label = row
-    if not any(mask):
+    last = true_last(mask)
+    if last is None:
         return f"on {label} the mask marks no real token: there is no right answer to disagree about"
-    ids_t, mask_t = torch.tensor([ids]), torch.tensor([mask])
-    c = int(pooled_positions(CLASSES["c"].rule, input_ids=ids_t, pad_token_id=PAD)[0])
-    d = int(pooled_positions(CLASSES["d"].rule, attention_mask=mask_t)[0])
+    if ids[last] == PAD:
+        return (f"on {label} the last real token carries the pad id: that is the trailing-eos row the notebook "
+                "showed. Find a row whose last real token is an ordinary id")
+    c, d = _LANDS_ON["c"](ids, mask), _LANDS_ON["d"](ids, mask)
     if c == d:
-        return (f"on {label} both pool {c}: they part only when the last real token's id is the pad "
-                "id, or a token after it is masked out without carrying the pad id")
+        return (f"on {label} both pool {c}: class c trusts the pad id to mark padding. What if the padding "
+                "does not carry it?")
     return None

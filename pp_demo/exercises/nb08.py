@@ -1,0 +1,90 @@
+"""Exercises of notebook 08 · ONNX (checked by ``pp_demo.exercises.check``).
+
+Judged from definitions in plain Python: the raw position each rule computes, and the
+legacy exporter's flattened lookup (row b, position p reads element ``b * L + p`` of the
+batch flattened to ``B * L`` rows, a negative number counting back from its end)."""
+
+import itertools
+
+from ..cases import PAD, row_text
+from .core import one_counterexample, register
+
+_BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))
+
+
+def _first_pad_raw(ids):
+    """``first_pad`` without the modulo: one before the first pad id (argmax 0 when none)."""
+    return next((i for i, t in enumerate(ids) if t == PAD), 0) - 1
+
+
+def _legacy_reads(batch, b):
+    """The (row, position) the legacy export makes row ``b`` read with ``first_pad``."""
+    length = len(batch[0])
+    return divmod((b * length + _first_pad_raw(batch[b])) % (len(batch) * length), length)
+
+
+def _as_pairs(answer, count):
+    if not isinstance(answer, (list, tuple)) or len(answer) != count:
+        return f"give a list of {count} (row, position) pairs, one per row"
+    pairs = []
+    for pair in answer:
+        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)):
+            return f"{pair!r} is not a (row, position) pair of ints"
+        pairs.append(tuple(pair))
+    return pairs
+
+
+@register("08.1", "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
+                  "[5,6,0,0,0], [0,0,0,5,6]]: which (row, position) does each row read? A list of pairs.")
+def _judge_legacy_reads(answer):
+    pairs = _as_pairs(answer, len(_BATCH_08_1))
+    if isinstance(pairs, str):
+        return pairs
+    misjudged = []
+    for b, said in enumerate(pairs):
+        reads = _legacy_reads(_BATCH_08_1, b)
+        if said != reads:
+            raw = _first_pad_raw(_BATCH_08_1[b])
+            misjudged.append(f"row {b} {row_text(_BATCH_08_1[b])}: first_pad gives {raw}, so the flat index is "
+                             f"{b} * {len(_BATCH_08_1[0])} + ({raw}); it reads {reads}, not {said}")
+    return one_counterexample("08.1", misjudged)
+
+
+# The raw position each rule computes on one row, from its definition (no modulo, no indexing).
+_RAW = {
+    "count": lambda ids, mask: sum(t != PAD for t in ids) - 1,
+    "first_pad": lambda ids, mask: _first_pad_raw(ids),
+    "rightmost_non_pad": lambda ids, mask: max((i for i, t in enumerate(ids) if t != PAD), default=0),
+    "rightmost_attended": lambda ids, mask: max((i for i, m in enumerate(mask) if m), default=0),
+}
+
+
+def _negative_example(rule):
+    """A short row ``(ids, mask)`` (real where the id is not pad) on which ``rule`` is negative, or None."""
+    for length in range(1, 5):
+        for ids in itertools.product((PAD, 5), repeat=length):
+            mask = [int(t != PAD) for t in ids]
+            if _RAW[rule](ids, mask) < 0:
+                return ids, mask
+    return None
+
+
+@register("08.2", "Which of count, first_pad, rightmost_non_pad, rightmost_attended can return a negative "
+                  "position, the thing the modulo guards against under the legacy exporter? A list of names.")
+def _judge_negative_rules(answer):
+    if isinstance(answer, str) or not hasattr(answer, "__iter__") or not all(isinstance(a, str) for a in answer):
+        return f"give a list of rule names, from {', '.join(_RAW)}"
+    answer = set(answer)
+    unknown = sorted(answer - set(_RAW))
+    if unknown:
+        return f"{unknown[0]!r} is not one of {', '.join(_RAW)}"
+    for rule in _RAW:
+        example = _negative_example(rule)
+        if rule in answer and example is None:
+            return f"{rule} never goes below 0: argmax returns a position, and nothing is subtracted from it"
+        if rule not in answer and example is not None:
+            ids, mask = example
+            return f"on {row_text(ids)} (pad id {PAD}) {rule} gives {_RAW[rule](ids, mask)}"
+    return None
+
