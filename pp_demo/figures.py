@@ -8,9 +8,10 @@ from matplotlib.patches import Rectangle
 
 from .packed import class_grid
 from .palette import MIN_FONT_PT, NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, RIGHT_COLOUR, SERIES, WRONG_COLOUR
+from .schedule_figures import draw_timeline, gpipe_slots  # re-exported: notebooks look for figures here
 from .table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline",
+__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "gpipe_slots", "draw_timeline",
            "draw_class_grid"]
 
 _RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR   # the names the sections below use
@@ -148,43 +149,6 @@ def draw_row_diffs(comparisons, row_labels):
                           fontsize=MIN_FONT_PT)
     axes[0][-1].legend(fontsize=MIN_FONT_PT, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(f"{RIGHT} within the tolerance of model.forward   {WRONG} not", fontsize=MIN_FONT_PT)
-    fig.tight_layout()
-    return fig
-
-
-def gpipe_slots(n_micro, n_stages=2, backward=False):
-    """Time slots of an idealised GPipe step (every forward or backward takes one slot):
-    a list of ``(stage, slot, "F" or "B", micro_batch)``. All forwards fill the pipe,
-    then the backwards drain it in reverse order."""
-    slots = [(s, s + i, "F", i) for s in range(n_stages) for i in range(n_micro)]
-    if backward:
-        start = n_micro + n_stages - 1          # the last forward has left the last stage
-        for s in range(n_stages):
-            for k, i in enumerate(reversed(range(n_micro))):
-                slots.append((s, start + (n_stages - 1 - s) + k, "B", i))
-    return slots
-
-
-def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
-    """The GPipe schedule as a timeline: one row per stage (rank), one box per micro-batch
-    step, idle slots (the bubble) left blank. The title gives the ideal speedup over one
-    process running all stages, ``n_stages * m / (m + n_stages - 1)`` for forwards."""
-    slots = gpipe_slots(n_micro, n_stages, backward)
-    length = max(slot for _, slot, _, _ in slots) + 1
-    fig, ax = plt.subplots(figsize=(0.55 * length + 1.5, 0.6 * n_stages + 1.0))
-    for stage, slot, kind, mb in slots:
-        colour = "#91bfdb" if kind == "F" else "#fc8d59"
-        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, facecolor=colour, edgecolor="black", lw=0.5))
-        ax.text(slot + 0.47, n_stages - 1 - stage + 0.4, f"{kind}{mb}", ha="center", va="center", fontsize=8)
-    ax.set_xlim(0, length)
-    ax.set_ylim(-0.2, n_stages)
-    ax.set_yticks([n_stages - 1 - s + 0.4 for s in range(n_stages)], [f"stage {s} (rank {s})" for s in range(n_stages)])
-    ax.set_xlabel("time slot (one micro-batch through one stage)")
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    ideal = n_stages * n_micro / (n_micro + n_stages - 1)
-    ax.set_title(f"GPipe, {n_micro} micro-batches on {n_stages} stages: blank = idle (the bubble); "
-                 f"ideal speedup {ideal:.2f}x", fontsize=9)
     fig.tight_layout()
     return fig
 

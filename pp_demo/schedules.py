@@ -4,6 +4,7 @@ What ``torch.distributed.pipelining``'s ``ScheduleGPipe`` and ``Schedule1F1B`` e
 one rank during a training step (their ``_step_microbatches``), written out so notebooks
 and figures can show it without starting ranks. (The engine's own ``pipeline_order``
 tables are meant for its simulator and are not this execution order.)
+``tests/test_engine_order.py`` records real ranks running both and compares.
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
 * 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one
@@ -12,7 +13,7 @@ tables are meant for its simulator and are not this execution order.)
   state; the engine refuses it, and the runner runs GPipe instead (same gradients).
 """
 
-__all__ = ["schedule_order"]
+__all__ = ["schedule_order", "timeline", "peak_in_flight"]
 
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
@@ -37,3 +38,35 @@ def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
         order.append(ops)
     return order
 
+
+
+def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str]]:
+    """``schedule_order`` placed in time: ``(stage, slot, op)`` for every op, each taking one
+    slot (an idealisation: a real backward costs about twice a forward). An op starts once
+    its stage is free and its input exists: a forward needs the previous stage's forward of
+    that micro-batch, a backward the next stage's backward of it. Empty slots are the bubble."""
+    order = schedule_order(kind, n_stages, n_micro)
+    done: dict[tuple[int, str], int] = {}   # (stage, op) -> the slot after it finishes
+    free, nxt, placed = [0] * n_stages, [0] * n_stages, []
+    while len(placed) < n_stages * 2 * n_micro:
+        for stage, ops in enumerate(order):
+            while nxt[stage] < len(ops):
+                op = ops[nxt[stage]]
+                source = stage - 1 if op[0] == "F" else stage + 1
+                if 0 <= source < n_stages and (source, op) not in done:
+                    break   # its input has not arrived yet: another stage goes first
+                start = max(free[stage], done.get((source, op), 0))
+                placed.append((stage, start, op))
+                done[stage, op] = free[stage] = start + 1
+                nxt[stage] += 1
+    return sorted(placed, key=lambda t: (t[0], t[1]))
+
+
+def peak_in_flight(ops: list[str]) -> int:
+    """The most micro-batches whose activations one stage holds at once: a forward keeps
+    them until the same micro-batch's backward frees them."""
+    held = peak = 0
+    for op in ops:
+        held += 1 if op[0] == "F" else -1
+        peak = max(peak, held)
+    return peak

@@ -26,7 +26,7 @@ def _judge_idle_slots(answer):
     if answer == _gpipe_idle(4, 0, backward=False)[0]:
         return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice"
     return (f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
-            "stage 0's row of draw_gpipe_timeline(4, backward=True)")
+            "stage 0's row of draw_timeline(\"gpipe\", 2, 4)")
 
 
 @register("02.2", "Write bubble_fraction(m): the share of the slots of a two-stage GPipe step "
