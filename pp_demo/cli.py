@@ -69,7 +69,7 @@ def _families(args):
     return 0
 
 
-def _check(args):
+def _run_checker(args):
     import torch
 
     from .checker import check_forward, load_callable, load_model
@@ -215,7 +215,7 @@ def build_parser():
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
     check.add_argument("--device", type=_device, default=None, help="cpu (default) or cuda")
-    check.set_defaults(run=_check)
+    check.set_defaults(run=_run_checker)
 
     bench = jobs.add_parser(
         "bench", help="time the two-rank pipeline against one process (a benchmark, not a test)",

@@ -15,8 +15,9 @@ from .families import build_model
 from .jobs import Job
 from .rules import FIX
 from .runner import run
+from .tolerance import tolerance
 
-__all__ = ["RowComparison", "default_atol", "forward_logits", "compare_rows", "REPRO_ROWS",
+__all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS",
            "reproduce", "reproduce_runs", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
@@ -29,13 +30,6 @@ def default_device():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def default_atol(device):
-    """1e-6 on CPU fp32. On a GPU, scoring one pooled position and scoring every
-    position then indexing may reduce in another order; 1e-5 still sits four orders
-    of magnitude below the bug's differences (about 0.05 and up on the tiny models)."""
-    return 1e-6 if torch.device(device).type == "cpu" else 1e-5
 
 
 @torch.no_grad()
@@ -81,7 +75,7 @@ def reproduce_runs(runs, split_points=None, n_micro: int = 1, on: str = "process
     results = run(jobs, on=on)
     if results is None:
         return None
-    return [compare_rows(result.logits, forward_logits(job.model, ids, mask), default_atol(result.device))
+    return [compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device))
             for job, result in zip(jobs, results)]
 
 

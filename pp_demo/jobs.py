@@ -14,7 +14,7 @@ Jobs, batches and results hold tensors, so they compare by identity (``eq=False`
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import torch
@@ -32,11 +32,13 @@ Schedule = Literal["gpipe", "1f1b"]
 
 @dataclass(frozen=True, eq=False)
 class Batch:
-    """Rows of token ids, their attention mask, and (for training) one label per row."""
+    """Rows of token ids, their attention mask, (for training) one label per row, and a
+    name to report it by (the checker's battery names each of its batches)."""
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     labels: torch.Tensor | None = None
+    name: str = field(default="", kw_only=True)
 
     def as_tuple(self) -> tuple:
         return self.input_ids, self.attention_mask, self.labels

@@ -16,12 +16,13 @@ from collections import defaultdict
 
 
 from .cases import CASES, as_batch
-from .compare import compare_rows, default_atol, forward_logits
+from .compare import compare_rows, forward_logits
 from .families import FAMILIES, build_model, get_family
 from .jobs import Job
 from .rules import FIX
 from .runner import run
 from .table import NO_ANSWER, RIGHT, WRONG
+from .tolerance import tolerance
 
 __all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
 
@@ -62,7 +63,7 @@ def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=N
         return None
     table = {}
     for (family, rule, group, model, ids, mask), result in zip(runs, results):
-        compared = compare_rows(result.logits, forward_logits(model, ids, mask), default_atol(result.device))
+        compared = compare_rows(result.logits, forward_logits(model, ids, mask), tolerance(result.device))
         for case, match in zip(group, compared.matches):
             table[family, rule, case] = match
     return table
