@@ -207,7 +207,7 @@ def load_callable(path: str) -> Callable[..., Any]:
     except ImportError as error:  # one line, not the import machinery's traceback
         raise ValueError(f"cannot import {module_name} ({error}); it must be importable from here: "
                          f"run from its project folder or add that folder to PYTHONPATH") from error
-    function = getattr(module, attribute, None)
+    function: Callable[..., Any] | None = getattr(module, attribute, None)
     if not callable(function):
         raise ValueError(f"{attribute!r} in {module_name} is not a callable")
     return function
@@ -222,7 +222,7 @@ def load_model(family: str | None = None, model_path: str | None = None,
         from .families import build_model
         return build_model(family, attn_implementation=attn_implementation)
     from transformers import AutoModelForSequenceClassification
-    path = Path(model_path)
+    path = Path(str(model_path))
     if not path.is_dir():  # transformers would read it as a Hub repo id and say so
         raise ValueError(f"--model-path {model_path}: no such folder (a local checkpoint folder is expected)")
     if not (path / "config.json").is_file():

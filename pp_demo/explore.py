@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .cases import PaddingCase, row_text
-from .table import Cell, padding_table
+from .table import Verdict, padding_table
 from .rules import FIX, RULES, pooled_positions
 
 __all__ = ["EXPLORE_RULES", "Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
@@ -33,7 +33,7 @@ class Exploration:
 
     case: PaddingCase   # true_last from the mask, forward_pools from the fix rule
     pad_token_id: int
-    cells: tuple[Cell, ...]
+    cells: tuple[Verdict, ...]
 
     @property
     def positions(self) -> dict[str, int]:

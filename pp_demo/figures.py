@@ -5,9 +5,10 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
+from .schedules import gpipe_slots
 from .table import REFERENCES, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_row_diffs", "gpipe_slots", "draw_gpipe_timeline", "draw_class_grid"]
+__all__ = ["draw_padding_table", "draw_row_diffs", "draw_gpipe_timeline", "draw_class_grid"]
 
 _PAD_SHADE = "#d9d9d9"   # positions the attention mask marks as padding
 _RIGHT = "#1a9850"
@@ -72,19 +73,6 @@ def draw_row_diffs(comparisons, row_labels):
     axes[0][-1].legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return fig
-
-
-def gpipe_slots(n_micro, n_stages=2, backward=False):
-    """Time slots of an idealised GPipe step (every forward or backward takes one slot):
-    a list of ``(stage, slot, "F" or "B", micro_batch)``. All forwards fill the pipe,
-    then the backwards drain it in reverse order."""
-    slots = [(s, s + i, "F", i) for s in range(n_stages) for i in range(n_micro)]
-    if backward:
-        start = n_micro + n_stages - 1          # the last forward has left the last stage
-        for s in range(n_stages):
-            for k, i in enumerate(reversed(range(n_micro))):
-                slots.append((s, start + (n_stages - 1 - s) + k, "B", i))
-    return slots
 
 
 def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):

@@ -15,7 +15,8 @@ Jobs are checked here, before any process starts, so a bad one is a one-line err
 """
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -40,7 +41,7 @@ class Batch:
     labels: torch.Tensor | None = None
     name: str = field(default="", kw_only=True)
 
-    def as_tuple(self) -> tuple:
+    def as_tuple(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         return self.input_ids, self.attention_mask, self.labels
 
 
@@ -76,20 +77,21 @@ class Job:
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
-              **options) -> "Job":
+              **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 
     @classmethod
     def step(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-             labels: torch.Tensor, **options) -> "Job":
+             labels: torch.Tensor, **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask, labels),), "step", **options)
 
     @classmethod
-    def train(cls, model: nn.Module, batches, lr: float = 1e-2, **options) -> "Job":
-        """``batches``: ``Batch`` objects (``pp_demo.training.Batch`` included) or
+    def train(cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2,
+              **options: Any) -> "Job":
+        """``batches``: ``Batch`` objects (``pp_demo.training.TrainingBatch`` included) or
         ``(ids, mask, labels)`` tuples."""
-        batches = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
-        return cls(model, batches, "train", lr=lr, **options)
+        rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
+        return cls(model, rows, "train", lr=lr, **options)
 
     @property
     def batch(self) -> Batch:

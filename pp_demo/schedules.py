@@ -12,7 +12,10 @@ tables are meant for its simulator and are not this execution order.)
   state; the engine refuses it, and the runner runs GPipe instead (same gradients).
 """
 
-__all__ = ["schedule_order"]
+__all__ = ["schedule_order", "gpipe_slots"]
+
+Slot = tuple[int, int, str, int]
+"""``(stage, time slot, "F" or "B", micro-batch)``."""
 
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
@@ -37,3 +40,18 @@ def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
         order.append(ops)
     return order
 
+
+
+def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
+    """Time slots of an idealised GPipe step, every forward or backward taking one slot:
+    stage s runs the forward of micro-batch i at slot s + i (it waits for stage s - 1),
+    and, with ``backward``, the backwards drain the pipe in reverse once the last forward
+    has left the last stage, last micro-batch first (an idealised drain; ``schedule_order``
+    gives the engine's order, first to last, which takes as many slots)."""
+    slots = [(s, s + i, "F", i) for s in range(n_stages) for i in range(n_micro)]
+    if backward:
+        start = n_micro + n_stages - 1          # the last forward has left the last stage
+        for s in range(n_stages):
+            for k, i in enumerate(reversed(range(n_micro))):
+                slots.append((s, start + (n_stages - 1 - s) + k, "B", i))
+    return slots

@@ -20,7 +20,7 @@ SOLUTIONS = {
     "01.2": "right_pad_in_content",
     "01.3": 2,  # three real tokens, minus one: position 2 holds the 5, not the last token 7
     "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
-    "02.2": lambda m: 1 / (m + 1),  # one idle slot in a step of m + 1 (hence speedup 2m / (m + 1))
+    "02.2": lambda m, p: (p - 1) / (m + p - 1),  # p - 1 idle slots in a step of m + p - 1
     "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
 }
 

@@ -22,13 +22,13 @@ from .cases import PAD
 from .families import build_model
 from .jobs import micro_batches
 
-__all__ = ["Batch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
+__all__ = ["TrainingBatch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
 
 SIDES = ("left", "right")
 
 
 @dataclass(frozen=True, eq=False)
-class Batch(jobs.Batch):
+class TrainingBatch(jobs.Batch):
     """A training batch: the runner's ``Batch`` and which rows are padded on the left."""
 
     left_padded: torch.Tensor | None = None   # bool per row: padding on the left (else right, or none)
@@ -50,7 +50,7 @@ def make_batches(n_batches, batch_size=16, length=8, vocab_size=32, num_labels=3
             span = slice(length - real, length) if left[row] else slice(0, real)
             ids[row, span], mask[row, span] = tokens, 1
             labels[row] = tokens[-1] % num_labels
-        batches.append(Batch(ids, mask, labels, left & (mask[:, 0] == 0)))
+        batches.append(TrainingBatch(ids, mask, labels, left & (mask[:, 0] == 0)))
     return batches
 
 

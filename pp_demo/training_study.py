@@ -23,7 +23,7 @@ import transformers
 from .cases import PAD
 from .rules import FIX, pooled_positions
 from .stages import split_model
-from .training import Batch, accuracy_by_side, fresh_model, make_batches
+from .training import TrainingBatch, accuracy_by_side, fresh_model, make_batches
 
 __all__ = ["StudySettings", "RUNS", "with_eos", "train_through_stages", "pad_sight", "run_study",
            "results_path", "load_results", "outcome"]
@@ -60,7 +60,7 @@ RUNS = {
 }
 
 
-def with_eos(batch: Batch, seed: int) -> Batch:
+def with_eos(batch: TrainingBatch, seed: int) -> TrainingBatch:
     """The pad == eos variant: in every row with 3 or more real tokens, one real token other
     than the first and the last becomes an eos, whose id is the pad id (the mask keeps it
     real). The last real token, hence the label, is unchanged."""
@@ -70,7 +70,7 @@ def with_eos(batch: Batch, seed: int) -> Batch:
         real = batch.attention_mask[row].nonzero().flatten()
         if len(real) >= 3:
             ids[row, real[1 + int(torch.randint(len(real) - 2, (1,), generator=generator))]] = PAD
-    return Batch(ids, batch.attention_mask, batch.labels, batch.left_padded)
+    return TrainingBatch(ids, batch.attention_mask, batch.labels, batch.left_padded)
 
 
 def _task(run: Run, seed: int, settings: StudySettings):
@@ -83,7 +83,7 @@ def _task(run: Run, seed: int, settings: StudySettings):
 
 
 @torch.no_grad()
-def _served_accuracy(model, rows: Batch) -> dict:
+def _served_accuracy(model, rows: TrainingBatch) -> dict:
     model.eval()
     logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
     model.train()
