@@ -35,10 +35,11 @@ __version__ = "0.1.0"
 _HOMES = {
     "rules": ["FIX", "RULES", "CORE_RULES", "Rule", "get_rule", "pooled_positions", "count_minus_one"],
     "cases": ["CASES", "PAD", "REVIEW_TABLE", "PaddingCase", "as_batch", "get_case"],
-    "table": ["Verdict", "padding_table", "format_padding_table"],
-    "packed": ["PACKED", "PackedBatch", "pack", "class_grid"],
+    "tokenizer": ["tiny_tokenizer"],
+    "survey": ["CLASSES", "RULE_CLASS", "SURVEY", "format_classes", "format_incidents", "format_survey"],
+    "table": ["RIGHT", "WRONG", "Verdict", "padding_table", "format_padding_table"],
+    "packed": ["PACKED", "PackedBatch", "pack", "class_grid", "run_on_cases"],
     "families": ["FAMILIES", "Family", "build_model", "get_family"],
-    "explore": ["explore", "format_exploration"],
     "stages": ["Stages", "split_model"],
     "jobs": ["Batch", "Fault", "Job", "Result", "micro_batches"],
     "schedules": ["schedule_order", "gpipe_slots"],
@@ -47,7 +48,18 @@ _HOMES = {
     "runner": ["run"],
     "tolerance": ["tolerance"],
     "compare": ["RowComparison", "compare_rows", "forward_logits", "reproduce", "reproduction_line"],
+    "matrix": ["pipeline_matrix", "format_matrix"],
     "checker": ["Report", "check_forward", "assert_matches_forward"],
+    "onnx_export": ["PooledRows", "export_onnx", "run_onnx"],
+    "colossalai_compat": ["colossalai_forward", "colossalai_forwards", "pipeline_forward", "call_one_stage"],
+    "colossalai_trees": ["split_patch"],
+    "pr_claims": ["first_pad_wrong"],
+    "verify_pr": ["format_verdicts"],
+    "training": ["TrainingBatch", "make_batches", "fresh_model", "train_unpipelined", "accuracy_by_side"],
+    "training_study": ["RUNS", "StudySettings", "train_through_stages", "pad_sight", "outcome"],
+    "figures": ["draw_padding_table", "draw_row_diffs", "draw_gpipe_timeline", "draw_class_grid"],
+    "study_figures": ["draw_study_distributions", "draw_one_seed_curves"],
+    "explore": ["explore", "format_exploration", "exploration_html"],
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = list(_WHERE)

@@ -14,7 +14,7 @@ import torch
 
 from .cases import as_batch
 from .families import build_model
-from .jobs import Job
+from .jobs import Inference, Job
 from .rules import FIX
 from .runner import run
 from .tolerance import tolerance
@@ -79,8 +79,11 @@ def reproduce_runs(runs: Iterable[tuple[str, str]], split_points: int | tuple[in
     results = run(jobs, on=on)
     if results is None:
         return None
-    return [compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device))
-            for job, result in zip(jobs, results)]
+    comparisons = []
+    for job, result in zip(jobs, results):
+        assert isinstance(result, Inference)  # an inference job's result
+        comparisons.append(compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device)))
+    return comparisons
 
 
 def reproduce(family: str, rule: str = FIX, split_points: int | tuple[int, ...] | None = None, n_micro: int = 1,

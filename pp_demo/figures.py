@@ -1,12 +1,26 @@
 """Figures drawn with matplotlib. Each returns the ``Figure`` so notebooks show it and
 scripts can ``savefig`` it; none calls ``plt.show``."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
 from .schedules import gpipe_slots
 from .table import REFERENCES, padding_table, resolve_cases
+
+if TYPE_CHECKING:  # for annotations only: training pulls in transformers
+    import torch
+
+    from .cases import PaddingCase
+    from .compare import RowComparison
+    from .table import Verdict
+    from .training import TrainingBatch
 
 __all__ = ["draw_padding_table", "draw_row_diffs", "draw_gpipe_timeline", "draw_class_grid"]
 
@@ -15,7 +29,8 @@ _RIGHT = "#1a9850"
 _WRONG = "#d73027"
 
 
-def draw_padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
+def draw_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
+                       reference: str = "true_last", pad_token_id: int = 0) -> Figure:
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
     pooled position outlined: green when it matches ``reference``, red when not, grey
     when the reference has no answer (the all-pad row judged by the true last token).
@@ -48,7 +63,7 @@ def draw_padding_table(rules=None, cases=None, reference="true_last", pad_token_
     return fig
 
 
-def draw_row_diffs(comparisons, row_labels):
+def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family.
 
     ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``. A bar at zero (the
@@ -75,7 +90,7 @@ def draw_row_diffs(comparisons, row_labels):
     return fig
 
 
-def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
+def draw_gpipe_timeline(n_micro: int = 4, n_stages: int = 2, backward: bool = False) -> Figure:
     """The GPipe schedule as a timeline: one row per stage (rank), one box per micro-batch
     step, idle slots (the bubble) left blank. The title gives the ideal speedup over one
     process running all stages, ``n_stages * m / (m + n_stages - 1)`` for forwards."""
@@ -102,7 +117,7 @@ def draw_gpipe_timeline(n_micro=4, n_stages=2, backward=False):
 _GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": "#bdbdbd", "cannot run": "white"}
 
 
-def draw_class_grid(grid=None):
+def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     """Rule x case, each cell coloured by whether the rule finds the true last real token
     (green right, red wrong, grey no real token, white with a hatch when the rule cannot
     run on that kind of batch) and labelled with the raw position(s) it returns.
@@ -143,7 +158,8 @@ _SIDES = ("left", "right")   # as pp_demo.training, imported lazily: it loads tr
 _RUN_STYLES = [("#4575b4", "-", 3.2), (_WRONG, "-", 1.6), (_RIGHT, "--", 1.6), ("#fdae61", ":", 1.6)]
 
 
-def side_curves(step_logits, batches):
+def side_curves(step_logits: Sequence[torch.Tensor],
+                batches: Sequence[TrainingBatch]) -> dict[str, dict[str, list[float]]]:
     """Per step, the mean loss and the accuracy among left-padded and among right-padded
     rows: ``{"loss": {"left": [...], "right": [...]}, "accuracy": {...}}``. ``step_logits``
     are the logits each step computed (before its update), ``batches`` the training batches."""
@@ -161,7 +177,7 @@ def side_curves(step_logits, batches):
     return curves
 
 
-def _moving_average(values, window):
+def _moving_average(values: Sequence[float], window: int) -> list[float]:
     out = []
     for i in range(len(values)):
         recent = [v for v in values[max(0, i - window + 1):i + 1] if not math.isnan(v)]
@@ -169,7 +185,7 @@ def _moving_average(values, window):
     return out
 
 
-def draw_training_curves(runs, batches, window=5):
+def draw_training_curves(runs: Mapping[str, Any], batches: Sequence[TrainingBatch], window: int = 5) -> Figure:
     """Loss (top) and accuracy (bottom) over the training steps, left-padded rows on the
     left, right-padded (or full) rows on the right, one colour per run. ``runs`` maps a run's name
     to its per-step logits; each curve is the mean over the last ``window`` steps (a batch

@@ -76,7 +76,7 @@ class Job:
     fault: Fault | None = None
 
     @classmethod
-    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
+    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
               **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 

@@ -60,18 +60,19 @@ def run_in_process(job: Job) -> Result:
         return Inference(torch.cat(logits).cpu(), device.type)
     if job.mode == "step":
         model.zero_grad(set_to_none=True)
-        logits, loss = _accumulate(stages, job.batch, job.n_micro, device)
+        step, loss = _accumulate(stages, job.batch, job.n_micro, device)
         grads = _named(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
-        return Step(logits, loss, grads, device.type)
+        return Step(step, loss, grads, device.type)
     optimizer = torch.optim.Adam(model.parameters(), lr=job.lr)
-    losses, step_logits = [], []
+    losses: list[float] = []
+    step_logits: list[torch.Tensor] = []
     for batch in job.batches:
         optimizer.zero_grad(set_to_none=True)
-        logits, loss = _accumulate(stages, batch, job.n_micro, device)
+        batch_logits, loss = _accumulate(stages, batch, job.n_micro, device)
         optimizer.step()
         losses.append(loss)
-        step_logits.append(logits)
+        step_logits.append(batch_logits)
     return Training(losses, step_logits, _named(model, lambda p: p), device.type)
 
 
@@ -82,7 +83,9 @@ def pipeline_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: t
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
-    return run_in_process(prepare(job)).logits.to(next(model.parameters()).device)
+    result = run_in_process(prepare(job))
+    assert isinstance(result, Inference)
+    return result.logits.to(next(model.parameters()).device)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

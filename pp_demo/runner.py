@@ -28,7 +28,8 @@ def ranks_device(n_ranks: int) -> str:
 
 def _n_stages(job: Job) -> int:
     n_stages: int | None = getattr(job, "n_stages", None)
-    return n_stages or len(tuple(job.split_points or ())) + 1  # prepared: a tuple
+    points = job.split_points  # prepared: a tuple
+    return n_stages or len(points if isinstance(points, tuple) else ()) + 1
 
 
 def run(jobs: Iterable[Job], on: Literal["process", "ranks"] = "process", timeout_s: float = 120) -> list[Result] | None:

@@ -9,7 +9,7 @@ import torch
 __all__ = ["SOLUTIONS"]
 
 
-def _forward_rule(input_ids, pad_token_id):
+def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     # rightmost position whose id is not the pad id; 0 on an all-pad row, like model.forward
     positions = torch.arange(input_ids.shape[-1], device=input_ids.device)
     return (positions * (input_ids != pad_token_id)).argmax(-1)
@@ -41,7 +41,7 @@ SOLUTIONS.update({
 
 
 # ---- notebook 04
-def _true_last_rule(input_ids, attention_mask, pad_token_id):
+def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     # only the mask knows a trailing eos (id == pad id) is real: rightmost attended position
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
     return (positions * attention_mask.long()).argmax(-1)
@@ -55,7 +55,7 @@ SOLUTIONS.update({
 
 
 # ---- notebook 06
-def _causal_padding_mask(attention_mask):
+def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     # position i sees j when j comes no later than i (causal) and j is a real token (padding)
     length = attention_mask.shape[-1]
     causal = torch.ones(length, length, dtype=torch.bool, device=attention_mask.device).tril()

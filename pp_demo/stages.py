@@ -153,7 +153,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     if not valid:
         raise ValueError(f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
                          f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}")
-    return tuple(points)
+    return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
 
 
 def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
@@ -192,14 +192,16 @@ def split_model(model: nn.Module, split_points: int | tuple[int, ...] | list[int
     layers = list(getattr(body, family.layers))
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]
-    modules = []
+    modules: list[nn.Module] = []
+    score: nn.Module = getattr(model, "score")
+    pad_token_id: int | None = getattr(model, "config").pad_token_id
     for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
         first, last = i == 0, i == len(points)
         pruned = _prune(body, family, layers[start:stop], first, last)
         if first:
             modules.append(FirstStage(pruned))
         elif last:
-            modules.append(LastStage(pruned, model.score, rule, model.config.pad_token_id))
+            modules.append(LastStage(pruned, score, rule, pad_token_id))
         else:
             modules.append(MiddleStage(pruned))
     return Stages(tuple(modules), points, len(layers), family.name)

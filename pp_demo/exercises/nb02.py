@@ -32,7 +32,7 @@ def _judge_idle_slots(answer: object) -> str | None:
 def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     """The empty stub of the two-stage draft of 02.2, ``bubble_fraction(m)``: not attempted."""
     try:
-        return _is_stub(function(1))
+        return bool(_is_stub(function(1)))
     except Exception:  # noqa: BLE001 - any failure means it is not that stub
         return False
 
