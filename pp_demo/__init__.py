@@ -13,13 +13,13 @@ before it):
    ``schedules`` (GPipe and 1F1B order per rank) -> ``local`` (every stage in one process) ->
    ``ranks`` (what one rank runs on ``torch.distributed.pipelining``) -> ``distributed``
    (starting the ranks) -> ``runner`` (``run(jobs, on=...)``, the one way in).
-4. ``tolerance`` (when logits count as equal) -> ``compare`` (against ``model.forward``) ->
+4. ``tolerances`` (when logits count as equal) -> ``compare`` (against ``model.forward``) ->
    ``matrix`` (family x rule x case) -> ``battery`` (the checker's batches) -> ``checker``
    (any framework's forward) -> ``onnx_export`` -> ``colossalai_compat`` /
    ``colossalai_trees`` (ColossalAI 0.5.0) -> ``pr_claims`` / ``verify_pr_worker`` /
    ``verify_pr`` (the pull request, claim by claim).
 5. ``training`` -> ``training_study`` (over seeds) -> ``bench`` -> ``figures`` /
-   ``study_figures`` (matplotlib) -> ``explore`` (a row of your own) -> ``solutions`` ->
+   ``study_figures`` (matplotlib) -> ``explorer`` (a row of your own) -> ``solutions`` ->
    ``exercises`` -> ``cli`` (``python -m pp_demo``).
 
 Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
@@ -46,7 +46,7 @@ _HOMES = {
     "local": ["pipeline_logits", "fixed_pipeline"],
     "distributed": ["PipelineError"],
     "runner": ["run"],
-    "tolerance": ["tolerance"],
+    "tolerances": ["tolerance"],
     "compare": ["RowComparison", "compare_rows", "forward_logits", "reproduce", "reproduction_line"],
     "matrix": ["pipeline_matrix", "format_matrix"],
     "checker": ["Report", "check_forward", "assert_matches_forward"],
@@ -59,7 +59,7 @@ _HOMES = {
     "training_study": ["RUNS", "StudySettings", "train_through_stages", "pad_sight", "outcome"],
     "figures": ["draw_padding_table", "draw_row_diffs", "draw_gpipe_timeline", "draw_class_grid"],
     "study_figures": ["draw_study_distributions", "draw_one_seed_curves"],
-    "explore": ["explore", "format_exploration", "exploration_html"],
+    "explorer": ["explore", "format_exploration", "exploration_html"],
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = list(_WHERE)

@@ -22,7 +22,7 @@ import torch
 from .battery import battery
 from .jobs import Batch
 from .rules import FIX, RULES, pooled_positions
-from .tolerance import tolerance
+from .tolerances import tolerance
 
 __all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable",
            "load_model"]

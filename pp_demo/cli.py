@@ -44,7 +44,7 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from .explore import explore, format_exploration
+    from .explorer import explore, format_exploration
 
     mask = None if args.mask is None else " ".join(args.mask)
     print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))

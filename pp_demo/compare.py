@@ -17,7 +17,7 @@ from .families import build_model
 from .jobs import Inference, Job
 from .rules import FIX
 from .runner import run
-from .tolerance import tolerance
+from .tolerances import tolerance
 
 __all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS",
            "reproduce", "reproduce_runs", "reproduction_line", "default_device"]

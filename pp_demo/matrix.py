@@ -26,7 +26,7 @@ from .jobs import Inference, Job
 from .rules import FIX
 from .runner import run
 from .table import NO_ANSWER, RIGHT, WRONG
-from .tolerance import tolerance
+from .tolerances import tolerance
 
 __all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
 

@@ -11,7 +11,7 @@ import torch
 from pp_demo.checker import assert_matches_forward, check_forward
 from pp_demo.families import build_model
 from pp_demo.local import fixed_pipeline, pipeline_logits
-from pp_demo.tolerance import tolerance
+from pp_demo.tolerances import tolerance
 
 
 def pipeline(rule):

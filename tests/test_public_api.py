@@ -74,6 +74,12 @@ def test_the_import_parser_sees_lazy_relative_and_absolute_imports():
         == {"schedules"}
 
 
+def test_no_public_name_is_also_a_module_name():
+    # importing pp_demo.X sets the package's attribute X to the module, which would then
+    # hide a public name X (a function) from `pp_demo.X` and `from pp_demo import X`
+    assert sorted(set(pp_demo.__all__) & set(MODULES)) == []
+
+
 @pytest.mark.parametrize("name", pp_demo.__all__)
 def test_each_public_name_has_one_home_besides_the_package(name):
     obj = getattr(pp_demo, name)

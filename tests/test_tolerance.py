@@ -1,6 +1,6 @@
 """One tolerance for every verdict, by device and dtype, and the places that use it.
 
-Expected values come from the documented rule (pp_demo.tolerance's docstring and notebook
+Expected values come from the documented rule (pp_demo.tolerances' docstring and notebook
 03): 1e-6 for fp32 on a CPU, 1e-5 for fp32 on a GPU, 5e-2 for bf16, 1e-2 for fp16."""
 
 import pytest
@@ -9,7 +9,7 @@ import torch
 from pp_demo.checker import check_forward
 from pp_demo.families import build_model
 from pp_demo.local import fixed_pipeline
-from pp_demo.tolerance import tolerance
+from pp_demo.tolerances import tolerance
 
 
 @pytest.mark.parametrize("device, dtype, expected", [
