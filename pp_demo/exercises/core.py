@@ -89,4 +89,5 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
     for i in answer:
         if not 0 <= i < count:
             return f"there is no {what[:-1]} {i}: the {what} run from 0 to {count - 1}"
-    return answer
+    indices: list[int] = answer
+    return indices

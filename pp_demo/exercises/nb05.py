@@ -26,7 +26,9 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     if not (_is_int(label) and _is_int(pooled_class)):
         return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
     ids, mask = _ROW_05
-    want_label = ids[true_last(mask)] % _LABELS_05
+    last = true_last(mask)
+    assert last is not None  # the exercise's row has real tokens
+    want_label = ids[last] % _LABELS_05
     position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
     want_pooled = ids[position] % _LABELS_05
     if label != want_label:
