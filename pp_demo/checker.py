@@ -99,8 +99,9 @@ def _where(row: RowCheck) -> str:
         where = f"position {', '.join(map(str, positions))}"
     if row.rounded_to is None:
         return where
-    right = "the position model.forward pools" if row.forward_pools in positions else "a wrong position"
-    return f"{where} ({right}), only rounded to {row.rounded_to}"
+    if row.forward_pools in positions:
+        return f"{where} (the position model.forward pools), only rounded to {row.rounded_to}"
+    return f"{where}, not the position model.forward pools (the logits are also rounded to {row.rounded_to})"
 
 
 def _positions_logits(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -119,7 +120,7 @@ def _pooled_at(per_position: torch.Tensor, got: torch.Tensor, atol: float) -> to
 def _pooled_at_rounded(per_position: torch.Tensor, got: torch.Tensor, dtype: torch.dtype,
                        atol: float) -> torch.Tensor:
     """As ``_pooled_at``, allowing each logit one rounding step of ``dtype`` (its relative
-    eps): a callable that returns bf16 logits of an fp32 model pooled somewhere still."""
+    eps): where a callable pooled when it returns, say, bf16 logits of an fp32 model."""
     step = torch.finfo(dtype).eps * per_position.abs() + atol
     return ((per_position - got[:, None, :]).abs() <= step).all(-1)
 
