@@ -8,13 +8,14 @@ on the left or on the right, some with a pad id among their real tokens (pad == 
 some ending in a real token equal to pad.
 """
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import torch
 
 from .cases import CASES
+from .jobs import Batch
 
-__all__ = ["Batch", "named_batches", "random_batches", "battery"]
+__all__ = ["named_batches", "random_batches", "battery"]
 
 NAMED = {
     "left": ["left"],
@@ -27,14 +28,7 @@ NAMED = {
 }
 
 
-@dataclass(frozen=True)
-class Batch:
-    name: str
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-
-
-def _real_ids(shape, pad_token_id, vocab_size, generator):
+def _real_ids(shape: tuple[int, ...], pad_token_id: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:
     """Token ids other than the pad id."""
     if vocab_size < 2:
         raise ValueError(f"a vocabulary of {vocab_size} id(s) has no real token besides the pad id")
@@ -42,7 +36,7 @@ def _real_ids(shape, pad_token_id, vocab_size, generator):
     return ids + (ids >= pad_token_id).long()  # skip the pad id
 
 
-def named_batches(pad_token_id, vocab_size, seed=0):
+def named_batches(pad_token_id: int, vocab_size: int, seed: int = 0) -> list[Batch]:
     """The named cases, with pad id 0 replaced by ``pad_token_id`` and the real tokens
     redrawn from the model's vocabulary. Each case's shape and pad positions are kept."""
     generator = torch.Generator().manual_seed(seed)
@@ -52,11 +46,12 @@ def named_batches(pad_token_id, vocab_size, seed=0):
         template = torch.tensor([c.input_ids for c in cases])
         mask = torch.tensor([c.attention_mask for c in cases])
         ids = torch.where(template == 0, pad_token_id, _real_ids(template.shape, pad_token_id, vocab_size, generator))
-        batches.append(Batch(name, ids, mask))
+        batches.append(Batch(ids, mask, name=name))
     return batches
 
 
-def _random_row(length, pad_token_id, vocab_size, generator):
+def _random_row(length: int, pad_token_id: int, vocab_size: int,
+                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     real = int(torch.randint(1, length + 1, (1,), generator=generator))
     ids = _real_ids((real,), pad_token_id, vocab_size, generator)
     kind = int(torch.randint(0, 4, (1,), generator=generator))
@@ -72,7 +67,8 @@ def _random_row(length, pad_token_id, vocab_size, generator):
     return torch.cat([ids, pad]), torch.cat([ones, zeros])
 
 
-def random_batches(pad_token_id, vocab_size, seed=0, lengths=(5, 9, 16), batch_sizes=(2, 4, 7)):
+def random_batches(pad_token_id: int, vocab_size: int, seed: int = 0, lengths: Sequence[int] = (5, 9, 16),
+                   batch_sizes: Sequence[int] = (2, 4, 7)) -> list[Batch]:
     """Seeded random padding patterns, one batch per (length, batch size)."""
     generator = torch.Generator().manual_seed(seed)
     batches = []
@@ -80,11 +76,12 @@ def random_batches(pad_token_id, vocab_size, seed=0, lengths=(5, 9, 16), batch_s
         for size in batch_sizes:
             rows = [_random_row(length, pad_token_id, vocab_size, generator) for _ in range(size)]
             ids, mask = (torch.stack(parts) for parts in zip(*rows))
-            batches.append(Batch(f"random_L{length}_B{size}", ids, mask))
+            batches.append(Batch(ids, mask, name=f"random_L{length}_B{size}"))
     return batches
 
 
-def battery(pad_token_id, vocab_size, seed=0, lengths=(5, 9, 16), batch_sizes=(2, 4, 7)):
+def battery(pad_token_id: int, vocab_size: int, seed: int = 0, lengths: Sequence[int] = (5, 9, 16),
+            batch_sizes: Sequence[int] = (2, 4, 7)) -> list[Batch]:
     """Named cases first, then the random ones."""
     if pad_token_id is None:
         raise ValueError("the model has no pad_token_id: set config.pad_token_id (for example to the "

@@ -12,6 +12,7 @@ answers that must never be confused:
 The first four rows are the review table of the pull request (pad 0, length 6).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
@@ -22,7 +23,7 @@ PAD = 0
 """The pad id of every case (and of the tiny model configs)."""
 
 
-def row_text(row):
+def row_text(row: Iterable[int | torch.Tensor]) -> str:
     """A row of ids or mask values as ``[0,0,5,6]``: compact, for tables and messages."""
     return "[" + ",".join(str(int(t)) for t in row) + "]"
 
@@ -37,10 +38,10 @@ class PaddingCase:
     about: str
 
     @property
-    def length(self):
+    def length(self) -> int:
         return len(self.input_ids)
 
-    def tensors(self, device="cpu"):
+    def tensors(self, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
         """``(input_ids, attention_mask)`` as ``(1, L)`` long tensors."""
         return as_batch([self], device)
 
@@ -69,19 +70,20 @@ REVIEW_TABLE = ("left", "right", "left_pad_in_content", "right_pad_in_content")
 """The four rows of the pull request's review table, in its order."""
 
 
-def get_case(name):
+def get_case(name: str) -> PaddingCase:
     try:
         return CASES[name]
     except KeyError:
         raise ValueError(f"unknown padding case {name!r}; known cases: {', '.join(CASES)}") from None
 
 
-def as_batch(cases, device="cpu"):
+def as_batch(cases: Iterable[str | PaddingCase],
+             device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Stack cases of one length into ``(input_ids, attention_mask)`` long tensors."""
-    cases = [get_case(c) if isinstance(c, str) else c for c in cases]
-    lengths = {c.length for c in cases}
+    resolved = [get_case(c) if isinstance(c, str) else c for c in cases]
+    lengths = {c.length for c in resolved}
     if len(lengths) != 1:
         raise ValueError(f"cases of different lengths {sorted(lengths)} cannot share a batch")
-    ids = torch.tensor([c.input_ids for c in cases], dtype=torch.long, device=device)
-    mask = torch.tensor([c.attention_mask for c in cases], dtype=torch.long, device=device)
+    ids = torch.tensor([c.input_ids for c in resolved], dtype=torch.long, device=device)
+    mask = torch.tensor([c.attention_mask for c in resolved], dtype=torch.long, device=device)
     return ids, mask

@@ -12,32 +12,23 @@ last stage only, so more stages change nothing there.
 """
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from .battery import battery
+from .jobs import Batch
 from .rules import FIX, RULES, pooled_positions
+from .tolerances import tolerance
 
-__all__ = ["RowCheck", "CaseCheck", "Report", "default_atol", "check_forward", "assert_matches_forward",
-           "load_callable", "load_model"]
+__all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable",
+           "load_model"]
 
 # The rules a callable is tested against; the packed-batch rule needs lengths, not ids.
 _PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
-
-
-def default_atol(dtype):
-    """How far a correct callable may be from ``model.forward``.
-
-    fp32: 1e-5. Another order of reductions (pooling before the score head, fused
-    kernels) moves logits by about 1e-7; a wrong token moves them by far more.
-    bf16: 5e-2. bf16 keeps 8 significant bits (relative step 2**-8, about 0.4%), and
-    the same forward computed in another order lands a few steps apart after a few
-    layers; tighter flags correct callables, and pooled positions still separate.
-    fp16: 1e-2, for the same reason with 11 bits.
-    """
-    return {torch.float32: 1e-5, torch.bfloat16: 5e-2, torch.float16: 1e-2}.get(dtype, 1e-5)
 
 
 @dataclass(frozen=True)
@@ -47,6 +38,7 @@ class RowCheck:
     pooled_at: tuple[int, ...]   # positions whose logits equal the callable's (empty: none)
     forward_pools: int           # what model.forward pools
     true_last: int | None        # last real token by the mask (None: no real token)
+    rounded_to: str | None = None  # the callable's coarser dtype, when only its rounding hides pooled_at
 
 
 @dataclass
@@ -57,7 +49,7 @@ class CaseCheck:
     rows: list[RowCheck]
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return all(r.matches for r in self.rows)
 
 
@@ -68,10 +60,10 @@ class Report:
     consistent_rules: list[str] = field(default_factory=list)
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return all(c.passed for c in self.cases)
 
-    def summary(self):
+    def summary(self) -> str:
         """A few lines a maintainer can read: verdict, failing cases, what the rule looks like."""
         failing = [c for c in self.cases if not c.passed]
         lines = [f"{'PASS' if self.passed else 'FAIL'}: {sum(c.passed for c in self.cases)}/{len(self.cases)} "
@@ -79,16 +71,15 @@ class Report:
         for case in failing:
             bad = [i for i, r in enumerate(case.rows) if not r.matches]
             row = case.rows[bad[0]]
-            where = _where(row.pooled_at)
             lines.append(f"  {case.name}: rows {bad} differ; row {bad[0]} "
-                         f"{case.input_ids[bad[0]].tolist()} pooled at {where}, model.forward pools "
+                         f"{case.input_ids[bad[0]].tolist()} pooled at {_where(row)}, model.forward pools "
                          f"{row.forward_pools}, max |diff| {row.max_abs_diff:.3g}")
         rules = ", ".join(self.consistent_rules) or "none of the known rules"
         lines.append(f"consistent with: {rules}")
         return "\n".join(lines)
 
 
-def _with_attention(model, attn_implementation):
+def _with_attention(model: Any, attn_implementation: str) -> Any:
     """A twin of ``model`` (same weights) built with another attention implementation:
     some families pick their attention class when built, so setting it later is not enough."""
     config = copy.deepcopy(model.config)
@@ -98,44 +89,76 @@ def _with_attention(model, attn_implementation):
     return twin
 
 
-def _where(positions):
+def _where(row: RowCheck) -> str:
+    positions = row.pooled_at
     if not positions:
         return "no position (the hidden states differ, not just the pooling)"
     if len(positions) > 3:  # e.g. padding positions that all see the same uniform attention
-        return f"any of {len(positions)} positions ({positions[0]}..{positions[-1]}), whose logits coincide"
-    return f"position {', '.join(map(str, positions))}"
+        where = f"any of {len(positions)} positions ({positions[0]}..{positions[-1]}), whose logits coincide"
+    else:
+        where = f"position {', '.join(map(str, positions))}"
+    if row.rounded_to is None:
+        return where
+    if row.forward_pools in positions:
+        return f"{where} (the position model.forward pools), only rounded to {row.rounded_to}"
+    return f"{where}, not the position model.forward pools (the logits are also rounded to {row.rounded_to})"
 
 
-def _positions_logits(model, ids, mask):
+def _positions_logits(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The model's score head over every position: ``(B, L, num_labels)``."""
     out = model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
     hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
-    return model.score(hidden)
+    logits: torch.Tensor = model.score(hidden)
+    return logits
+
+
+def _pooled_at(per_position: torch.Tensor, got: torch.Tensor, atol: float) -> torch.Tensor:
+    """``(B, L)``: which positions' logits the callable's logits equal within ``atol``."""
+    return (per_position - got[:, None, :]).abs().amax(-1) <= atol
+
+
+def _pooled_at_rounded(per_position: torch.Tensor, got: torch.Tensor, dtype: torch.dtype,
+                       atol: float) -> torch.Tensor:
+    """As ``_pooled_at``, allowing each logit one rounding step of ``dtype`` (its relative
+    eps): where a callable pooled when it returns, say, bf16 logits of an fp32 model."""
+    step = torch.finfo(dtype).eps * per_position.abs() + atol
+    return ((per_position - got[:, None, :]).abs() <= step).all(-1)
 
 
 @torch.no_grad()
-def _check_batch(model, forward, batch, atol, device):
+def _check_forward_on_batch(model: Any, forward: Callable[..., torch.Tensor], batch: Batch, atol: float,
+                            device: str) -> CaseCheck:
+    """One battery batch: the callable's rows against ``model.forward``, and where each pooled."""
     ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
-    reference = model(input_ids=ids, attention_mask=mask).logits.float()
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    reference = logits.float()
     got = forward(model, ids, mask)
     if got.shape != reference.shape:
         raise ValueError(f"the callable returned logits of shape {tuple(got.shape)} on batch "
                          f"{batch.name!r}; model.forward returns {tuple(reference.shape)}")
+    got_dtype = got.dtype
+    coarser = got_dtype.is_floating_point and torch.finfo(got_dtype).eps > torch.finfo(logits.dtype).eps
     got = got.float()
     per_position = _positions_logits(model, ids, mask).float()
-    near = (per_position - got[:, None, :]).abs().amax(-1) <= atol          # (B, L)
+    near = _pooled_at(per_position, got, atol)                                # (B, L)
     diff = (got - reference).abs().amax(-1)
     fix = pooled_positions(FIX, input_ids=ids, pad_token_id=model.config.pad_token_id)
     true_last = pooled_positions("rightmost_attended", attention_mask=mask)
     rows = []
     for b in range(ids.shape[0]):
         real = bool(mask[b].any())
-        rows.append(RowCheck(bool(diff[b] <= atol), float(diff[b]), tuple(near[b].nonzero().flatten().tolist()),
-                             int(fix[b]), int(true_last[b]) if real else None))
+        pooled_at, rounded_to = tuple(near[b].nonzero().flatten().tolist()), None
+        if not pooled_at and coarser:  # maybe pooled right and only rounded: say which
+            rounded = _pooled_at_rounded(per_position[b:b + 1], got[b:b + 1], got_dtype, atol)[0]
+            if rounded.any():
+                pooled_at = tuple(rounded.nonzero().flatten().tolist())
+                rounded_to = str(got_dtype).removeprefix("torch.")
+        rows.append(RowCheck(bool(diff[b] <= atol), float(diff[b]), pooled_at, int(fix[b]),
+                             int(true_last[b]) if real else None, rounded_to))
     return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
 
 
-def _consistent_rules(cases, pad_token_id):
+def _consistent_rules(cases: list["CaseCheck"], pad_token_id: int) -> list[str]:
     consistent = []
     for name in _PADDED_RULES:
         ok = True
@@ -148,22 +171,24 @@ def _consistent_rules(cases, pad_token_id):
     return consistent
 
 
-def check_forward(model, forward, *, dtype=torch.float32, attn_implementation=None, device="cpu", atol=None,
-                  seed=0, lengths=(5, 9, 16), batch_sizes=(2, 4, 7)):
+def check_forward(model: Any, forward: Callable[..., torch.Tensor], *, dtype: torch.dtype = torch.float32,
+                  attn_implementation: str | None = None, device: str = "cpu", atol: float | None = None,
+                  seed: int = 0, lengths: Sequence[int] = (5, 9, 16),
+                  batch_sizes: Sequence[int] = (2, 4, 7)) -> "Report":
     """Run the battery; returns a ``Report``. The model is moved to ``device`` and ``dtype``
     and put in eval mode; ``attn_implementation`` (``"eager"``, ``"sdpa"``) is set on it
     for the check when given."""
     if attn_implementation is not None:
         model = _with_attention(model, attn_implementation)
     model = model.to(device=device, dtype=dtype).eval()
-    atol = default_atol(dtype) if atol is None else atol
+    atol = tolerance(device, dtype) if atol is None else atol
     pad, vocab = model.config.pad_token_id, model.config.vocab_size
-    cases = [_check_batch(model, forward, batch, atol, device)
+    cases = [_check_forward_on_batch(model, forward, batch, atol, device)
              for batch in battery(pad, vocab, seed, lengths, batch_sizes)]
     return Report(cases, atol, _consistent_rules(cases, pad))
 
 
-def assert_matches_forward(model, forward, **options):
+def assert_matches_forward(model: Any, forward: Callable[..., torch.Tensor], **options: Any) -> "Report":
     """For pytest: ``assert_matches_forward(model, my_forward)`` fails with the summary."""
     report = check_forward(model, forward, **options)
     if not report.passed:
@@ -171,7 +196,7 @@ def assert_matches_forward(model, forward, **options):
     return report
 
 
-def load_callable(path):
+def load_callable(path: str) -> Callable[..., Any]:
     """``"package.module:function"`` (or ``package.module.function``) to the function."""
     import importlib
 
@@ -183,13 +208,14 @@ def load_callable(path):
     except ImportError as error:  # one line, not the import machinery's traceback
         raise ValueError(f"cannot import {module_name} ({error}); it must be importable from here: "
                          f"run from its project folder or add that folder to PYTHONPATH") from error
-    function = getattr(module, attribute, None)
+    function: Callable[..., Any] | None = getattr(module, attribute, None)
     if not callable(function):
         raise ValueError(f"{attribute!r} in {module_name} is not a callable")
     return function
 
 
-def load_model(family=None, model_path=None, attn_implementation=None):
+def load_model(family: str | None = None, model_path: str | None = None,
+               attn_implementation: str | None = None) -> Any:
     """A tiny pp_demo model by family, or a local checkpoint directory (never downloaded)."""
     if (family is None) == (model_path is None):
         raise ValueError("give exactly one of a family or a local model path")
@@ -197,7 +223,7 @@ def load_model(family=None, model_path=None, attn_implementation=None):
         from .families import build_model
         return build_model(family, attn_implementation=attn_implementation)
     from transformers import AutoModelForSequenceClassification
-    path = Path(model_path)
+    path = Path(str(model_path))
     if not path.is_dir():  # transformers would read it as a Hub repo id and say so
         raise ValueError(f"--model-path {model_path}: no such folder (a local checkpoint folder is expected)")
     if not (path / "config.json").is_file():

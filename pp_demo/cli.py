@@ -2,6 +2,8 @@
 
 import argparse
 import os
+from collections.abc import Iterator, Sequence
+from typing import Literal
 
 from .cases import CASES, get_case, row_text
 from .compare import REPRO_ROWS, reproduce_runs, reproduction_line
@@ -16,7 +18,7 @@ REPRO_FAMILIES = ("llama", "qwen2", "opt")
 PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
 
 
-def _device(text):
+def _device(text: str) -> str:
     """An argparse type: a device this torch can use, checked before any model is built."""
     import torch
 
@@ -29,37 +31,37 @@ def _device(text):
     return text
 
 
-def _positive(text):
+def _positive(text: str) -> int:
     """An argparse type: an int >= 1 (sizes and counts; 0 would fail deep inside a rank)."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(text)
 
 
-def _table(args):
+def _table(args: argparse.Namespace) -> int:
     print(format_padding_table(args.rules, args.cases, args.reference))
     return 0
 
 
-def _explore(args):
-    from .explore import explore, format_exploration
+def _explore(args: argparse.Namespace) -> int:
+    from .explorer import explore, format_exploration
 
     mask = None if args.mask is None else " ".join(args.mask)
     print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))
     return 0
 
 
-def _rows_text():
+def _rows_text() -> str:
     return ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
 
 
-def _runs(args):
+def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     for family in args.family:
         for rule in dict.fromkeys(args.rule or [FAMILIES[family].colossalai_rule, FIX]):
             yield family, rule
 
 
-def _families(args):
+def _families(args: argparse.Namespace) -> int:
     from .matrix import format_matrix, pipeline_matrix
 
     table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process")
@@ -69,7 +71,7 @@ def _families(args):
     return 0
 
 
-def _check(args):
+def _run_checker(args: argparse.Namespace) -> int:
     import torch
 
     from .checker import check_forward, load_callable, load_model
@@ -82,7 +84,7 @@ def _check(args):
     return 0 if report.passed else 1
 
 
-def _bench(args):
+def _bench(args: argparse.Namespace) -> int:
     import json
     import pathlib
 
@@ -101,7 +103,7 @@ def _bench(args):
     return 0
 
 
-def _stage_count(args):
+def _stage_count(args: argparse.Namespace) -> int:
     from .distributed import launched_by_torchrun, torchrun_world_size
 
     if args.split_at:
@@ -109,8 +111,8 @@ def _stage_count(args):
     return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
 
 
-def _reproduce(args):
-    on = "ranks" if args.distributed else "process"
+def _reproduce(args: argparse.Namespace) -> int:
+    on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     points = tuple(args.split_at) if args.split_at else None
     runs = list(_runs(args))
     results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device)
@@ -129,20 +131,20 @@ def _reproduce(args):
     return 0
 
 
-def _train_study(args):
+def _train_study(args: argparse.Namespace) -> int:
     from .training_study import main
 
     print(f"wrote {main(args.out, args.seeds)}")
     return 0
 
 
-def _verify_pr(args):
+def _verify_pr(args: argparse.Namespace) -> int:
     from .verify_pr import main
 
     return main(args.cache, args.wheelhouse, args.out)
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
         description="Reproduce the pooled-token bug of pipeline-parallel sequence classification "
@@ -215,7 +217,7 @@ def build_parser():
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
     check.add_argument("--device", type=_device, default=None, help="cpu (default) or cuda")
-    check.set_defaults(run=_check)
+    check.set_defaults(run=_run_checker)
 
     bench = jobs.add_parser(
         "bench", help="time the two-rank pipeline against one process (a benchmark, not a test)",
@@ -250,11 +252,12 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        code: int = args.run(args)
+        return code
     except ValueError as error:  # bad input: say what is wrong, no traceback
         # under torchrun every rank finds the same error: the first one says it, once
         quiet = os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"

@@ -19,6 +19,9 @@ callable by the model's class, in the shape ``pp_demo.checker`` takes::
 import contextlib
 import functools
 import logging
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
 
 import torch
 
@@ -28,6 +31,9 @@ from .quiet import import_quietly
 __all__ = ["FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward", "one_stage",
            "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree",
            "forget_imported_tree"]
+
+Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
+"""A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 
 # family -> (module in colossalai.shardformer.modeling, class, sequence classification forward)
 FORWARDS = {
@@ -56,7 +62,7 @@ _MISSING = ("ColossalAI is not installed in this environment. Install it with `m
             "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see the README.")
 
 
-def _import_quietly(name):
+def _import_quietly(name: str) -> ModuleType:
     """Import a ColossalAI module without what it and its dependencies print at import time."""
     try:
         # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused
@@ -70,7 +76,7 @@ def _import_quietly(name):
 
 
 @functools.cache
-def one_stage():
+def one_stage() -> tuple[Any, Any]:
     """``(stage_manager, shard_config)`` of a one-stage pipeline in this process, made once."""
     import torch.distributed as dist
 
@@ -101,7 +107,7 @@ def one_stage():
 
 
 @contextlib.contextmanager
-def _cuda_set_device_is_a_no_op():
+def _cuda_set_device_is_a_no_op() -> Iterator[None]:
     # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with the device of
     #    their tensors, unconditionally, and it raises "Expected a cuda device" for the CPU.
     #    The tensors are already where they belong, so doing nothing is what the call means
@@ -114,22 +120,24 @@ def _cuda_set_device_is_a_no_op():
         torch.cuda.set_device = real
 
 
-def num_layers(model):
+def num_layers(model: Any) -> int:
     """How many decoder layers the model has (its one stage holds them all)."""
     family = family_of(model)
     body = functools.reduce(getattr, family.body.split("."), model)
     return len(getattr(body, family.layers))
 
 
-def pipeline_forward(family):
+def pipeline_forward(family: str) -> Callable[..., Any]:
     """ColossalAI's own function for ``family``, as released (imported on first use)."""
     module, owner, method = ALL_FORWARDS[family]
     classes = _import_quietly(f"colossalai.shardformer.modeling.{module}")
-    return getattr(getattr(classes, owner), method)
+    function: Callable[..., Any] = getattr(getattr(classes, owner), method)
+    return function
 
 
 @torch.no_grad()
-def call_one_stage(function, module, layers, input_ids, attention_mask, **inputs):
+def call_one_stage(function: Callable[..., Any], module: Any, layers: int, input_ids: torch.Tensor,
+                   attention_mask: torch.Tensor, **inputs: Any) -> Any:
     """Call one of ColossalAI's pipeline forwards (a ``*_model_forward`` or a sequence
     classification forward) on ``module`` as the only stage, holding ``layers`` layers."""
     manager, config = one_stage()
@@ -138,18 +146,20 @@ def call_one_stage(function, module, layers, input_ids, attention_mask, **inputs
                         stage_manager=manager, stage_index=[0, layers], shard_config=config, **inputs)
 
 
-def _one_stage_callable(family):
+def _one_stage_callable(family: str) -> Forward:
     function = pipeline_forward(family)
 
-    def forward(model, input_ids, attention_mask):
+    def forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         if family_of(model).name != family:
             raise ValueError(f"this is ColossalAI's {family} forward; the model is a {type(model).__name__}")
-        extra = {}
+        extra: dict[str, torch.Tensor] = {}
         if family in _BATCH_FROM_HIDDEN:
             # 5. A placeholder hidden_states: only its first dimension, the batch size, is
             #    read. The stage computes the real hidden states from input_ids.
             extra["hidden_states"] = torch.empty(input_ids.shape[0], 0, device=input_ids.device)
-        return call_one_stage(function, model, num_layers(model), input_ids, attention_mask, **extra).logits
+        logits: torch.Tensor = call_one_stage(function, model, num_layers(model), input_ids, attention_mask,
+                                              **extra).logits
+        return logits
 
     forward.__name__ = f"colossalai_{family}_forward"
     forward.__doc__ = f"ColossalAI's {'.'.join(ALL_FORWARDS[family][1:])} on one stage holding every layer."
@@ -157,11 +167,11 @@ def _one_stage_callable(family):
 
 
 @functools.cache
-def _callables():
+def _callables() -> dict[str, Forward]:
     return {family: _one_stage_callable(family) for family in FORWARDS}
 
 
-def colossalai_forwards():
+def colossalai_forwards() -> dict[str, Forward]:
     """``{family: forward(model, input_ids, attention_mask) -> logits}`` for the eight
     families whose ColossalAI 0.5.0 pipeline sequence classification forward pools from
     input_ids (the 0.5.0 release has no Qwen3 modeling file). Raises an ``ImportError``
@@ -169,7 +179,7 @@ def colossalai_forwards():
     return dict(_callables())
 
 
-def colossalai_forward(model, input_ids, attention_mask):
+def colossalai_forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """ColossalAI 0.5.0's pipeline forward for the model's family, on one stage."""
     family = family_of(model).name
     if family not in FORWARDS:
@@ -187,7 +197,10 @@ def forwards_in_tree() -> dict[str, object]:
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
     if modeling is None:
         raise ImportError(_MISSING)
-    folder = modeling.submodule_search_locations[0]
+    locations = modeling.submodule_search_locations
+    if not locations:
+        raise ImportError(_MISSING)
+    folder = locations[0]
     present = [f for f, (module, _, _) in ALL_FORWARDS.items() if os.path.exists(os.path.join(folder, f"{module}.py"))]
     return {family: _one_stage_callable(family) for family in present}
 

@@ -6,24 +6,27 @@ last real token is a different question, judged in ``pp_demo.table``.)
 """
 
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 
 from .cases import as_batch
 from .families import build_model
-from .jobs import Job
+from .jobs import Inference, Job
 from .rules import FIX
 from .runner import run
+from .tolerances import tolerance
 
-__all__ = ["RowComparison", "default_atol", "forward_logits", "compare_rows", "REPRO_ROWS",
+__all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS",
            "reproduce", "reproduce_runs", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
 
 
-def default_device():
+def default_device() -> str:
     # Asking warns on a machine with a CUDA driver too old or broken (the answer is then False):
     # the CPU it is, without a machine-dependent line on stderr.
     with warnings.catch_warnings():
@@ -31,18 +34,12 @@ def default_device():
         return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def default_atol(device):
-    """1e-6 on CPU fp32. On a GPU, scoring one pooled position and scoring every
-    position then indexing may reduce in another order; 1e-5 still sits four orders
-    of magnitude below the bug's differences (about 0.05 and up on the tiny models)."""
-    return 1e-6 if torch.device(device).type == "cpu" else 1e-5
-
-
 @torch.no_grad()
-def forward_logits(model, input_ids, attention_mask):
+def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """What the unsplit model returns: the reference."""
     device = next(model.parameters()).device
-    return model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device)).logits
+    logits: torch.Tensor = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device)).logits
+    return logits
 
 
 @dataclass(frozen=True)
@@ -52,11 +49,11 @@ class RowComparison:
     atol: float
 
     @property
-    def all_match(self):
+    def all_match(self) -> bool:
         return all(self.matches)
 
 
-def compare_rows(logits, reference, atol):
+def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
     """Per row: does it match the reference within ``atol``, and by how much it differs."""
     if logits.shape != reference.shape:
         raise ValueError(f"logits of shape {tuple(logits.shape)} cannot be compared with "
@@ -65,8 +62,9 @@ def compare_rows(logits, reference, atol):
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
 
 
-def reproduce_runs(runs, split_points=None, n_micro: int = 1, on: str = "process", seed: int = 0,
-                   device: str | None = None, rows=REPRO_ROWS) -> list[RowComparison] | None:
+def reproduce_runs(runs: Iterable[tuple[str, str]], split_points: int | tuple[int, ...] | None = None,
+                   n_micro: int = 1, on: Literal["process", "ranks"] = "process", seed: int = 0,
+                   device: str | None = None, rows: Sequence[str] = REPRO_ROWS) -> list[RowComparison] | None:
     """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
     ``split_points``, on the reproduction batch, all runs in one call of the runner
     (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
@@ -81,16 +79,21 @@ def reproduce_runs(runs, split_points=None, n_micro: int = 1, on: str = "process
     results = run(jobs, on=on)
     if results is None:
         return None
-    return [compare_rows(result.logits, forward_logits(job.model, ids, mask), default_atol(result.device))
-            for job, result in zip(jobs, results)]
+    comparisons = []
+    for job, result in zip(jobs, results):
+        assert isinstance(result, Inference)  # an inference job's result
+        comparisons.append(compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device)))
+    return comparisons
 
 
-def reproduce(family: str, rule: str = FIX, split_points=None, n_micro: int = 1, seed: int = 0,
-              device: str | None = None, rows=REPRO_ROWS) -> RowComparison:
+def reproduce(family: str, rule: str = FIX, split_points: int | tuple[int, ...] | None = None, n_micro: int = 1,
+              seed: int = 0, device: str | None = None, rows: Sequence[str] = REPRO_ROWS) -> RowComparison:
     """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
-    return reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)[0]
+    comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)
+    assert comparisons is not None  # in this process there is always a result
+    return comparisons[0]
 
 
-def reproduction_line(comparison):
+def reproduction_line(comparison: RowComparison) -> str:
     """The agreed output format of the reproduction, one line per run."""
     return f"row matches model.forward: {comparison.matches}"

@@ -18,12 +18,15 @@ import signal
 import socket
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from .jobs import Job
 from .ranks import backend_and_device, run_on_rank
 
 __all__ = ["PipelineError", "spawn_ranks", "launched_by_torchrun", "torchrun_world_size", "join_torchrun"]
@@ -33,7 +36,7 @@ class PipelineError(RuntimeError):
     """A rank failed, died or hung; the message says which and how."""
 
 
-def _spawned_rank(rank, world_size, init_method, out_dir, timeout_s):
+def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, timeout_s: float) -> None:
     torch.set_num_threads(1)  # torchrun does this; a started process does not
     # the jobs come through a file, not as arguments: passed as arguments, every tensor
     # would travel as its own file descriptor, and a few models exceed what one message
@@ -72,21 +75,22 @@ _START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_me
 _PRELOAD = ["pp_demo.ranks", "pp_demo.families", "transformers"]
 
 
-def _free_port():
+def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 _PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed")
 
 
-def _failure(error, out_dir, processes):
+def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineError:
     """One clear sentence: which rank failed first and how. The first failure the caller
     hears of may be another rank's, which only saw its peer disappear, so each rank's
     own account (its error file, or the signal that ended it) is weighed: a real error
     first, then a death by a signal, and a lost peer only when nothing else is known."""
-    causes = {}
+    causes: dict[int, str] = {}
     for rank in range(len(processes)):
         path = os.path.join(out_dir, f"rank{rank}.error")
         if os.path.exists(path):
@@ -107,7 +111,7 @@ def _failure(error, out_dir, processes):
     return PipelineError(f"rank {error.error_index} failed: {str(error).strip().splitlines()[-1]}")
 
 
-def spawn_ranks(jobs: list, n_ranks: int, timeout_s: float = 120) -> list[list]:
+def spawn_ranks(jobs: list[Job], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
     """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
 
     Raises ``PipelineError`` if a rank raises, dies, or the whole run takes longer
@@ -149,7 +153,7 @@ def torchrun_world_size() -> int:
     return int(os.environ["WORLD_SIZE"])
 
 
-def join_torchrun(jobs: list, timeout_s: float = 120) -> list[list] | None:
+def join_torchrun(jobs: list[Job], timeout_s: float = 120) -> list[list[Any]] | None:
     """This process is one of torchrun's ranks: join the group, run the (checked) jobs,
     gather every rank's parts on the last rank. ``None`` on the other ranks."""
     rank, world_size = int(os.environ["RANK"]), torchrun_world_size()
@@ -159,7 +163,7 @@ def join_torchrun(jobs: list, timeout_s: float = 120) -> list[list] | None:
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
     try:
         parts = run_on_rank(rank, world_size, jobs, device)
-        gathered = [None] * world_size if rank == world_size - 1 else None
+        gathered: list[Any] | None = [None] * world_size if rank == world_size - 1 else None
         dist.gather_object(parts, gathered, dst=world_size - 1)
     finally:
         dist.destroy_process_group()

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
@@ -56,11 +57,11 @@ def read_pins(path: Path = PINS) -> dict[str, str]:
     return pins
 
 
-def _normal(name):
+def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def check_python(version_info: tuple = sys.version_info) -> Check:
+def check_python(version_info: tuple[Any, ...] = sys.version_info) -> Check:
     version = ".".join(map(str, version_info[:3]))
     if tuple(version_info[:2]) < (3, 10):
         return Check(FAIL, "python", f"{version} is too old: install Python 3.10 or newer and run `make setup` with it")
@@ -84,7 +85,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
 
 
-def _cuda_build(version):
+def _cuda_build(version: str) -> bool:
     """PyPI's Linux torch is the CUDA build (it requires nvidia-* wheels); other indexes mark it +cuNNN."""
     requires = importlib.metadata.requires("torch") or []
     return "+cu" in version or any(r.startswith("nvidia-") and "extra ==" not in r for r in requires)
@@ -142,7 +143,8 @@ def check_kernel() -> Check:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 RANK = """
@@ -157,13 +159,13 @@ dist.destroy_process_group()
 """
 
 
-def start_ranks() -> list[subprocess.Popen]:
+def start_ranks() -> list[subprocess.Popen[str]]:
     port = str(free_port())
     return [subprocess.Popen([sys.executable, "-c", RANK, str(rank), port], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
 
 
-def check_ranks(ranks: list[subprocess.Popen]) -> Check:
+def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
     name = "two ranks (gloo, 127.0.0.1)"
     try:
         outs = [rank.communicate(timeout=RANKS_TIMEOUT_S) for rank in ranks]
@@ -206,7 +208,7 @@ print(json.dumps(report))
 """
 
 
-def run_probe(colossalai: bool) -> dict:
+def run_probe(colossalai: bool) -> dict[str, Any]:
     """Import what the notebooks import, stderr caught; then the reproduction's first line."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent),
                                                                      os.environ.get("PYTHONPATH")])))
@@ -215,7 +217,8 @@ def run_probe(colossalai: bool) -> dict:
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         return {"error": lines[-1] if lines else f"exit status {done.returncode}", "stderr": "", "line": None}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
 
 
 def probe_checks(colossalai: bool) -> list[Check]:
@@ -248,6 +251,7 @@ def run_checks() -> list[Check]:
     if not torch_ok:
         return checks + [Check(SKIP, name, "needs torch") for name in
                          ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")]
+    assert ranks is not None  # started above, since torch is there
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 

@@ -15,6 +15,7 @@ Each row says, for one transformers ``*ForSequenceClassification`` class:
 """
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import transformers
@@ -38,7 +39,7 @@ class Family:
     name: str
     classifier: str                      # transformers class name
     config: str                          # its config class name
-    tiny: dict = field(repr=False)       # config keyword arguments of the tiny model
+    tiny: dict[str, Any] = field(repr=False)       # config keyword arguments of the tiny model
     body: str
     layers: str
     final: tuple[str, ...]
@@ -47,7 +48,7 @@ class Family:
     colossalai_rule: str = "count"
 
     @property
-    def classifier_class(self):
+    def classifier_class(self) -> Any:  # a transformers *ForSequenceClassification class
         return getattr(transformers, self.classifier)
 
 
@@ -90,14 +91,14 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def get_family(name):
+def get_family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
         raise ValueError(f"unsupported family {name!r}; supported: {', '.join(FAMILIES)}") from None
 
 
-def family_of(model):
+def family_of(model: object) -> Family:
     """The family row of a model instance, found by its class."""
     for family in FAMILIES.values():
         if type(model).__name__ == family.classifier:
@@ -107,18 +108,19 @@ def family_of(model):
         + ", ".join(f.classifier for f in FAMILIES.values()))
 
 
-def build_model(family, seed=0, num_labels=3, attn_implementation=None, **overrides):
+def build_model(family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None,
+                **overrides: Any) -> Any:  # a transformers *ForSequenceClassification
     """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally.
 
     Same seed, same family, same weights, on any machine: weights are drawn on the CPU.
     ``overrides`` change config fields (e.g. ``pad_token_id=None`` to see the error).
     """
-    family = get_family(family)
-    kwargs = {**family.tiny, "pad_token_id": PAD, "num_labels": num_labels, **overrides}
+    row = get_family(family)
+    kwargs = {**row.tiny, "pad_token_id": PAD, "num_labels": num_labels, **overrides}
     if attn_implementation is not None:
         kwargs["attn_implementation"] = attn_implementation
-    config = getattr(transformers, family.config)(**kwargs)
+    config = getattr(transformers, row.config)(**kwargs)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = family.classifier_class(config)
+        model = row.classifier_class(config)
     return model.eval()

@@ -1,18 +1,30 @@
 """Figures drawn with matplotlib. Each returns the ``Figure`` so notebooks show it and
 scripts can ``savefig`` it; none calls ``plt.show``."""
 
+from __future__ import annotations
+
 import textwrap
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .packed import class_grid
 from .palette import MIN_FONT_PT, NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, RIGHT_COLOUR, SERIES, WRONG_COLOUR
-from .schedule_figures import draw_timeline, gpipe_slots  # re-exported: notebooks look for figures here
 from .table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
 
-__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "gpipe_slots", "draw_timeline",
-           "draw_class_grid"]
+__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
+
+if TYPE_CHECKING:  # for annotations only: training pulls in transformers
+    import torch
+
+    from .cases import PaddingCase
+    from .compare import RowComparison
+    from .table import Verdict
+    from .training import TrainingBatch
+
 
 _RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR   # the names the sections below use
 _UNIT = 0.34           # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
@@ -73,7 +85,8 @@ def _title(first_line, inches):
     return "\n".join(textwrap.fill(line, chars) for line in (first_line, *_KEY))
 
 
-def draw_padding_table(rules=None, cases=None, reference="true_last", pad_token_id=0):
+def draw_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
+                       reference: str = "true_last", pad_token_id: int = 0) -> Figure:
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
     pooled position outlined and marked right or wrong against ``reference`` (no answer
     on the all-pad row judged by the true last token), with the raw position it returns.
@@ -114,7 +127,7 @@ def draw_pad_eos_rows(input_ids, attention_mask, pad_token_id, row_labels=None,
 _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 
-def draw_row_diffs(comparisons, row_labels):
+def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family, on
     a log scale with the tolerance as a dashed line. Every bar carries its verdict mark
     (within the tolerance or not); a difference of exactly 0 is drawn at a floor below the
@@ -157,7 +170,7 @@ _GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "
 _GRID_MARK = {"right": RIGHT, "wrong": WRONG, "no answer": NO_ANSWER, "cannot run": ""}
 
 
-def draw_class_grid(grid=None):
+def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     """Rule x case, each cell filled by whether the rule finds the true last real token
     and marked so (right, wrong, no real token; white with a hatch when the rule cannot
     run on that kind of batch), followed by the raw position(s) it returns.
@@ -200,7 +213,8 @@ _SIDES = ("left", "right")   # as pp_demo.training, imported lazily: it loads tr
 _RUN_STYLES = [("#4575b4", "-", 3.2), (_WRONG, "-", 1.6), (_RIGHT, "--", 1.6), ("#fdae61", ":", 1.6)]
 
 
-def side_curves(step_logits, batches):
+def side_curves(step_logits: Sequence[torch.Tensor],
+                batches: Sequence[TrainingBatch]) -> dict[str, dict[str, list[float]]]:
     """Per step, the mean loss and the accuracy among left-padded and among right-padded
     rows: ``{"loss": {"left": [...], "right": [...]}, "accuracy": {...}}``. ``step_logits``
     are the logits each step computed (before its update), ``batches`` the training batches."""
@@ -218,7 +232,7 @@ def side_curves(step_logits, batches):
     return curves
 
 
-def _moving_average(values, window):
+def _moving_average(values: Sequence[float], window: int) -> list[float]:
     out = []
     for i in range(len(values)):
         recent = [v for v in values[max(0, i - window + 1):i + 1] if not math.isnan(v)]
@@ -226,7 +240,7 @@ def _moving_average(values, window):
     return out
 
 
-def draw_training_curves(runs, batches, window=5):
+def draw_training_curves(runs: Mapping[str, Any], batches: Sequence[TrainingBatch], window: int = 5) -> Figure:
     """Loss (top) and accuracy (bottom) over the training steps, left-padded rows on the
     left, right-padded (or full) rows on the right, one colour per run. ``runs`` maps a run's name
     to its per-step logits; each curve is the mean over the last ``window`` steps (a batch

@@ -14,8 +14,9 @@ Jobs, batches and results hold tensors, so they compare by identity (``eq=False`
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -32,13 +33,15 @@ Schedule = Literal["gpipe", "1f1b"]
 
 @dataclass(frozen=True, eq=False)
 class Batch:
-    """Rows of token ids, their attention mask, and (for training) one label per row."""
+    """Rows of token ids, their attention mask, (for training) one label per row, and a
+    name to report it by (the checker's battery names each of its batches)."""
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     labels: torch.Tensor | None = None
+    name: str = field(default="", kw_only=True)
 
-    def as_tuple(self) -> tuple:
+    def as_tuple(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         return self.input_ids, self.attention_mask, self.labels
 
 
@@ -73,21 +76,22 @@ class Job:
     fault: Fault | None = None
 
     @classmethod
-    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
-              **options) -> "Job":
+    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+              **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 
     @classmethod
     def step(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-             labels: torch.Tensor, **options) -> "Job":
+             labels: torch.Tensor, **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask, labels),), "step", **options)
 
     @classmethod
-    def train(cls, model: nn.Module, batches, lr: float = 1e-2, **options) -> "Job":
-        """``batches``: ``Batch`` objects (``pp_demo.training.Batch`` included) or
+    def train(cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2,
+              **options: Any) -> "Job":
+        """``batches``: ``Batch`` objects (``pp_demo.training.TrainingBatch`` included) or
         ``(ids, mask, labels)`` tuples."""
-        batches = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
-        return cls(model, batches, "train", lr=lr, **options)
+        rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
+        return cls(model, rows, "train", lr=lr, **options)
 
     @property
     def batch(self) -> Batch:

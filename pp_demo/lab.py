@@ -10,6 +10,7 @@ Standard library only.
 
 import os
 import secrets
+from collections.abc import Mapping
 import socket
 import sys
 from pathlib import Path
@@ -22,16 +23,17 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
-def _headless(environ) -> bool:
+def _headless(environ: Mapping[str, str]) -> bool:
     """No display to open a browser on: Linux (or WSL, BSD) without X11 or Wayland."""
     graphical = sys.platform in ("darwin", "win32") or environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")
     return not graphical
 
 
-def lab_command(extra: list[str], environ=os.environ, uid: int | None = None) -> tuple[list[str], list[str], str]:
+def lab_command(extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None) -> tuple[list[str], list[str], str]:
     """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = _free_port(), secrets.token_hex(16)

@@ -13,43 +13,56 @@ its ColossalAI 0.5.0 pipeline forward and with the fix, on every padding case:
 """
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+import torch
 
 
 from .cases import CASES, as_batch
-from .compare import compare_rows, default_atol, forward_logits
+from .compare import compare_rows, forward_logits
 from .families import FAMILIES, build_model, get_family
-from .jobs import Job
+from .jobs import Inference, Job
 from .rules import FIX
 from .runner import run
 from .table import NO_ANSWER, RIGHT, WRONG
+from .tolerances import tolerance
 
 __all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
 
+Matrix = dict[tuple[str, str, str], bool]
+"""``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
 
-def _by_length(cases):
-    groups = defaultdict(list)
+
+def _by_length(cases: Iterable[str]) -> list[list[str]]:
+    groups: defaultdict[int, list[str]] = defaultdict(list)
     for name in cases:
         groups[CASES[name].length].append(name)
     return list(groups.values())
 
 
-def matrix_runs(families=None, cases=None, rules=None, attn_implementation=None):
+Run = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
+"""``(family, rule, case names, model, input_ids, attention_mask)``."""
+
+
+def matrix_runs(families: Sequence[str] | None = None, cases: Sequence[str] | None = None,
+                rules: Sequence[str] | None = None, attn_implementation: str | None = None) -> list[Run]:
     """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
     one length batched together so each family and rule runs once per length."""
-    families = list(families or FAMILIES)
-    cases = list(cases or CASES)
-    runs = []
-    for family in families:
+    runs: list[Run] = []
+    for family in list(families or FAMILIES):
         model = build_model(family, attn_implementation=attn_implementation)
         for rule in dict.fromkeys(rules or [get_family(family).colossalai_rule, FIX]):
-            for group in _by_length(cases):
+            for group in _by_length(list(cases or CASES)):
                 ids, mask = as_batch(group)
                 runs.append((family, rule, group, model, ids, mask))
     return runs
 
 
-def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=None, on="process",
-                    split_points=None):
+def pipeline_matrix(families: Sequence[str] | None = None, cases: Sequence[str] | None = None,
+                    rules: Sequence[str] | None = None, attn_implementation: str | None = None,
+                    on: Literal["process", "ranks"] = "process",
+                    split_points: int | tuple[int, ...] | None = None) -> Matrix | None:
     """``{(family, rule, case): matches model.forward}``.
 
     ``on`` is the runner's (``pp_demo.runner.run``): ``"ranks"`` runs every run of the
@@ -60,15 +73,16 @@ def pipeline_matrix(families=None, cases=None, rules=None, attn_implementation=N
                    for _, rule, _, model, ids, mask in runs], on=on)
     if results is None:
         return None
-    table = {}
+    table: Matrix = {}
     for (family, rule, group, model, ids, mask), result in zip(runs, results):
-        compared = compare_rows(result.logits, forward_logits(model, ids, mask), default_atol(result.device))
+        assert isinstance(result, Inference)  # an inference job's result
+        compared = compare_rows(result.logits, forward_logits(model, ids, mask), tolerance(result.device))
         for case, match in zip(group, compared.matches):
             table[family, rule, case] = match
     return table
 
 
-def format_matrix(table):
+def format_matrix(table: Matrix) -> str:
     """Rows family/rule, columns cases; the reference is named on top."""
     cases = list(dict.fromkeys(case for _, _, case in table))
     rows = list(dict.fromkeys((family, rule) for family, rule, _ in table))

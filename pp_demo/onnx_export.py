@@ -13,7 +13,9 @@ package does not.
 import contextlib
 import io
 import logging
+import os
 import warnings
+from collections.abc import Iterator, Sequence
 
 import torch
 from torch import nn
@@ -29,17 +31,17 @@ EXPORTERS = ("dynamo", "torchscript")
 class PooledRows(nn.Module):
     """``hidden[arange(B), rule(input_ids)]``: the pooling step of the last stage alone."""
 
-    def __init__(self, rule, pad_token_id=0):
+    def __init__(self, rule: str, pad_token_id: int = 0) -> None:
         super().__init__()
         self.rule, self.pad_token_id = get_rule(rule).name, pad_token_id
 
-    def forward(self, hidden, input_ids):
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
         positions = get_rule(self.rule).fn(input_ids, self.pad_token_id)
         return hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
 
 
 @contextlib.contextmanager
-def _quiet():
+def _quiet() -> Iterator[None]:
     """The exporters log to stderr with timestamps and process ids, print progress to
     stdout and warn about tracing; none of it belongs in a notebook's stored output."""
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "onnxscript", "onnx_ir", "torch.export",
@@ -56,7 +58,8 @@ def _quiet():
             logger.setLevel(level)
 
 
-def export_onnx(module, example_args, path, exporter="dynamo", names=None):
+def export_onnx(module: nn.Module, example_args: Sequence[torch.Tensor], path: "str | os.PathLike[str]",
+                exporter: str = "dynamo", names: list[str] | None = None) -> "str | os.PathLike[str]":
     """Export ``module`` with every input's first two axes (batch, length) dynamic.
 
     ``exporter``: ``"dynamo"`` (torch.export based, the default since torch 2.9) or
@@ -71,6 +74,7 @@ def export_onnx(module, example_args, path, exporter="dynamo", names=None):
             batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
             program = torch.onnx.export(module, tuple(example_args), dynamo=True, verbose=False, input_names=names,
                                         dynamic_shapes=tuple({0: batch, 1: length} for _ in example_args))
+            assert program is not None  # dynamo=True returns the program
             program.save(str(path))
         else:
             torch.onnx.export(module, tuple(example_args), str(path), dynamo=False, input_names=names,
@@ -78,7 +82,7 @@ def export_onnx(module, example_args, path, exporter="dynamo", names=None):
     return path
 
 
-def run_onnx(path, *args):
+def run_onnx(path: "str | os.PathLike[str]", *args: torch.Tensor) -> torch.Tensor:
     """Run an exported file with onnxruntime on the CPU; returns the first output as a tensor."""
     # quietly: its import can print from C code on some CPUs (a cpuinfo probe), failing strict nbval
     onnxruntime = import_quietly("onnxruntime")

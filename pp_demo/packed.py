@@ -11,15 +11,17 @@ the true last real token, as in ``pp_demo.table``) and on a packed batch (judged
 last token of every sequence in it).
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
-from .cases import CASES, PAD, get_case
-from .rules import RULES, get_rule, pooled_positions
-from .survey import RULE_CLASS
+from .cases import PAD, PaddingCase
+from .rules import RULES, Rule, get_rule, pooled_positions
+from .table import Verdict, judge, resolve_cases
 
-__all__ = ["PackedBatch", "PACKED", "pack", "Verdict", "class_grid", "run_on_cases"]
+__all__ = ["PackedBatch", "PACKED", "pack", "class_grid", "run_on_cases"]
 
 
 @dataclass(frozen=True)
@@ -31,28 +33,29 @@ class PackedBatch:
     about: str
 
     @property
-    def cu_seqlens(self):
+    def cu_seqlens(self) -> tuple[int, ...]:
         offsets = [0]
         for seq in self.sequences:
             offsets.append(offsets[-1] + len(seq))
         return tuple(offsets)
 
     @property
-    def true_last(self):
+    def true_last(self) -> tuple[int, ...]:
         return tuple(end - 1 for end in self.cu_seqlens[1:])
 
     @property
-    def length(self):
+    def length(self) -> int:
         return self.cu_seqlens[-1]
 
-    def tensors(self, device="cpu"):
+    def tensors(self, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(input_ids, attention_mask, cu_seqlens)``: one ``(1, total)`` row, a mask of
         ones (nothing in a packed row is padding), and the ``int32`` offsets that
         variable-length attention kernels take."""
         return pack(self.sequences, device)
 
 
-def pack(sequences, device="cpu"):
+def pack(sequences: Sequence[Sequence[int]],
+         device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``.
 
     Every sequence needs at least one token: an empty one has no last token to pool."""
@@ -70,69 +73,37 @@ PACKED = PackedBatch("packed", ((5, 6, 7), (8,), (9, 10, 11, 12)),
                      "three sequences of lengths 3, 1 and 4 in one row of 8 tokens, no padding")
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """One rule on one case. ``positions`` are raw (``None`` when the rule cannot run on
-    that kind of batch); ``right`` is ``None`` when there is nothing to be right about."""
-
-    rule: str
-    case: str
-    positions: tuple[int, ...] | None
-    expected: tuple[int, ...] | None
-    right: bool | None
-
-    @property
-    def status(self):
-        if self.positions is None:
-            return "cannot run"
-        if self.right is None:
-            return "no answer"
-        return "right" if self.right else "wrong"
-
-    @property
-    def rule_class(self):
-        return RULE_CLASS.get(self.rule, "?")
-
-
-def _on_padded(rule, case, pad_token_id):
-    if "cu_seqlens" in rule.needs:     # a padded batch carries no lengths to read
-        return Verdict(rule.name, case.name, None, None, None)
-    ids, mask = case.tensors()
-    position = int(pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask)[0])
-    expected = None if case.true_last is None else (case.true_last,)
-    right = None if expected is None else (position % case.length,) == expected
-    return Verdict(rule.name, case.name, (position,), expected, right)
-
-
-def _on_packed(rule, packed, pad_token_id):
+def _on_packed(rule: Rule, packed: PackedBatch, pad_token_id: int) -> Verdict:
     ids, mask, cu_seqlens = packed.tensors()
     got = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask,
                            cu_seqlens=cu_seqlens)
     positions = tuple(int(p) for p in got)
     right = tuple(p % packed.length for p in positions) == packed.true_last
-    return Verdict(rule.name, packed.name, positions, packed.true_last, right)
+    return Verdict(rule.name, packed.name, positions, packed.true_last, right, packed.length)
 
 
-def class_grid(rules=None, cases=None, packed=PACKED, pad_token_id=PAD):
-    """Every rule on every padding case and on ``packed``: one list of ``Verdict`` per rule.
+def class_grid(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
+               packed: PackedBatch | None = PACKED, pad_token_id: int = PAD) -> list[list[Verdict]]:
+    """Every rule on every padding case (judged by the true last real token) and on
+    ``packed``: one list of ``Verdict`` per rule, ``pp_demo.table``'s grid transposed.
 
     Pass ``packed=None`` to leave the packed batch out."""
-    rules = [get_rule(r) for r in (rules or RULES)]
-    cases = [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
+    resolved = resolve_cases(cases)
     grid = []
-    for rule in rules:
-        row = [_on_padded(rule, case, pad_token_id) for case in cases]
+    for rule in (get_rule(r) for r in (rules or RULES)):
+        row = [judge(rule, case, "true_last", pad_token_id) for case in resolved]
         if packed is not None:
             row.append(_on_packed(rule, packed, pad_token_id))
         grid.append(row)
     return grid
 
 
-def run_on_cases(fn, cases=None, pad_token_id=PAD):
+def run_on_cases(fn: Callable[[torch.Tensor, torch.Tensor, int], Any],
+                 cases: Sequence[str | PaddingCase] | None = None, pad_token_id: int = PAD) -> dict[str, int]:
     """Run an expression ``fn(input_ids, attention_mask, pad_token_id)`` on each padding
     case as a batch of one: ``{case name: raw position}``. For classifying code you found."""
     result = {}
-    for case in (get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())):
+    for case in resolve_cases(cases):
         ids, mask = case.tensors()
         result[case.name] = int(torch.as_tensor(fn(ids, mask, pad_token_id)).reshape(-1)[0])
     return result

@@ -15,13 +15,14 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Iterator
 from types import ModuleType
 
 __all__ = ["quiet", "import_quietly"]
 
 
 @contextlib.contextmanager
-def _fd2_to_null():
+def _fd2_to_null() -> Iterator[None]:
     """Point file descriptor 2 at the null device (C code writes there, not to sys.stderr)."""
     try:
         saved = os.dup(2)
@@ -39,7 +40,7 @@ def _fd2_to_null():
 
 
 @contextlib.contextmanager
-def quiet():
+def quiet() -> Iterator[None]:
     """Silence warnings, ``logging`` and C-level stderr inside the block; restore them after."""
     level = logging.root.manager.disable
     with warnings.catch_warnings(), _fd2_to_null():

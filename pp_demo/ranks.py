@@ -14,13 +14,15 @@ logits and losses on the last rank); ``merge`` makes the job's typed result from
 import os
 import signal
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 
-from .jobs import Inference, Job, Result, Step, Training
+from .jobs import Fault, Inference, Job, Result, Step, Training
 from .stages import split_model
 
 __all__ = ["backend_and_device", "StageCache", "pipeline_step", "run_on_rank", "merge"]
@@ -36,11 +38,11 @@ def backend_and_device(rank: int, world_size: int) -> tuple[str, torch.device]:
 
 
 class _Faulty(nn.Module):
-    def __init__(self, stage, fault):
+    def __init__(self, stage: nn.Module, fault: Fault) -> None:
         super().__init__()
         self.stage, self.fault, self.calls = stage, fault, 0
 
-    def forward(self, *args):
+    def forward(self, *args: torch.Tensor) -> Any:
         if self.calls == self.fault.at:
             if self.fault.how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -51,7 +53,7 @@ class _Faulty(nn.Module):
         return self.stage(*args)
 
 
-def _loss(logits, labels):
+def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     # mean over the micro-batch; the schedule divides gradients by the micro-batch count,
     # so equal micro-batches give the gradient of the mean over the whole batch
     return F.cross_entropy(logits, labels)
@@ -60,10 +62,12 @@ def _loss(logits, labels):
 class StageCache:
     """One ``PipelineStage`` and schedule per job shape on this rank: the engine cannot change shape."""
 
-    def __init__(self, rank: int, world_size: int, device: torch.device):
-        self.rank, self.world_size, self.device, self.built = rank, world_size, device, {}
+    def __init__(self, rank: int, world_size: int, device: torch.device) -> None:
+        self.rank, self.world_size, self.device = rank, world_size, device
+        self.built: dict[tuple[Any, ...], tuple[Any, nn.Module]] = {}
 
-    def _example_args(self, job, shape, training):
+    def _example_args(self, job: Job, shape: Sequence[int],
+                      training: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | tuple[torch.Tensor, ...]]:
         """Shapes of one micro-batch in and out of this rank's stage, given up front: the
         engine would otherwise infer them by running the stage on uninitialised tensors,
         where a pooling rule computes an index (or checks a mask) from garbage."""
@@ -71,18 +75,19 @@ class StageCache:
         ids = torch.zeros(rows, shape[1], dtype=torch.long, device=self.device)
         mask = torch.zeros_like(ids)
         dtype = next(job.model.parameters()).dtype
-        hidden = torch.zeros(*ids.shape, job.model.config.hidden_size, dtype=dtype, device=self.device)
+        config: Any = getattr(job.model, "config")
+        hidden = torch.zeros(*ids.shape, config.hidden_size, dtype=dtype, device=self.device)
         hidden.requires_grad_(training)  # tells the engine to send its gradient back
-        logits = torch.zeros(rows, job.model.config.num_labels, dtype=dtype, device=self.device)
-        inputs = (ids, mask) if self.rank == 0 else (hidden, ids, mask)
-        outputs = logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
+        logits = torch.zeros(rows, config.num_labels, dtype=dtype, device=self.device)
+        inputs: tuple[torch.Tensor, ...] = (ids, mask) if self.rank == 0 else (hidden, ids, mask)
+        outputs: torch.Tensor | tuple[torch.Tensor, ...] = logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
         return inputs, outputs
 
-    def get(self, job: Job, shape, training: bool):
+    def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
         kind = job.schedule_for(self.world_size)
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
-            module = split_model(job.model, job.split_points, job.rule)[self.rank]
+            module: nn.Module = split_model(job.model, job.split_points, job.rule)[self.rank]
             if job.fault is not None and job.fault.rank == self.rank:
                 module = _Faulty(module, job.fault)
             stage = PipelineStage(module, self.rank, self.world_size, self.device,
@@ -91,7 +96,8 @@ class StageCache:
         return self.built[key]
 
 
-def pipeline_step(schedule, rank: int, world_size: int, ids, mask, labels=None, losses=None):
+def pipeline_step(schedule: Any, rank: int, world_size: int, ids: torch.Tensor | None, mask: torch.Tensor | None,
+                  labels: torch.Tensor | None = None, losses: list[torch.Tensor] | None = None) -> Any:
     """One step of the schedule on this rank, for inference, training and the benchmark
     alike: the first stage feeds the batch, the last gets the target (when training) and
     returns the logits; a middle stage only relays."""
@@ -100,27 +106,29 @@ def pipeline_step(schedule, rank: int, world_size: int, ids, mask, labels=None, 
     return schedule.step(*args, **kwargs)
 
 
-def _by_name(model, ids, tensor):
-    return {n: tensor(p).detach().cpu().clone() for n, p in model.named_parameters()
-            if id(p) in ids and tensor(p) is not None}
+def _by_name(model: nn.Module, ids: set[int],
+             tensor: Callable[[nn.Parameter], torch.Tensor | None]) -> dict[str, torch.Tensor]:
+    named = {n: tensor(p) for n, p in model.named_parameters() if id(p) in ids}
+    return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 
 
-def _run_job(rank, world_size, job, cache, device):
+def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
     training = job.mode != "infer"
     ids, mask, _ = job.batch.as_tuple()
     schedule, module = cache.get(job, ids.shape, training)
     module.train(training)  # the stage holds copies of the body: set its mode
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient
-    touched = set()
+    touched: set[int] = set()
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
-    part = {"losses": [], "logits": []}
+    part: dict[str, Any] = {"losses": [], "logits": []}
     for batch in job.batches:
-        ids, mask, labels = (None if t is None else t.to(device).contiguous() for t in batch.as_tuple())
+        moved = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
+        rows, rows_mask, labels = moved
         job.model.zero_grad(set_to_none=True)
-        losses = []
+        losses: list[torch.Tensor] = []
         with torch.set_grad_enabled(training):
-            out = pipeline_step(schedule, rank, world_size, ids, mask, labels if training else None, losses)
+            out = pipeline_step(schedule, rank, world_size, rows, rows_mask, labels if training else None, losses)
         if rank == world_size - 1:
             part["logits"].append(out.detach().cpu())
             if losses:
@@ -135,7 +143,7 @@ def _run_job(rank, world_size, job, cache, device):
     return part
 
 
-def run_on_rank(rank: int, world_size: int, jobs: list, device: torch.device) -> list:
+def run_on_rank(rank: int, world_size: int, jobs: list[Any], device: torch.device) -> list[Any]:
     """Run every job on this rank (the process group is up): one part per job."""
     cache, parts = StageCache(rank, world_size, device), []
     for job in jobs:
@@ -147,10 +155,11 @@ def run_on_rank(rank: int, world_size: int, jobs: list, device: torch.device) ->
     return parts
 
 
-def merge(job, parts: list, device: str) -> Result:
+def merge(job: Any, parts: list[Any], device: str) -> Result:
     """The job's result from every rank's part (rank order)."""
     if hasattr(job, "run_on_rank"):
-        return parts[-1]
+        result: Result = parts[-1]
+        return result
     last = parts[-1]
     if job.mode == "infer":
         return Inference(last["logits"][0], device)

@@ -15,8 +15,9 @@ cumulative sequence lengths of a packed batch (sequences laid end to end in one 
 no padding), so it answers positions in that flat row, one per sequence.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import torch
 
@@ -32,7 +33,7 @@ __all__ = [
 # A wrong index is silent (it still selects *some* token), so every rule refuses
 # input it cannot answer for instead of returning a position.
 
-def _check_integer_tensor(tensor, name, dims, shape_text, holds):
+def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str, holds: str) -> None:
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
     if tensor.dim() != dims:
@@ -41,13 +42,13 @@ def _check_integer_tensor(tensor, name, dims, shape_text, holds):
         raise TypeError(f"{name} must hold integer {holds}, got dtype {tensor.dtype}")
 
 
-def _check_ids(input_ids):
+def _check_ids(input_ids: torch.Tensor) -> None:
     _check_integer_tensor(input_ids, "input_ids", 2, " (batch, length)", "token ids")
     if input_ids.shape[1] == 0:
         raise ValueError("input_ids has an empty sequence (length 0): there is no token to pool")
 
 
-def _check_mask(attention_mask, like=None):
+def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) -> None:
     if not isinstance(attention_mask, torch.Tensor):
         raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
     if attention_mask.dim() != 2:
@@ -65,7 +66,7 @@ def _check_mask(attention_mask, like=None):
         raise ValueError("attention_mask must contain only 0 and 1")
 
 
-def _no_pad_id(input_ids):
+def _no_pad_id(input_ids: torch.Tensor) -> torch.Tensor:
     """What transformers does when the config has no pad token: batch 1 pools the last
     position, a larger batch is an error (rows could differ in length, nothing tells how)."""
     if input_ids.shape[0] != 1:
@@ -77,7 +78,7 @@ def _no_pad_id(input_ids):
 
 # ---------------------------------------------------------------- the rules
 
-def count_minus_one(input_ids, pad_token_id):
+def count_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
     """Number of non-pad tokens minus one: ``ne(ids, pad).sum(-1) - 1``.
 
     Used by ColossalAI 0.5.0's pipeline forwards for Llama, Qwen2 and OPT sequence
@@ -91,7 +92,7 @@ def count_minus_one(input_ids, pad_token_id):
     return (input_ids != pad_token_id).sum(-1).long() - 1
 
 
-def first_pad_minus_one(input_ids, pad_token_id):
+def first_pad_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
     """Position before the first pad id, unwrapped: ``eq(ids, pad).argmax(-1) - 1``.
 
     Used by ColossalAI 0.5.0's Mistral pipeline forward. On a row with no pad, or with
@@ -106,7 +107,7 @@ def first_pad_minus_one(input_ids, pad_token_id):
     return (input_ids == pad_token_id).int().argmax(-1).long() - 1
 
 
-def first_pad_minus_one_wrapped(input_ids, pad_token_id):
+def first_pad_minus_one_wrapped(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
     """``first_pad_minus_one`` taken modulo the length (so ``-1`` becomes ``L - 1``).
 
     Used by ColossalAI 0.5.0's GPT-2, Bloom, Falcon and GPT-J pipeline forwards, and
@@ -116,7 +117,7 @@ def first_pad_minus_one_wrapped(input_ids, pad_token_id):
     return first_pad_minus_one(input_ids, pad_token_id) % input_ids.shape[-1]
 
 
-def rightmost_non_pad(input_ids, pad_token_id):
+def rightmost_non_pad(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
     """Rightmost position whose id is not the pad id: ``(arange(L) * (ids != pad)).argmax(-1)``.
 
     The fix: transformers >= 4.49 (PR 35911), and the Qwen3 pipeline forward ColossalAI
@@ -132,7 +133,7 @@ def rightmost_non_pad(input_ids, pad_token_id):
     return (positions * (input_ids != pad_token_id)).argmax(-1)
 
 
-def rightmost_attended(attention_mask):
+def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
     """Rightmost position the attention mask marks as real: ``(arange(L) * mask).argmax(-1)``.
 
     Needs no pad id, so it stays right when a real eos equal to pad ends a row, where
@@ -144,7 +145,7 @@ def rightmost_attended(attention_mask):
     return (positions * attention_mask.long()).argmax(-1)
 
 
-def attended_flip(attention_mask):
+def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
     """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``.
 
     Reverse the mask, find the first attended entry, convert back to a forward position.
@@ -156,7 +157,7 @@ def attended_flip(attention_mask):
     return length - 1 - attention_mask.long().flip(-1).argmax(-1)
 
 
-def attended_cumsum(attention_mask):
+def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
     """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``.
 
     The running count of attended tokens reaches its maximum at the last attended
@@ -167,7 +168,7 @@ def attended_cumsum(attention_mask):
     return attention_mask.long().cumsum(-1).argmax(-1)
 
 
-def _check_cu_seqlens(cu_seqlens):
+def _check_cu_seqlens(cu_seqlens: torch.Tensor) -> None:
     _check_integer_tensor(cu_seqlens, "cu_seqlens", 1, "", "offsets")
     if cu_seqlens.shape[0] < 2:
         raise ValueError("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
@@ -182,7 +183,7 @@ def _check_cu_seqlens(cu_seqlens):
                          "last token to pool")
 
 
-def known_lengths(cu_seqlens):
+def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:
     """Class (e), no inference at all: ``cu_seqlens[1:] - 1``.
 
     A packed batch puts its sequences one after another in a single row and says where
@@ -207,7 +208,7 @@ class Rule:
     needs: tuple[str, ...]
     used_by: str
 
-    def __call__(self, **inputs):
+    def __call__(self, **inputs: Any) -> torch.Tensor:
         return self.fn(**{key: inputs.get(key) for key in self.needs})
 
 
@@ -242,7 +243,7 @@ FIX = "rightmost_non_pad"
 """The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""
 
 
-def get_rule(name):
+def get_rule(name: "str | Rule") -> Rule:
     """The rule registered under ``name``; a ``ValueError`` lists the known names."""
     if isinstance(name, Rule):
         return name
@@ -252,14 +253,15 @@ def get_rule(name):
         raise ValueError(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
 
 
-def pooled_positions(rule, *, input_ids=None, pad_token_id=None, attention_mask=None, cu_seqlens=None):
+def pooled_positions(rule: "str | Rule", *, input_ids: torch.Tensor | None = None, pad_token_id: int | None = None,
+                     attention_mask: torch.Tensor | None = None, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
     """Run one rule by name on whatever inputs the caller has, checking what it needs.
 
     When both ``input_ids`` and ``attention_mask`` are given their shapes must agree,
     whichever rule runs, so a batch with a stale mask is caught early. Likewise, with
     ``cu_seqlens`` the ids must be the packed row it describes: one row of its total length.
     """
-    rule = get_rule(rule)
+    found = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)
         _check_mask(attention_mask, like=input_ids)
@@ -271,7 +273,7 @@ def pooled_positions(rule, *, input_ids=None, pad_token_id=None, attention_mask=
                              f"there), got input_ids of shape {tuple(input_ids.shape)}")
     inputs = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask,
               "cu_seqlens": cu_seqlens}
-    missing = [key for key in rule.needs if key != "pad_token_id" and inputs[key] is None]
+    missing = [key for key in found.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
-        raise ValueError(f"rule {rule.name!r} needs {', '.join(missing)}")
-    return rule(**inputs)
+        raise ValueError(f"rule {found.name!r} needs {', '.join(missing)}")
+    return found(**inputs)

@@ -7,17 +7,19 @@
   must be the number of stages, and jobs without split points are cut into that many.
 
 Every job is checked before anything starts, so bad input is a one-line ``ValueError``;
-a rank that fails, dies or hangs is a ``PipelineError`` within ``timeout_s``.
+a rank that fails, dies or hangs is a ``pp_demo.distributed.PipelineError`` within ``timeout_s``.
 """
 
+from collections.abc import Iterable
 from typing import Literal
 
-from .distributed import PipelineError, join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
-from .jobs import Result, prepare
+from .distributed import PipelineError  # noqa: F401  transitional: notebook 02 imports it from here
+from .distributed import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
+from .jobs import Job, Result, prepare
 from .local import run_in_process
 from .ranks import backend_and_device, merge
 
-__all__ = ["run", "PipelineError", "ranks_device"]
+__all__ = ["run", "ranks_device"]
 
 
 def ranks_device(n_ranks: int) -> str:
@@ -25,11 +27,15 @@ def ranks_device(n_ranks: int) -> str:
     return backend_and_device(0, n_ranks)[1].type
 
 
-def _n_stages(job) -> int:
-    return getattr(job, "n_stages", None) or len(job.split_points) + 1
+def _n_stages(job: Job) -> int:
+    n_stages: int | None = getattr(job, "n_stages", None)  # a job of its own (pp_demo.bench) says it
+    if n_stages:
+        return n_stages
+    points = job.split_points  # prepared: a tuple
+    return len(points if isinstance(points, tuple) else ()) + 1
 
 
-def run(jobs, on: Literal["process", "ranks"] = "process", timeout_s: float = 120) -> list[Result] | None:
+def run(jobs: Iterable[Job], on: Literal["process", "ranks"] = "process", timeout_s: float = 120) -> list[Result] | None:
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
     mode. Under torchrun, ``None`` on every rank but the last (which gathers the results)."""
     jobs = list(jobs)
@@ -53,4 +59,4 @@ def run(jobs, on: Literal["process", "ranks"] = "process", timeout_s: float = 12
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
         for k, i in enumerate(indices):
             results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))
-    return results
+    return [result for result in results if result is not None]  # every index was filled

@@ -8,14 +8,7 @@ from matplotlib.patches import Rectangle
 from .palette import MIN_FONT_PT, OKABE_ITO
 from .schedules import peak_in_flight, schedule_order, timeline
 
-__all__ = ["gpipe_slots", "draw_timeline"]
-
-
-def gpipe_slots(n_micro, n_stages=2, backward=False):
-    """Time slots of an idealised GPipe step: a list of ``(stage, slot, "F" or "B", micro_batch)``,
-    placed by ``pp_demo.schedules.timeline`` (kept for the exercises of notebook 02)."""
-    return [(stage, slot, op[0], int(op[1:])) for stage, slot, op in timeline("gpipe", n_stages, n_micro)
-            if backward or op[0] == "F"]
+__all__ = ["draw_timeline"]
 
 
 _SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}

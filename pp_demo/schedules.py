@@ -13,7 +13,10 @@ tables are meant for its simulator and are not this execution order.)
   state; the engine refuses it, and the runner runs GPipe instead (same gradients).
 """
 
-__all__ = ["schedule_order", "timeline", "peak_in_flight"]
+__all__ = ["schedule_order", "timeline", "peak_in_flight", "gpipe_slots"]
+
+Slot = tuple[int, int, str, int]
+"""``(stage, time slot, "F" or "B", micro-batch)``."""
 
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
@@ -70,3 +73,10 @@ def peak_in_flight(ops: list[str]) -> int:
         held += 1 if op[0] == "F" else -1
         peak = max(peak, held)
     return peak
+
+
+def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
+    """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
+    ``timeline`` places the engine's order (notebook 02's exercises read them)."""
+    return [(stage, slot, op[0], int(op[1:])) for stage, slot, op in timeline("gpipe", n_stages, n_micro)
+            if backward or op[0] == "F"]

@@ -9,7 +9,7 @@ import torch
 __all__ = ["SOLUTIONS"]
 
 
-def _forward_rule(input_ids, pad_token_id):
+def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     # the first non-pad id from the right, via flip; 0 on an all-pad row, like model.forward
     from_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
     return torch.where((input_ids != pad_token_id).any(-1), input_ids.shape[-1] - 1 - from_right, 0)
@@ -20,7 +20,7 @@ SOLUTIONS = {
     "01.2": "right_pad_in_content",
     "01.3": 2,  # three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5
     "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
-    "02.2": lambda m: 1 / (m + 1),  # one idle slot in a step of m + 1 (hence speedup 2m / (m + 1))
+    "02.2": lambda m, p: (p - 1) / (m + p - 1),  # p - 1 idle slots in a step of m + p - 1
     "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
 }
 
@@ -41,7 +41,7 @@ SOLUTIONS.update({
 
 
 # ---- notebook 04
-def _true_last_rule(input_ids, attention_mask, pad_token_id):
+def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     # only the mask knows a trailing eos (id == pad id) is real: rightmost attended position
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
     return (positions * attention_mask.long()).argmax(-1)
@@ -55,7 +55,7 @@ SOLUTIONS.update({
 
 
 # ---- notebook 06
-def _causal_padding_mask(attention_mask):
+def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     # position i sees j when j comes no later than i (causal) and j is a real token (padding)
     length = attention_mask.shape[-1]
     causal = torch.ones(length, length, dtype=torch.bool, device=attention_mask.device).tril()

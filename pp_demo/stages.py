@@ -15,50 +15,56 @@ so its last stage, however many stages come before it, runs the same pooling cod
 """
 
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
 
-from .families import family_of
-from .rules import FIX, get_rule, pooled_positions
+from .families import Family, family_of
+from .rules import FIX, Rule, get_rule, pooled_positions
 
 __all__ = ["FirstStage", "MiddleStage", "LastStage", "Stages", "split_model", "check_split_points",
            "even_split_points", "count_layers"]
 
 
+Sent = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""What a stage sends the next one: hidden states, input ids, attention mask."""
+
 class _Zero(nn.Module):
     """Stands in for learned position embeddings after the first stage: they were already
     added there, and the body's forward adds them again to its input."""
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return torch.zeros(())
 
 
-def _get(module, dotted):
+def _get(module: Any, dotted: str) -> Any:
     for name in dotted.split("."):
         module = getattr(module, name)
     return module
 
 
-def _copy_sharing_parameters(body):
+def _copy_sharing_parameters(body: nn.Module) -> nn.Module:
     # deepcopy the module tree but map every parameter and buffer to itself
     memo = {id(t): t for t in [*body.parameters(), *body.buffers()]}
     return copy.deepcopy(body, memo)
 
 
-def _last_hidden(output):
-    return output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
+def _last_hidden(output: Any) -> torch.Tensor:
+    hidden: torch.Tensor = output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
+    return hidden
 
 
 class FirstStage(nn.Module):
     """Embeddings and the first decoder layers; no final norm."""
 
-    def __init__(self, body):
+    def __init__(self, body: nn.Module) -> None:
         super().__init__()
         self.body = body
 
-    def forward(self, input_ids, attention_mask):
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
         hidden = _last_hidden(self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False))
         return hidden, input_ids, attention_mask
 
@@ -67,11 +73,11 @@ class MiddleStage(nn.Module):
     """Decoder layers between two split points: hidden states in, hidden states out; the
     ids and the mask pass through untouched, for the stages after it."""
 
-    def __init__(self, body):
+    def __init__(self, body: nn.Module) -> None:
         super().__init__()
         self.body = body
 
-    def forward(self, hidden, input_ids, attention_mask):
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
         hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
         return hidden, input_ids, attention_mask
 
@@ -79,21 +85,22 @@ class MiddleStage(nn.Module):
 class LastStage(nn.Module):
     """The remaining layers, the final norm, the pooling rule and the score head."""
 
-    def __init__(self, body, score, rule, pad_token_id):
+    def __init__(self, body: nn.Module, score: nn.Module, rule: str | Rule, pad_token_id: int | None) -> None:
         super().__init__()
         self.body = body
         self.score = score
         self.rule = get_rule(rule).name
         self.pad_token_id = pad_token_id
 
-    def forward(self, hidden, input_ids, attention_mask):
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
         positions = pooled_positions(self.rule, input_ids=input_ids, pad_token_id=self.pad_token_id,
                                      attention_mask=attention_mask)
         # pool first, then score: the head is a per-position linear map, so scoring one
         # position per row gives the same logits as scoring all and indexing afterwards
         pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
-        return self.score(pooled)
+        logits: torch.Tensor = self.score(pooled)
+        return logits
 
 
 @dataclass(frozen=True)
@@ -107,16 +114,20 @@ class Stages:
 
     @property
     def first(self) -> FirstStage:
-        return self.modules[0]
+        first = self.modules[0]
+        assert isinstance(first, FirstStage)
+        return first
 
     @property
     def last(self) -> LastStage:
-        return self.modules[-1]
+        last = self.modules[-1]
+        assert isinstance(last, LastStage)
+        return last
 
     def __len__(self) -> int:
         return len(self.modules)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[nn.Module]:
         return iter(self.modules)
 
     def __getitem__(self, stage_index: int) -> nn.Module:
@@ -142,7 +153,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     if not valid:
         raise ValueError(f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
                          f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}")
-    return tuple(points)
+    return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
 
 
 def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
@@ -152,7 +163,7 @@ def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
     return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))
 
 
-def _prune(body, family, layers, first, last):
+def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
     """A copy of the body holding ``layers``; what runs before the first layer stays only in
     the first stage, what runs after the last layer only in the last stage."""
     copy_ = _copy_sharing_parameters(body)
@@ -181,14 +192,16 @@ def split_model(model: nn.Module, split_points: int | tuple[int, ...] | list[int
     layers = list(getattr(body, family.layers))
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]
-    modules = []
+    modules: list[nn.Module] = []
+    score: nn.Module = getattr(model, "score")
+    pad_token_id: int | None = getattr(model, "config").pad_token_id
     for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
         first, last = i == 0, i == len(points)
         pruned = _prune(body, family, layers[start:stop], first, last)
         if first:
             modules.append(FirstStage(pruned))
         elif last:
-            modules.append(LastStage(pruned, model.score, rule, model.config.pad_token_id))
+            modules.append(LastStage(pruned, score, rule, pad_token_id))
         else:
             modules.append(MiddleStage(pruned))
     return Stages(tuple(modules), points, len(layers), family.name)

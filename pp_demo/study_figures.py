@@ -1,7 +1,10 @@
 """Figures of the training study (notebook 05): Okabe-Ito colours, a marker per padding side
 so nothing is told by colour alone, text of 10 pt or more. Each returns the ``Figure``."""
 
+from typing import Any
+
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 __all__ = ["RUN_STYLES", "draw_study_distributions", "draw_one_seed_curves"]
 
@@ -17,12 +20,12 @@ RUN_STYLES = {
 SIDE_MARKERS = {"left": "o", "right": "^"}
 
 
-def _jitter(i, n):
+def _jitter(i: int, n: int) -> float:
     # deterministic spread of n points around 0, so equal accuracies stay visible
     return 0.0 if n == 1 else (i / (n - 1) - 0.5) * 0.22
 
 
-def draw_study_distributions(results_by_version: dict, target: float = 0.9):
+def draw_study_distributions(results_by_version: dict[str, Any], target: float = 0.9) -> Figure:
     """Held-out accuracy (``model.forward``) of every seed, per run and padding side, one panel
     per transformers version. ``results_by_version`` maps a version to its results file."""
     versions = list(results_by_version)
@@ -53,7 +56,7 @@ def draw_study_distributions(results_by_version: dict, target: float = 0.9):
     return fig
 
 
-def draw_one_seed_curves(losses: dict, curves: dict, target: float = 0.9):
+def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target: float = 0.9) -> Figure:
     """One seed's runs: training loss per step (left) and held-out accuracy of ``model.forward``
     every few steps, per padding side (middle, right), for the runs in ``curves`` (rows:
     ``[step, left, right]``)."""

@@ -9,6 +9,7 @@ Each class names the registered rule in ``pp_demo.rules`` that behaves like it.
 
 import re
 import textwrap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["RuleClass", "CLASSES", "RULE_CLASS", "SurveyRow", "SURVEY", "NO_RULE_OF_THEIR_OWN", "projects_with_a_rule",
@@ -25,7 +26,7 @@ class RuleClass:
     spellings: tuple[str, ...] = ()  # other registered rules of the same class
 
     @property
-    def rules(self):
+    def rules(self) -> tuple[str, ...]:
         return (self.rule, *self.spellings)
 
 
@@ -140,7 +141,7 @@ class Incident:
     what: str
 
     @property
-    def ref(self):
+    def ref(self) -> str:
         return f"{self.repository}#{self.number}"
 
 
@@ -164,10 +165,14 @@ INCIDENTS: tuple[Incident, ...] = (
 
 # ---------------------------------------------------------------- rendering
 
-def _wrap(cell, width):
+Cell = str | tuple[str, ...]
+"""A table cell: text, or parts that each start a line."""
+
+
+def _wrap(cell: Cell, width: int) -> list[str]:
     """A cell's lines. A tuple cell puts each part on its own line(s); lines break after a
     space or a slash, so a long path breaks between folders rather than inside a name."""
-    lines = []
+    lines: list[str] = []
     for part in cell if isinstance(cell, tuple) else (cell,):
         line = ""
         for piece in re.split(r"(?<=[ /])", str(part)):
@@ -179,9 +184,9 @@ def _wrap(cell, width):
     return lines or [""]
 
 
-def _table(header, rows, widths):
+def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Sequence[int]) -> str:
     """Fixed-width text table; long cells wrap inside their column."""
-    def block(cells):
+    def block(cells: Sequence[Cell]) -> list[str]:
         wrapped = [_wrap(c, w) for c, w in zip(cells, widths)]
         height = max(len(w) for w in wrapped)
         return ["  ".join(f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths)).rstrip()
@@ -192,18 +197,18 @@ def _table(header, rows, widths):
     return "\n".join(lines)
 
 
-def format_classes():
+def format_classes() -> str:
     """The five classes, each with the registered rules that implement it."""
     return "\n".join(f"({c.letter}) {c.summary}\n    rules: {', '.join(c.rules)}" for c in CLASSES.values())
 
 
-def format_survey(rows=SURVEY, widths=(28, 5, 44, 36, 10)):
+def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (28, 5, 44, 36, 10)) -> str:
     """The survey table as text: project, where (repository, then file), class, padding, citations."""
     body = [(r.project, r.rule_class, (r.repository, r.path), r.padding, r.citations or ("-",)) for r in rows]
     text = _table(("project", "class", "where", "padding assumption / pad == eos", "cited"), body, widths)
     return text + f"\nno pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"
 
 
-def format_incidents():
+def format_incidents() -> str:
     """The incidents, one per line, with their repository and issue number."""
     return "\n".join(f"{i.ref}: {i.what}" for i in INCIDENTS)

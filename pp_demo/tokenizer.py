@@ -27,7 +27,7 @@ VOCAB = {EOS: 0, UNK: 1, **{word: i for i, word in enumerate(_WORDS, start=2)}}
 """Token -> id: ``<eos>`` 0 (also the pad), ``<unk>`` 1, then the words in the order above."""
 
 
-def tiny_tokenizer(padding_side="right"):
+def tiny_tokenizer(padding_side: str = "right") -> PreTrainedTokenizerFast:
     """The tokenizer, padding on ``padding_side`` (``"right"`` or ``"left"``), pad == eos == 0."""
     if padding_side not in ("left", "right"):
         raise ValueError(f"padding_side must be 'left' or 'right', got {padding_side!r}")

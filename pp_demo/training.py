@@ -12,7 +12,9 @@ micro-batches, gradient scaling and optimizer (Adam):
 Then every trained model is served the usual way, through plain ``model.forward``.
 """
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -22,23 +24,24 @@ from .cases import PAD
 from .families import build_model
 from .jobs import micro_batches
 
-__all__ = ["Batch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
+__all__ = ["TrainingBatch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
 
 SIDES = ("left", "right")
 
 
 @dataclass(frozen=True, eq=False)
-class Batch(jobs.Batch):
+class TrainingBatch(jobs.Batch):
     """A training batch: the runner's ``Batch`` and which rows are padded on the left."""
 
     left_padded: torch.Tensor | None = None   # bool per row: padding on the left (else right, or none)
 
 
-def make_batches(n_batches, batch_size=16, length=8, vocab_size=32, num_labels=3, seed=0):
+def make_batches(n_batches: int, batch_size: int = 16, length: int = 8, vocab_size: int = 32, num_labels: int = 3,
+                 seed: int = 0) -> list[TrainingBatch]:
     """Seeded batches: each row has 2..length real tokens (ids 1..vocab-1, never the pad
     id), padded on a random side; its label is its last real token modulo num_labels."""
     generator = torch.Generator().manual_seed(seed)
-    batches = []
+    batches: list[TrainingBatch] = []
     for _ in range(n_batches):
         ids = torch.full((batch_size, length), PAD)
         mask = torch.zeros(batch_size, length, dtype=torch.long)
@@ -50,28 +53,33 @@ def make_batches(n_batches, batch_size=16, length=8, vocab_size=32, num_labels=3
             span = slice(length - real, length) if left[row] else slice(0, real)
             ids[row, span], mask[row, span] = tokens, 1
             labels[row] = tokens[-1] % num_labels
-        batches.append(Batch(ids, mask, labels, left & (mask[:, 0] == 0)))
+        batches.append(TrainingBatch(ids, mask, labels, left & (mask[:, 0] == 0)))
     return batches
 
 
-def fresh_model(family="llama", seed=0):
+def fresh_model(family: str = "llama", seed: int = 0) -> Any:  # a transformers *ForSequenceClassification
     """The tiny model every run starts from (same seed, same weights)."""
     return build_model(family, seed=seed)
 
 
-def train_unpipelined(model, batches, n_micro=1, lr=1e-2):
+def train_unpipelined(model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1,
+                      lr: float = 1e-2) -> tuple[list[float], list[torch.Tensor]]:
     """Adam through ``model.forward``, micro-batch by micro-batch with each micro-batch's
     mean loss divided by their count: the gradient the pipeline schedule accumulates.
     Returns the loss per step (mean over micro-batches) and each step's logits."""
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses, step_logits = [], []
+    losses: list[float] = []
+    step_logits: list[torch.Tensor] = []
     for batch in batches:
         optimizer.zero_grad(set_to_none=True)
-        parts, logits = [], []
+        parts: list[torch.Tensor] = []
+        logits: list[torch.Tensor] = []
         for rows in micro_batches(batch.input_ids.shape[0], n_micro):
             out = model(input_ids=batch.input_ids[rows], attention_mask=batch.attention_mask[rows]).logits
-            loss = F.cross_entropy(out, batch.labels[rows])
+            labels = batch.labels
+            assert labels is not None  # a training batch has labels
+            loss = F.cross_entropy(out, labels[rows])
             (loss / n_micro).backward()
             parts.append(loss.detach())
             logits.append(out.detach())
@@ -82,7 +90,7 @@ def train_unpipelined(model, batches, n_micro=1, lr=1e-2):
     return losses, step_logits
 
 
-def load_params(model, params):
+def load_params(model: Any, params: Mapping[str, torch.Tensor]) -> Any:
     """Put trained parameters (by name, as the ranks return them) into ``model``."""
     named = dict(model.named_parameters())
     missing = set(named) - set(params)
@@ -94,8 +102,9 @@ def load_params(model, params):
     return model.eval()
 
 
-def accuracy_by_side(logits, batch):
+def accuracy_by_side(logits: torch.Tensor, batch: TrainingBatch) -> dict[str, float]:
     """Fraction of right predictions among left-padded and among right-padded rows."""
-    right = logits.argmax(-1) == batch.labels
+    assert batch.labels is not None and batch.left_padded is not None  # make_batches sets both
+    right = logits.argmax(-1).eq(batch.labels)
     return {side: float(right[rows].float().mean()) if rows.any() else float("nan")
             for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded))}

@@ -13,7 +13,9 @@ task, where the first-pad rule's bug shows. ``pad_sight`` measures what a pad po
 
 import json
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -23,7 +25,7 @@ import transformers
 from .cases import PAD
 from .rules import FIX, pooled_positions
 from .stages import split_model
-from .training import Batch, accuracy_by_side, fresh_model, make_batches
+from .training import TrainingBatch, accuracy_by_side, fresh_model, make_batches
 
 __all__ = ["StudySettings", "RUNS", "with_eos", "train_through_stages", "pad_sight", "run_study",
            "results_path", "load_results", "outcome"]
@@ -60,7 +62,7 @@ RUNS = {
 }
 
 
-def with_eos(batch: Batch, seed: int) -> Batch:
+def with_eos(batch: TrainingBatch, seed: int) -> TrainingBatch:
     """The pad == eos variant: in every row with 3 or more real tokens, one real token other
     than the first and the last becomes an eos, whose id is the pad id (the mask keeps it
     real). The last real token, hence the label, is unchanged."""
@@ -70,10 +72,10 @@ def with_eos(batch: Batch, seed: int) -> Batch:
         real = batch.attention_mask[row].nonzero().flatten()
         if len(real) >= 3:
             ids[row, real[1 + int(torch.randint(len(real) - 2, (1,), generator=generator))]] = PAD
-    return Batch(ids, batch.attention_mask, batch.labels, batch.left_padded)
+    return TrainingBatch(ids, batch.attention_mask, batch.labels, batch.left_padded)
 
 
-def _task(run: Run, seed: int, settings: StudySettings):
+def _task(run: Run, seed: int, settings: StudySettings) -> tuple[list[TrainingBatch], TrainingBatch]:
     batches = make_batches(settings.steps, batch_size=settings.batch_size, seed=seed)
     held_out = make_batches(1, batch_size=settings.held_out_rows, seed=seed + settings.held_out_seed_offset)[0]
     if run.task == "pad == eos":
@@ -83,27 +85,32 @@ def _task(run: Run, seed: int, settings: StudySettings):
 
 
 @torch.no_grad()
-def _served_accuracy(model, rows: Batch) -> dict:
+def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     model.eval()
     logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
     model.train()
     return accuracy_by_side(logits, rows)
 
 
-def train_through_stages(model, batches, run: Run, settings: StudySettings, held_out=None):
+def train_through_stages(model: Any, batches: Iterable[TrainingBatch], run: Run, settings: StudySettings,
+                         held_out: TrainingBatch | None = None
+                         ) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
     """Adam through the two stages, micro-batch by micro-batch, each micro-batch's mean loss
     divided by their count (as ``train_unpipelined`` does). Returns the loss per step, each
     step's logits and, every ``eval_every`` steps, ``model.forward``'s held-out accuracy."""
     stages = split_model(model, settings.split_at, rule=run.rule)
     optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
     size = settings.batch_size // settings.n_micro
-    losses, step_logits, curve = [], [], []
+    losses: list[float] = []
+    step_logits: list[torch.Tensor] = []
+    curve: list[list[float]] = []
     model.train()
     for step, batch in enumerate(batches, 1):
         optimizer.zero_grad(set_to_none=True)
-        parts, logits = [], []
+        parts: list[torch.Tensor] = []
+        logits: list[torch.Tensor] = []
         for start in range(0, settings.batch_size, size):
-            ids, mask, labels = (t[start:start + size] for t in batch.as_tuple())
+            ids, mask, labels = (t[start:start + size] for t in batch.as_tuple() if t is not None)
             out = stages.last(*stages.first(ids, mask))
             per_row = F.cross_entropy(out, labels, reduction="none")
             if not run.loss_on_pad_pooled:
@@ -123,11 +130,11 @@ def train_through_stages(model, batches, run: Run, settings: StudySettings, held
     return losses, step_logits, curve
 
 
-def _steps_to_target(curve, column):
+def _steps_to_target(curve: list[list[float]], column: int) -> float | None:
     return next((row[0] for row in curve if row[column] >= TARGET), None)
 
 
-def _one_run(run: Run, seed: int, settings: StudySettings) -> dict:
+def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
     batches, held_out = _task(run, seed, settings)
     model = fresh_model(seed=seed)
     _, _, curve = train_through_stages(model, batches, run, settings, held_out)
@@ -138,7 +145,7 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict:
             "curve": curve}
 
 
-def pad_sight(seed: int = 0, split_at: int = 2) -> dict:
+def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
     """Does what a left pad position computes change when the row's last real token changes?
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
@@ -163,9 +170,10 @@ def pad_sight(seed: int = 0, split_at: int = 2) -> dict:
     return {**sight, "largest |hidden state| of the body at the pads": float(f"{float(hidden[0].abs().max()):.3g}")}
 
 
-def run_study(settings: StudySettings = StudySettings(), runs=tuple(RUNS), progress=None) -> dict:
+def run_study(settings: StudySettings = StudySettings(), runs: Iterable[str] = tuple(RUNS),
+              progress: Callable[[str], object] | None = None) -> dict[str, Any]:
     """Every run of ``runs`` on every seed; the versions and settings come with the results."""
-    results = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
+    results: dict[str, Any] = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
                "settings": {**asdict(settings), "target_accuracy": TARGET, "family": "llama"},
                "pad_sight": pad_sight(split_at=settings.split_at), "runs": {}}
     for name in runs:
@@ -180,25 +188,26 @@ def run_study(settings: StudySettings = StudySettings(), runs=tuple(RUNS), progr
     return results
 
 
-def outcome(accuracy: dict) -> str:
+def outcome(accuracy: dict[str, Any]) -> str:
     """``learns`` (both sides >= TARGET), ``near chance`` (both sides < 0.7) or ``between``."""
     if min(accuracy.values()) >= TARGET:
         return "learns"
     return "near chance" if max(accuracy.values()) < 0.7 else "between"
 
 
-def results_path(version: str = transformers.__version__, folder="results") -> Path:
+def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
     return Path(folder) / f"training_study_{version}.json"
 
 
-def load_results(version: str, folder="results") -> dict:
+def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]:
     path = results_path(version, folder)
     if not path.exists():
         raise ValueError(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
-    return json.loads(path.read_text())
+    results: dict[str, Any] = json.loads(path.read_text())
+    return results
 
 
-def main(out_folder="results", seeds=10) -> Path:
+def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:
     """Run the whole study on this version and write its results file."""
     if not isinstance(seeds, int) or seeds < 1:
         raise ValueError(f"the study needs at least one seed, got {seeds!r}")

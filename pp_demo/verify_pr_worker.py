@@ -23,7 +23,7 @@ from .cases import PAD, REVIEW_TABLE, as_batch
 __all__ = ["batches", "random_rows", "run_variant"]
 
 ATOL = 1e-6
-"""CPU fp32, as ``pp_demo.compare.default_atol``: the forwards run the same arithmetic."""
+"""CPU fp32, as ``pp_demo.tolerances.tolerance``: the forwards run the same arithmetic."""
 
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
 # (tests/test_colossalai.py shows why); its pooling is compared under eager attention.

@@ -8,9 +8,10 @@ definitions and the review table, not from the checker.
 import pytest
 import torch
 
-from pp_demo.checker import assert_matches_forward, check_forward, default_atol
+from pp_demo.checker import assert_matches_forward, check_forward
 from pp_demo.families import build_model
-from pp_demo.local import pipeline_logits
+from pp_demo.local import fixed_pipeline, pipeline_logits
+from pp_demo.tolerances import tolerance
 
 
 def pipeline(rule):
@@ -103,13 +104,38 @@ def test_attention_implementations(llama, attn):
                          lengths=(9,), batch_sizes=(4,)).passed
 
 
-def test_bf16_with_its_tolerance(llama):
+def test_a_bf16_model_is_judged_by_the_bf16_tolerance(llama):
     report = check_forward(build_model("llama"), pipeline("rightmost_non_pad"), dtype=torch.bfloat16,
                            lengths=(9,), batch_sizes=(4,))
-    assert report.atol == default_atol(torch.bfloat16) == 5e-2
+    assert report.atol == tolerance("cpu", torch.bfloat16) == 5e-2
     assert report.passed
     assert not check_forward(build_model("llama"), pipeline("count"), dtype=torch.bfloat16,
                              lengths=(9,), batch_sizes=(4,)).passed
+
+
+def test_bf16_logits_of_an_fp32_model_fail_but_are_reported_as_rounded_at_the_right_position():
+    # The hidden states and pooled positions are those of model.forward; only the dtype of
+    # the returned logits is coarser. The verdict stays FAIL (1e-6 is the fp32 tolerance),
+    # and every failing row must be named as pooled where model.forward pools, only rounded.
+    report = check_forward(build_model("llama"), lambda m, i, a: fixed_pipeline(m, i, a).to(torch.bfloat16),
+                           lengths=(9,), batch_sizes=(4,))
+    assert not report.passed
+    failing = [row for case in report.cases for row in case.rows if not row.matches]
+    assert failing and all(row.rounded_to == "bfloat16" and row.forward_pools in row.pooled_at
+                           for row in failing)
+    summary = report.summary()
+    assert "no position" not in summary
+    assert "(the position model.forward pools), only rounded to bfloat16" in summary
+
+
+def test_a_wrong_pooled_position_is_not_excused_as_rounding():
+    # bf16 logits of the count rule: rounding cannot move the pooled position, so the rows
+    # where count pools a wrong token must name that token, not model.forward's.
+    report = check_forward(build_model("llama"), lambda m, i, a: pipeline_logits(m, i, a, rule="count")
+                           .to(torch.bfloat16), lengths=(9,), batch_sizes=(4,))
+    left = next(case for case in report.cases if case.name == "left")
+    row = left.rows[0]  # left-padded: count pools before the last real token
+    assert not row.matches and row.forward_pools not in row.pooled_at
 
 
 def test_a_model_without_pad_id_is_refused():

@@ -19,20 +19,13 @@ from pp_demo.compare import compare_rows, forward_logits
 from pp_demo.families import build_model, get_family
 from pp_demo.local import pipeline_logits
 
+from conftest import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ATOL = 1e-6  # CPU fp32, as everywhere in the workbook
-ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded"]
-
-# Whether each row matches model.forward, written by hand from the review table: the
-# count rule is right only when all real tokens come first and none carries the pad id;
-# the first-pad rules only miss a pad id among the real tokens of a right-padded row.
-EXPECTED = {
-    "count": [False, True, False, False, True],
-    "first_pad_mod": [True, True, True, False, True],
-    "first_pad": [True, True, True, False, True],
-}
-RULES = {"llama": "count", "qwen2": "count", "opt": "count", "gpt2": "first_pad_mod",
-         "bloom": "first_pad_mod", "falcon": "first_pad_mod", "gptj": "first_pad_mod", "mistral": "first_pad"}
+ROWS = FIVE_ROWS
+EXPECTED = MATCHES_FORWARD  # from the review table (tests/conftest.py)
+RULES = {family: rule for family, rule in COLOSSALAI_RULE.items() if rule != "rightmost_non_pad"}
 
 # GPT-2 under sdpa (transformers' default) differs from model.forward for another reason
 # than pooling (test_gpt2_under_sdpa_attends_to_later_tokens): its pooling is compared on eager.

@@ -18,12 +18,14 @@ from pp_demo.compare import forward_logits
 from pp_demo.families import build_model
 from pp_demo.jobs import Fault, Inference, Job, Step, prepare
 from pp_demo.local import pipeline_logits
-from pp_demo.runner import PipelineError, run
+from pp_demo import PipelineError, run
+
+from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 FAMILIES = ["llama", "qwen2", "opt"]
-ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
+ROWS = SIX_ROWS
 LABELS = torch.tensor([0, 1, 2, 0, 1, 2])
-COUNT_RULE_MATCHES = [False, True, False, False, True, False]   # as in test_stages.py, from the review table
+COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/conftest.py)
 
 
 def _jobs():

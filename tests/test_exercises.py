@@ -57,8 +57,8 @@ def test_an_unknown_exercise_is_reported_not_raised():
     assert status("99.9", 1).startswith("no exercise '99.9'")
 
 
-def test_the_forward_rule_solution_is_not_the_packaged_rule_by_accident():
-    # the solution must pool 0 on an all-pad row, as model.forward does
+def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_forward_does():
+    # transformers 4.51.3's model.forward pools 0 on a row of pads (argmax of all zeros)
     assert SOLUTIONS["01.1"](torch.zeros(1, 4, dtype=torch.long), 0).tolist() == [0]
 
 
@@ -69,8 +69,9 @@ def test_the_forward_rule_solution_is_not_the_packaged_rule_by_accident():
     ("02.1", 1, "the forwards-only answer"),
     ("02.1", 3, "the step lasts 10 slots"),
     ("02.1", "2", "as an int"),
-    ("02.2", lambda m: 1 / m, "for m=1 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
-    ("02.2", lambda m: 2 / (m + 1), "for m=1 you return 1.0"),
+    ("02.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
+    ("02.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5, but each stage is idle 2 of the step's 3 slots"),
+    ("02.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
     ("02.2", 0.2, "should be a function"),
     ("02.3", "hidden", "start from the hidden states"),
     ("02.3", "attention_mask", "reads the attention mask"),
@@ -82,16 +83,19 @@ def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexamp
 
 
 def test_notebook_02_function_stub_returning_ellipsis_is_not_attempted():
-    assert status("02.2", lambda m: ...) == "not attempted yet"
+    assert status("02.2", lambda m, p: ...) == "not attempted yet"
 
 
 def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
-    from pp_demo.figures import gpipe_slots
+    from pp_demo.schedules import gpipe_slots
 
-    for m in (1, 4, 8):
-        slots = gpipe_slots(m)
-        length = max(slot for _, slot, _, _ in slots) + 1
-        assert SOLUTIONS["02.2"](m) == pytest.approx(1 - m / length)
+    for p in (2, 3, 4):
+        for m in (1, 4, 8):
+            slots = gpipe_slots(m, p)
+            length = max(slot for _, slot, _, _ in slots) + 1
+            busy = [sum(s == stage for s, *_ in slots) for stage in range(p)]
+            assert busy == [m] * p
+            assert SOLUTIONS["02.2"](m, p) == pytest.approx(1 - m / length)
     backward = gpipe_slots(4, backward=True)
     length = max(slot for _, slot, _, _ in backward) + 1
     assert all(length - sum(s == stage for s, *_ in backward) == SOLUTIONS["02.1"] for stage in (0, 1))
@@ -238,6 +242,22 @@ def test_notebook_06_the_mask_is_judged_on_every_row_of_a_batch():
         return row0.expand(mask.shape[0], -1, -1)
     assert status("06.3", first_row_only).startswith(
         "not yet: on the review table's four rows as one batch, row 1: position 0 may not attend to position 0")
+
+
+def _allowed_by_definition(mask_row):
+    """Position i may attend j when j <= i and j is not padding: by loops, from the words."""
+    length = len(mask_row)
+    return [[j <= i and mask_row[j] == 1 for j in range(length)] for i in range(length)]
+
+
+@pytest.mark.parametrize("rows", [["left", "right", "left_pad_in_content", "right_pad_in_content"],
+                                  ["unpadded", "all_pad", "left", "right", "left", "unpadded"]])
+def test_notebook_06_solution_equals_the_causal_padding_definition_written_by_loops(rows):
+    from pp_demo.cases import as_batch
+
+    _, mask = as_batch(rows)
+    got = SOLUTIONS["06.3"](mask)
+    assert got.tolist() == [_allowed_by_definition(row) for row in mask.tolist()]
 
 
 def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():

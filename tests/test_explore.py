@@ -5,7 +5,7 @@ import pytest
 
 from pp_demo.cases import PaddingCase
 from pp_demo.cli import main
-from pp_demo.explore import EXPLORE_RULES, explore, exploration_html, parse_row
+from pp_demo.explorer import EXPLORE_RULES, explore, exploration_html, parse_row
 from pp_demo.figures import draw_padding_table
 from pp_demo.table import format_padding_table
 

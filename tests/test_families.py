@@ -18,17 +18,12 @@ from pp_demo.jobs import Job
 from pp_demo.matrix import format_matrix, pipeline_matrix
 from pp_demo.runner import run
 
+from conftest import COLOSSALAI_RULE, MATCHES_FORWARD
+
 ALL = list(FAMILIES)
 SIX = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
 TRAILING = ["trailing_eos"]
-#                      left   right lpic   rpic   unpadded
-COUNT_RULE =          [False, True, False, False, True]
-FIRST_PAD_RULE =      [True,  True, True,  False, True]
-COLOSSALAI_RULE = {"llama": "count", "qwen2": "count", "opt": "count", "qwen3": "rightmost_non_pad",
-                   "mistral": "first_pad", "gpt2": "first_pad_mod", "bloom": "first_pad_mod",
-                   "falcon": "first_pad_mod", "gptj": "first_pad_mod"}
-EXPECTED = {"count": COUNT_RULE, "first_pad": FIRST_PAD_RULE, "first_pad_mod": FIRST_PAD_RULE,
-            "rightmost_non_pad": [True] * 5}
+EXPECTED = MATCHES_FORWARD  # per rule, on FIVE_ROWS, from the review table (tests/conftest.py)
 # every way to cut 4 layers into 2, 3 or 4 stages of at least one layer each
 ALL_SPLITS = [points for k in (1, 2, 3) for points in itertools.combinations((1, 2, 3), k)]
 

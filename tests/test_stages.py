@@ -16,10 +16,11 @@ from pp_demo.families import build_model, get_family
 from pp_demo.local import pipeline_logits
 from pp_demo.stages import LastStage, MiddleStage, even_split_points, split_model
 
+from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
+
 FAMILIES = ["llama", "qwen2", "opt"]
-ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
-# count - 1 vs rightmost non-pad (review table): left 3/5, right 3/3, lpic 2/5, rpic 2/3, unpadded 5/5
-COUNT_RULE_MATCHES = [False, True, False, False, True, False]
+ROWS = SIX_ROWS
+COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/conftest.py)
 
 
 @pytest.fixture(scope="module", params=FAMILIES)

@@ -80,3 +80,12 @@ def test_training_curves_split_by_side_and_draw_one_line_per_run_and_panel():
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["perfect", "uniform"]
     with pytest.raises(ValueError, match="1 to 4 runs"):
         draw_training_curves({str(i): perfect for i in range(5)}, batches)
+
+
+def test_the_padding_table_and_the_class_grid_are_one_grid_transposed():
+    # one cell type for both: the class grid's padding cases hold the table's verdicts
+    from pp_demo.packed import class_grid
+
+    table = padding_table(reference="true_last")
+    grid = class_grid(rules=[cell.rule for cell in table[0]], packed=None)
+    assert [[grid[j][i] for j in range(len(grid))] for i in range(len(table))] == table

@@ -8,7 +8,8 @@ import matplotlib.colors as mcolors  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from pp_demo.figures import draw_timeline, gpipe_slots  # noqa: E402
+from pp_demo.schedule_figures import draw_timeline  # noqa: E402
+from pp_demo.schedules import gpipe_slots  # noqa: E402
 from pp_demo.palette import OKABE_ITO  # noqa: E402
 from pp_demo.schedules import peak_in_flight, schedule_order, timeline  # noqa: E402
 

@@ -11,6 +11,7 @@ import pathlib
 import re
 import shutil
 import sys
+from typing import Any
 
 import mistune
 import nbformat
@@ -23,12 +24,17 @@ STYLE = ("body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0
          "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}")
 
 
+def _markdown(text: str) -> str:
+    """Markdown to HTML (mistune's default renderer returns text)."""
+    return str(mistune.html(text))
+
+
 def _page(title: str, body: str) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
-def _alt_texts(nb) -> None:
+def _alt_texts(nb: Any) -> None:
     """Give every stored figure alt text: the lead sentence of the markdown cell above it."""
     context = nb.metadata.get("title", "the notebook")
     for cell in nb.cells:
@@ -48,7 +54,7 @@ def notebook_page(path: pathlib.Path, exporter: HTMLExporter) -> str:
     return body
 
 
-def summary(path: pathlib.Path) -> dict:
+def summary(path: pathlib.Path) -> dict[str, Any]:
     """Title, goals (the bullets under "What you will learn") and minutes of one notebook."""
     nb = nbformat.read(path, as_version=4)
     first = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
@@ -78,11 +84,11 @@ def index_page(notebooks: list[pathlib.Path], readme: str, guide: bool) -> str:
     rows = []
     for path in notebooks:
         info = summary(path)
-        goals = "".join(f"<li>{mistune.html(goal).strip()[3:-4]}</li>" for goal in info["goals"])
+        goals = "".join(f"<li>{_markdown(goal).strip()[3:-4]}</li>" for goal in info["goals"])
         minutes = f"<br><small>{html.escape(info['minutes'])}</small>" if info["minutes"] else ""
         rows.append(f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'
                     f"<td><ul>{goals}</ul></td></tr>")
-    parts = [mistune.html(intro),
+    parts = [_markdown(intro),
              "<h2>The notebooks, in order</h2>",
              "<p>Each page shows the notebook as stored, outputs included; its link downloads the "
              ".ipynb to run it yourself.</p>",
@@ -110,7 +116,7 @@ def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     guide = root / "docs" / "facilitator.md"
     if guide.exists():
         pages.append(out / "facilitator.html")
-        pages[-1].write_text(_page("Facilitator guide", mistune.html(guide.read_text(encoding="utf-8"))),
+        pages[-1].write_text(_page("Facilitator guide", _markdown(guide.read_text(encoding="utf-8"))),
                              encoding="utf-8")
     readme = (root / "README.md").read_text(encoding="utf-8")
     (out / "index.html").write_text(index_page(notebooks, readme, guide.exists()), encoding="utf-8")

@@ -3,11 +3,12 @@
 The convention itself is described in ``pp_demo.exercises``.
 """
 
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any
 
-from ..cases import row_text
+from ..cases import PaddingCase, row_text
 
 __all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted", "forget_attempts"]
 
@@ -28,11 +29,14 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {}
 
 
-def register(key, question, refuse_package_rules=False):
+Judge = Callable[[Any], "str | None"]
+
+
+def register(key: str, question: str, refuse_package_rules: bool = False) -> Callable[[Judge], Judge]:
     """Decorator: file a judge function as exercise ``key`` (other modules add theirs).
     With ``refuse_package_rules`` the pooling rules of ``pp_demo.rules`` raise while the
     answer is judged, so a judge that sets it must not call them itself."""
-    def add(judge):
+    def add(judge: Judge) -> Judge:
         EXERCISES[key] = Exercise(key, question, judge, refuse_package_rules)
         return judge
     return add
@@ -42,11 +46,11 @@ class NotAttempted(Exception):
     """Raised by a judge when a function answer still returns the stub's ``...``."""
 
 
-def _is_stub(answer):
+def _is_stub(answer: object) -> bool:
     return answer is Ellipsis
 
 
-def status(key, answer):
+def status(key: str, answer: object) -> str:
     """The status of ``answer`` to exercise ``key``, as text."""
     exercise = EXERCISES.get(key)
     if exercise is None:
@@ -68,24 +72,24 @@ def status(key, answer):
     return CORRECT if problem is None else f"not yet: {problem}"
 
 
-def check(key, answer):
+def check(key: str, answer: object) -> None:
     """Print the one status line of ``answer`` to exercise ``key``."""
     print(f"[{key}] {status(key, answer)}")
 
 
 # ---- small helpers the notebooks' judges share
 
-def ids_text(case):
+def ids_text(case: PaddingCase) -> str:
     return row_text(case.input_ids)
 
 
-def true_last(mask):
+def true_last(mask: Sequence[int]) -> int | None:
     """The last position the mask marks as real, in plain Python (None if there is none)."""
     real = [i for i, m in enumerate(mask) if m]
     return real[-1] if real else None
 
 
-def index_list(answer, count, what="rows"):
+def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
     """The answer as a list of ints in ``0..count-1``, or the problem with it as text."""
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
         return f"give the {what} as a list of ints, e.g. [0, 2]"
@@ -95,7 +99,8 @@ def index_list(answer, count, what="rows"):
     for i in answer:
         if not 0 <= i < count:
             return f"there is no {what[:-1]} {i}: the {what} run from 0 to {count - 1}"
-    return answer
+    indices: list[int] = answer
+    return indices
 
 
 # ---- judging from the definition, not from the package's answer

@@ -1,5 +1,7 @@
 """Exercises of notebook 05 · training (checked by ``pp_demo.exercises.check``)."""
 
+from collections.abc import Sequence
+
 import torch
 
 from ..cases import PAD
@@ -11,20 +13,22 @@ _ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))   # exercise 0
 _LENGTH_05 = 8   # row length of the training task
 
 
-def _is_int(value):
+def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 @register("05.1", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
                   "(its label, the class of the token the count rule pools), a pair of ints.")
-def _judge_label_and_pooled_class(answer):
+def _judge_label_and_pooled_class(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
         return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
     label, pooled_class = answer
     if not (_is_int(label) and _is_int(pooled_class)):
         return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
     ids, mask = _ROW_05
-    want_label = ids[true_last(mask)] % _LABELS_05
+    last = true_last(mask)
+    assert last is not None  # the exercise's row has real tokens
+    want_label = ids[last] % _LABELS_05
     position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
     want_pooled = ids[position] % _LABELS_05
     if label != want_label:
@@ -35,7 +39,7 @@ def _judge_label_and_pooled_class(answer):
     return None
 
 
-def _count_pools_a_pad(real):
+def _count_pools_a_pad(real: int) -> bool:
     """Whether the count rule pools a pad on a left-padded row of the task with ``real`` real tokens."""
     ids = torch.tensor([[PAD] * (_LENGTH_05 - real) + [1] * real])
     return int(ids[0, int(count_minus_one(ids, PAD)[0])]) == PAD
@@ -43,7 +47,7 @@ def _count_pools_a_pad(real):
 
 @register("05.2", "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
                   "which r does the count rule pool a pad? A list (or set) of ints.")
-def _judge_pad_pooled_counts(answer):
+def _judge_pad_pooled_counts(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
         return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
     answer = list(answer)
@@ -62,7 +66,7 @@ def _judge_pad_pooled_counts(answer):
     return None
 
 
-def _visible_positions(ids, mask):
+def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
     """Positions the count rule's logits can depend on: the pooled position and the real
     tokens before it. Causal attention hides later positions; the mask hides pads as keys,
     so a real query never reads a pad (on every transformers version)."""
@@ -72,7 +76,7 @@ def _visible_positions(ids, mask):
 
 @register("05.3", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
                   "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.")
-def _judge_visible_positions(answer):
+def _judge_visible_positions(answer: object) -> str | None:
     answer = index_list(answer, _LENGTH_05, "positions")
     if isinstance(answer, str):
         return answer

@@ -10,11 +10,12 @@ import base64
 import html
 import io
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any
 
 from .cases import PaddingCase, row_text
-from .table import Cell, padding_table
+from .table import Verdict, padding_table
 from .rules import FIX, RULES, pooled_positions
 
 __all__ = ["EXPLORE_RULES", "Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
@@ -33,7 +34,7 @@ class Exploration:
 
     case: PaddingCase   # true_last from the mask, forward_pools from the fix rule
     pad_token_id: int
-    cells: tuple[Cell, ...]
+    cells: tuple[Verdict, ...]
 
     @property
     def positions(self) -> dict[str, int]:
@@ -56,17 +57,17 @@ def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
     return tuple(int(item) for item in items)
 
 
-def _checked(values, what) -> tuple[int, ...]:
+def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]:
     if isinstance(values, str):
         return parse_row(values, what)
-    values = tuple(values)
-    for value in values:
+    items = tuple(values)
+    for value in items:
         if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
             raise ValueError(f"{what} must be whole numbers, got {value!r}")
-    return tuple(int(value) for value in values)
+    return tuple(int(value) for value in items)
 
 
-def _check_row(ids, mask, pad_token_id):
+def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id: object) -> None:
     if not ids:
         raise ValueError("the row is empty: type at least one token id")
     if any(not 0 <= i < 2**63 for i in ids):  # a long tensor holds them
@@ -87,9 +88,10 @@ def explore(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str 
     the rightmost 1 of the mask (``None`` when the mask has none); ``model.forward`` pools
     where the fix rule does.
     """
-    ids = _checked(input_ids, "token ids")
-    mask = (1,) * len(ids) if attention_mask is None or attention_mask == "" else _checked(attention_mask, "mask values")
-    _check_row(ids, mask, pad_token_id)
+    ids = _as_whole_numbers(input_ids, "token ids")
+    mask = ((1,) * len(ids) if attention_mask is None or attention_mask == ""
+            else _as_whole_numbers(attention_mask, "mask values"))
+    _refuse_a_bad_row(ids, mask, pad_token_id)
     real = [k for k, m in enumerate(mask) if m]
     probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
     tensors = probe.tensors()
@@ -100,7 +102,7 @@ def explore(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str 
     return Exploration(case, pad_token_id, tuple(row))
 
 
-def _mark(lands_on, expected):
+def _mark(lands_on: int, expected: int | None) -> str:
     return "-" if expected is None else ("✓" if lands_on == expected else "✗")
 
 
@@ -134,7 +136,8 @@ def _figure_png(result: Exploration) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def exploration_html(input_ids, attention_mask=None, pad_token_id: int = 0) -> str:
+def exploration_html(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None,
+                     pad_token_id: int = 0) -> str:
     """The text table and the padding-grid figure as one HTML fragment; a bad row gives
     its one-line error instead (the widgets must never show a traceback)."""
     try:

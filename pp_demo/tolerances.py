@@ -1,0 +1,25 @@
+"""How far logits may be from ``model.forward`` and still count as the same: one rule for
+every verdict of the workbook (the comparison, the matrix, the checker and the CLI).
+
+fp32 on a CPU: 1e-6. A pipeline runs the same arithmetic as ``model.forward``; scoring one
+pooled position instead of every position moves logits by about 1e-7 at most.
+fp32 on a GPU: 1e-5. Kernels may reduce in another order there.
+bf16: 5e-2. bf16 keeps 8 significant bits (a relative step of 2**-8, about 0.4%), and the
+same forward computed in another order lands a few steps apart after a few layers.
+fp16: 1e-2, for the same reason with 11 bits.
+Every bound sits orders of magnitude below the pooled-token bug's differences (0.05 and up
+on the tiny fp32 models); a wrong pooled position is never within it.
+"""
+
+import torch
+
+__all__ = ["tolerance"]
+
+_HALF = {torch.bfloat16: 5e-2, torch.float16: 1e-2}
+
+
+def tolerance(device: "str | torch.device", dtype: torch.dtype = torch.float32) -> float:
+    """The largest max |logit difference| that still counts as a match, by device and dtype."""
+    if dtype in _HALF:
+        return _HALF[dtype]
+    return 1e-6 if torch.device(device).type == "cpu" else 1e-5
