@@ -3,8 +3,8 @@
 Modules, each one concept, imports flowing one way (a module imports only modules listed
 before it):
 
-1. ``quiet`` (imports that print nothing), ``doctor`` (the preflight), ``lab`` (``make lab``):
-   standard library only.
+1. ``quiet`` (imports that print nothing), ``doctor`` (the preflight), ``lab`` (``make lab``),
+   ``palette`` (the figures' colour-blind-safe colours): standard library only.
 2. ``rules`` (pooling rules) -> ``cases`` (padding cases, two references) -> ``tokenizer`` (a
    tiny tokenizer for the cases) -> ``survey`` (where the rules are found in the wild) ->
    ``table`` (rule x case verdicts) -> ``packed`` (packed batches, the class grid) ->
@@ -12,14 +12,15 @@ before it):
 3. ``stages`` (the split at given layers) -> ``jobs`` (what to run, what comes back) ->
    ``schedules`` (GPipe and 1F1B order per rank) -> ``local`` (every stage in one process) ->
    ``ranks`` (what one rank runs on ``torch.distributed.pipelining``) -> ``distributed``
-   (starting the ranks) -> ``runner`` (``run(jobs, on=...)``, the one way in).
+   (starting the ranks) -> ``runner`` (``run(jobs, on=...)``, the one way in) ->
+   ``engine_probes`` (what the engine really runs: its order, its shape trap).
 4. ``tolerances`` (when logits count as equal) -> ``compare`` (against ``model.forward``) ->
    ``matrix`` (family x rule x case) -> ``battery`` (the checker's batches) -> ``checker``
    (any framework's forward) -> ``onnx_export`` -> ``colossalai_compat`` /
    ``colossalai_trees`` (ColossalAI 0.5.0) -> ``pr_claims`` / ``verify_pr_worker`` /
    ``verify_pr`` (the pull request, claim by claim).
 5. ``training`` -> ``training_study`` (over seeds) -> ``bench`` -> ``figures`` /
-   ``study_figures`` (matplotlib) -> ``explorer`` (a row of your own) -> ``solutions`` ->
+   ``schedule_figures`` / ``study_figures`` (matplotlib) -> ``explorer`` (a row of your own) -> ``solutions`` ->
    ``exercises`` -> ``cli`` (``python -m pp_demo``).
 
 Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
@@ -59,6 +60,7 @@ _HOMES = {
     "training_study": ["RUNS", "StudySettings", "train_through_stages", "pad_sight", "outcome"],
     "figures": ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"],
     "schedule_figures": ["draw_timeline"],
+    "engine_probes": ["OrderProbe", "ShapeTrapProbe"],
     "study_figures": ["draw_study_distributions", "draw_one_seed_curves"],
     "explorer": ["explore", "format_exploration", "exploration_html"],
 }

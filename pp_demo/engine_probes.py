@@ -13,13 +13,15 @@ Both are jobs that drive the engine themselves: ``run([...], on="ranks")`` calls
 
 from dataclasses import dataclass
 
+from typing import Any
+
 import torch
 import torch.distributed as dist
 
 from .cases import as_batch
 from .families import build_model
 from .jobs import Job
-from .ranks import pipeline_step
+from .ranks import StageCache, pipeline_step
 from .stages import even_split_points
 
 __all__ = ["OrderProbe", "ShapeTrapProbe"]
@@ -27,10 +29,10 @@ __all__ = ["OrderProbe", "ShapeTrapProbe"]
 _ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
 
 
-def _record(module, log: list[str]):
+def _record(module: torch.nn.Module, log: list[str]) -> Any:
     """Hooks on ``module``: "F<i>" when it runs forward i, "B<i>" when the gradient of
     forward i's output arrives (the start of that micro-batch's backward on this stage)."""
-    def forward_hook(_module, _args, output):
+    def forward_hook(_module: torch.nn.Module, _args: Any, output: Any) -> None:
         index = sum(op[0] == "F" for op in log)
         log.append(f"F{index}")
         first = output[0] if isinstance(output, tuple) else output
@@ -49,7 +51,7 @@ class OrderProbe:
     n_stages: int
     n_micro: int
 
-    def run_on_rank(self, rank, world_size, cache, device):
+    def run_on_rank(self, rank: int, world_size: int, cache: StageCache, device: torch.device) -> list[Any]:
         model = build_model("llama").to(device)
         ids = torch.tensor([[1 + (i + k) % 7 for k in range(4)] for i in range(self.n_micro)], device=device)
         mask, labels = torch.ones_like(ids), torch.arange(self.n_micro, device=device) % 3
@@ -61,7 +63,7 @@ class OrderProbe:
         handle = _record(module, log)
         pipeline_step(schedule, rank, world_size, ids, mask, labels, [])
         handle.remove()
-        orders = [None] * world_size
+        orders: list[Any] = [None] * world_size
         dist.all_gather_object(orders, log)
         return orders
 
@@ -74,7 +76,8 @@ class ShapeTrapProbe:
 
     n_stages: int = 2
 
-    def run_on_rank(self, rank, world_size, cache, device):
+    def run_on_rank(self, rank: int, world_size: int, cache: StageCache,
+                    device: torch.device) -> dict[str, torch.Tensor | None]:
         model = build_model("llama").to(device)
         ids, mask = (t.to(device) for t in as_batch(_ROWS))
         job = Job.infer(model, ids, mask, n_micro=2, split_points=even_split_points(4, world_size))

@@ -100,8 +100,9 @@ def draw_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str |
     return _draw_blocks(rows, rules, verdicts, pad_token_id, [row[0].case for row in table], heading)
 
 
-def draw_pad_eos_rows(input_ids, attention_mask, pad_token_id, row_labels=None,
-                      rules=("rightmost_non_pad", "rightmost_attended")):
+def draw_pad_eos_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int,
+                      row_labels: Sequence[str] | None = None,
+                      rules: Sequence[str] = ("rightmost_non_pad", "rightmost_attended")) -> Figure:
     """A pad == eos batch as a grid: the real tokens that carry the pad id stand out from
     the padding, and each rule's pooled position is marked against the true last real
     token, read from the attention mask in plain Python (no rule judges itself)."""

@@ -3,6 +3,7 @@
 nothing is told by colour alone; text of 10 pt or more. Each returns the ``Figure``."""
 
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from .palette import MIN_FONT_PT, OKABE_ITO
@@ -14,7 +15,7 @@ __all__ = ["draw_timeline"]
 _SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}
 
 
-def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True):
+def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True) -> Figure:
     """A schedule's training step as a timeline, built from ``pp_demo.schedules.timeline``
     (the order the engine runs): one row per stage (rank), one box per op, blank slots the
     bubble. Forwards are plain boxes labelled F<i>, backwards hatched boxes labelled B<i>, so
