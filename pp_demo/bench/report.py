@@ -1,0 +1,83 @@
+"""The results file read back: what the README, notebook 02 and the command print.
+
+Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
+measures. The README's benchmark block is ``readme_block`` of the committed file, and a
+test checks that the README holds it, so the README cannot drift from the file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "load_results", "summary_lines", "format_bench", "readme_block"]
+
+RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
+OF_LIMIT_NOISE = 0.05
+BOUND_RULE = ("of_ideal <= 1 in every row, exactly as stored: the baseline is the best one-thread run of the same "
+              "work, the pipeline's own compute included. of_limit <= 1 + 0.05: the limit's capacity c is measured "
+              "apart from the pipeline, and one timing on this machine varies by about 5%.")
+
+
+def load_results(path: str | Path | None = None) -> dict[str, Any]:
+    """The committed benchmark results (``results/bench_cpu.json`` of this checkout)."""
+    with open(RESULTS if path is None else path) as f:
+        result: dict[str, Any] = json.load(f)
+    return result
+
+
+def _load_line(result: dict[str, Any]) -> str:
+    start, end = result["load_average"]["start"], result["load_average"]["end"]
+    cpus = result["versions"]["cpus"]
+    return (f"load average (1, 5, 15 min) at the start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
+            f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs")
+
+
+def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
+    """One line per number a reader is told: the load, c, and per row the speedup over the best
+    one process with its two ratios. The committed file when ``result`` is None."""
+    result = load_results() if result is None else result
+    caps = result["capacity"]
+    lines = [_load_line(result),
+             "two one-thread processes at once give c = " + ", ".join(f"{caps[m]['c']:.2f} ({m})" for m in caps)
+             + " times one"]
+    for row in result["rows"]:
+        lines.append(f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): {row['speedup']:.2f}x "
+                     f"the best one process; {row['of_ideal']:.2f} of the GPipe ideal {row['ideal']:.2f}x, "
+                     f"{row['of_limit']:.2f} of this machine's limit {row['limit']:.2f}x")
+    return lines
+
+
+def _parts(row: dict[str, Any]) -> str:
+    return " | ".join(f"{r['compute_s']:.2f} {r['idle_s']:.2f} {r['p2p_wait_s']:.2f} {r['bookkeeping_s']:.2f}"
+                      for r in row["breakdown"])
+
+
+def format_bench(result: dict[str, Any]) -> str:
+    """The table the command prints, with each rank's breakdown in seconds."""
+    lines = [*summary_lines(result)[:2], "",
+             f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
+             f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)"]
+    for row in result["rows"]:
+        lines.append(f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} {row['baseline_s']:>6.2f} "
+                     f"{row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} {row['of_ideal']:>8.2f} "
+                     f"{row['of_limit']:>8.2f}  {_parts(row)}")
+    return "\n".join(lines)
+
+
+def readme_block(result: dict[str, Any] | None = None) -> str:
+    """The README's table, from the results file (a test keeps the README equal to it)."""
+    result = load_results() if result is None else result
+    lines = [f"Measured with {_load_line(result)}; c = "
+             + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items()) + ".", "",
+             "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | "
+             "compute, idle, p2p wait, bookkeeping (s), per rank |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        parts = "; ".join(f"{r['compute_s']:.2f}, {r['idle_s']:.2f}, {r['p2p_wait_s']:.2f}, {r['bookkeeping_s']:.2f}"
+                          for r in row["breakdown"])
+        lines.append(f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
+                     f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
+                     f"{parts} |")
+    return "\n".join(lines)
