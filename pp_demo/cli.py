@@ -86,8 +86,11 @@ def _bench(args):
     import json
     import pathlib
 
-    from .bench import BenchSize, draw_bench, format_bench, run_bench
+    from .bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
+    from .bench.report import check_readme
 
+    if args.readme:
+        check_readme(args.readme)
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
           f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs, after {args.warmup} "
@@ -100,6 +103,9 @@ def _bench(args):
     out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
     draw_bench(result).savefig(out.with_suffix(".png"), dpi=100)
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
+    if args.readme:
+        write_readme_block(args.readme, result)
+        print(f"rewrote the benchmark block of {args.readme}")
     return 0
 
 
@@ -235,6 +241,7 @@ def build_parser():
     bench.add_argument("--warmup", type=int, default=1)
     bench.add_argument("--repeats", type=_positive, default=3)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
+    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",

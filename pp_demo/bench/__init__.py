@@ -26,12 +26,13 @@ from typing import Any
 
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import pipeline_row
-from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines
+from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines, write_readme_block
 from .timers import BenchJob
 from .work import BenchSize, capacity, one_process_times
 
-__all__ = ["BenchSize", "BenchJob", "check_bench", "run_bench", "format_bench", "draw_bench", "load_results", "summary_lines",
-           "readme_block", "ideal_speedup", "limit_speedup", "busy_stages", "BOUND_RULE"]
+__all__ = ["BenchSize", "BenchJob", "check_bench", "run_bench", "format_bench", "draw_bench", "load_results",
+           "summary_lines", "readme_block", "write_readme_block", "ideal_speedup", "limit_speedup", "busy_stages",
+           "BOUND_RULE"]
 
 MODES = ("inference", "training")
 
@@ -68,12 +69,13 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
         raise ValueError(f"the warm-up count is 0 or more, got {warmup}")
 
 
-def run_bench(size: BenchSize = BenchSize(), stages: tuple[int, ...] = (2, 3), micro_batches: tuple[int, ...] = (2, 4, 8),
-              warmup: int = 1, repeats: int = 3, progress: Callable[[str], None] = lambda line: None,
-              timeout_s: float = 1800) -> dict[str, Any]:
+def run_bench(size: BenchSize | None = None, stages: tuple[int, ...] = (2, 3),
+              micro_batches: tuple[int, ...] = (2, 4, 8), warmup: int = 1, repeats: int = 3,
+              progress: Callable[[str], None] = lambda line: None, timeout_s: float = 1800) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase."""
     from ..runner import run
 
+    size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     load_start, started = _load(), time.monotonic()
     progress(f"load average at the start (1, 5, 15 min): {load_start}")
@@ -87,9 +89,9 @@ def run_bench(size: BenchSize = BenchSize(), stages: tuple[int, ...] = (2, 3), m
     rows = []
     for p in stages:
         progress(f"the pipeline on {p} ranks, m = {', '.join(map(str, micro_batches))} ...")
-        answers = run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches], on="ranks",
-                      timeout_s=timeout_s)
-        for m, answer in zip(micro_batches, answers or []):
+        answers: list[Any] = run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches],
+                                 on="ranks", timeout_s=timeout_s) or []
+        for m, answer in zip(micro_batches, answers, strict=True):
             ranks = answer["ranks"]
             for mode in MODES:
                 best_alone = {"one_process_whole_batch": min(alone[f"{mode}/0"]),

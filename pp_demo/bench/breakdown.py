@@ -50,8 +50,9 @@ def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str
         ranks.append({"compute_s": compute, "p2p_wait_s": waited - waiting_on_work,
                       "idle_s": waiting_on_work + (start - t0) + (t1 - end),
                       "bookkeeping_s": (end - start) - compute - waited,
+                      # the timeline leaves out the waits too short to draw (most are)
                       "timeline": [[kind, round(a - t0, 4), round(b - t0, 4)] for kind, a, b in intervals
-                                   if b - a >= 5e-4]})
+                                   if kind != "W" or b - a >= 5e-4]})
     return {"wall_s": t1 - t0, "ranks": ranks}
 
 

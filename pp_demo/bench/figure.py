@@ -41,7 +41,7 @@ def _breakdown(ax: Any, rows: list[dict[str, Any]]) -> None:
         share = [sum(rank[key] for rank in r["breakdown"]) / (r["p"] * r["pipeline_s"]) for r in rows]
         ax.bar(range(len(rows)), share, bottom=bottom, color=colour, hatch=hatch, edgecolor="black",
                linewidth=0.3, label=label)
-        bottom = [b + s for b, s in zip(bottom, share)]
+        bottom = [b + s for b, s in zip(bottom, share, strict=True)]
     ax.plot(range(len(rows)), [r["of_limit"] for r in rows], "kD", label="of limit (speedup / limit)")
     ax.set_xticks(range(len(rows)), labels, fontsize=10)
     ax.set_xlabel("p / m, mode", fontsize=10)

@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "load_results", "summary_lines", "format_bench", "readme_block"]
+__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "load_results", "summary_lines", "format_bench", "readme_block",
+           "write_readme_block", "check_readme"]
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
 OF_LIMIT_NOISE = 0.05
@@ -60,9 +61,9 @@ def format_bench(result: dict[str, Any]) -> str:
              f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
              f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)"]
     for row in result["rows"]:
-        lines.append(f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} {row['baseline_s']:>6.2f} "
-                     f"{row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} {row['of_ideal']:>8.2f} "
-                     f"{row['of_limit']:>8.2f}  {_parts(row)}")
+        lines.append(f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} "
+                     f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
+                     f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f}  {_parts(row)}")
     return "\n".join(lines)
 
 
@@ -81,3 +82,27 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
                      f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
                      f"{parts} |")
     return "\n".join(lines)
+
+
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def _split_readme(readme: str | Path) -> tuple[str, str]:
+    """The README's text before its bench block and after it; a one-line error otherwise."""
+    path = Path(readme)
+    text = path.read_text() if path.is_file() else ""
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        raise ValueError(f"{readme} must be a file with one {BEGIN} line and, after it, one {END} line")
+    head, rest = text.split(BEGIN)
+    return head + BEGIN + "\n", END + rest.split(END)[1]
+
+
+def check_readme(readme: str | Path) -> None:
+    """Refuse a README without the bench markers before minutes of measuring."""
+    _split_readme(readme)
+
+
+def write_readme_block(readme: str | Path, result: dict[str, Any]) -> None:
+    """Replace what stands between the README's bench markers by ``readme_block(result)``."""
+    head, tail = _split_readme(readme)
+    Path(readme).write_text(f"{head}{readme_block(result)}\n{tail}")

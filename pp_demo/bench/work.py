@@ -40,9 +40,10 @@ class BenchSize:
     def model(self) -> torch.nn.Module:
         from ..families import build_model
 
-        return build_model(self.family, hidden_size=self.hidden, num_hidden_layers=self.layers,
-                           intermediate_size=2 * self.hidden, num_attention_heads=8, num_key_value_heads=8,
-                           vocab_size=1024, max_position_embeddings=max(64, self.seq))
+        model: torch.nn.Module = build_model(
+            self.family, hidden_size=self.hidden, num_hidden_layers=self.layers, intermediate_size=2 * self.hidden,
+            num_attention_heads=8, num_key_value_heads=8, vocab_size=1024, max_position_embeddings=max(64, self.seq))
+        return model
 
     def batch_tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         generator = torch.Generator().manual_seed(0)
@@ -70,11 +71,13 @@ def _step(size: BenchSize, mode: str, m: int) -> Any:
 
     def logits(rows: slice) -> torch.Tensor:
         if m == 0:
-            return model(input_ids=ids, attention_mask=mask).logits
+            whole: torch.Tensor = model(input_ids=ids, attention_mask=mask).logits
+            return whole
         sent = stages.first(ids[rows].contiguous(), mask[rows].contiguous())
         for stage in stages.modules[1:]:
             sent = stage(*sent)
-        return sent
+        out: torch.Tensor = sent
+        return out
 
     def step() -> None:
         model.zero_grad(set_to_none=True)
@@ -101,10 +104,11 @@ def _worker(size: BenchSize, tasks: list[Task], warmup: int, repeats: int, barri
     out.put(times)
 
 
-def _run_processes(n: int, size: BenchSize, tasks: list[Task], warmup: int, repeats: int) -> list[dict[str, list[float]]]:
+def _run_processes(n: int, size: BenchSize, tasks: list[Task], warmup: int,
+                   repeats: int) -> list[dict[str, list[float]]]:
     """``n`` one-thread processes running ``tasks`` in lockstep; each one's run durations."""
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
+    context: Any = multiprocessing.get_context(method)
     barrier, out = context.Barrier(n), context.Queue()
     processes = [context.Process(target=_worker, args=(size, tasks, warmup, repeats, barrier, out)) for _ in range(n)]
     for process in processes:
@@ -127,6 +131,6 @@ def capacity(size: BenchSize, mode: str, alone: list[float], warmup: int, repeat
     is its slower member's; the best alone time includes both members' own runs."""
     pair = _run_processes(2, size, [(mode, 0)], warmup, repeats)
     a, b = pair[0][f"{mode}/0"], pair[1][f"{mode}/0"]
-    pair_s = min(max(x, y) for x, y in zip(a, b))
+    pair_s = min(max(x, y) for x, y in zip(a, b, strict=True))
     best_alone = min(*alone, *a, *b)
     return {"alone_s": best_alone, "pair_s": pair_s, "c": 2 * best_alone / pair_s}
