@@ -3,7 +3,8 @@ timings are measured by ``python -m pp_demo bench`` and only read back here.
 
 The bound rule tested on the committed file (``pp_demo.bench.BOUND_RULE``): every row's
 ``of_ideal`` is at most 1 exactly as stored (the baseline is the best one-thread run of
-the same work), and ``of_limit`` at most 1 + 0.05 (its capacity c is measured apart).
+the same work), and, in a run measured quietly, ``of_limit`` at most 1 + 0.05 (its
+capacity c is measured apart; on a busy machine it measures the other users too).
 """
 
 import math
@@ -52,6 +53,8 @@ def test_the_ideal_is_p_m_over_m_plus_p_minus_1_and_the_limit_meets_it_with_p_fr
     assert limit_speedup(3, 8, 2.0) == pytest.approx(24 / (1 + 1 + 6 * 1.5 + 1 + 1))
     # c = 1.5: the 7 slots with two busy stages take 2 / 1.5 each
     assert limit_speedup(2, 8, 1.5) == pytest.approx(16 / (1 + 7 * 2 / 1.5 + 1))
+    # a loaded machine where two processes give less than one alone: one busy stage still runs at one
+    assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
     with pytest.raises(ValueError, match=r"in \(0, 2\]"):
         limit_speedup(2, 4, 2.5)
 
@@ -109,9 +112,23 @@ def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown
 
 
 def test_no_ratio_exceeds_its_bound(results):
+    from pp_demo.bench.report import measured_quietly
+
+    quiet = measured_quietly(results)
     for row in results["rows"]:
         assert row["of_ideal"] <= 1, row
-        assert row["of_limit"] <= 1 + 0.05, row
+        assert row["of_limit"] <= 1 + 0.05 or not quiet, row
+    # a run on a busy machine says so wherever its numbers are printed
+    assert ("busy machine" in summary_lines(results)[0]) == (not quiet)
+
+
+def test_a_run_is_quiet_when_it_started_with_less_than_half_the_cpus_busy(results):
+    from pp_demo.bench.report import measured_quietly
+
+    assert measured_quietly({**results, "load_average": {"start": [0.9, 3, 3], "end": [3, 3, 3]},
+                             "versions": {**results["versions"], "cpus": "2"}})
+    assert not measured_quietly({**results, "load_average": {"start": [1.0, 0, 0], "end": [0, 0, 0]},
+                                 "versions": {**results["versions"], "cpus": "2"}})
 
 
 def test_the_readme_states_the_numbers_of_the_results_file(results):
@@ -138,6 +155,8 @@ def test_the_figure_shows_a_timeline_and_the_breakdown(results):
 @pytest.mark.parametrize("stages, micro, message", [((4,), (2,), "runs on 2..3 ranks"),
                                                     ((2,), (3,), "does not split into 3 equal")])
 def test_what_cannot_run_is_refused_in_one_line(stages, micro, message):
+    # a loaded machine where two processes give less than one alone: one busy stage still runs at one
+    assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
     with pytest.raises(ValueError, match=message):
         check_bench(BenchSize(layers=3, batch=8), stages, micro, 0)
 
@@ -166,5 +185,7 @@ def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path, result
     write_readme_block(readme, results)
     assert readme.read_text() == f"before\n<!-- bench:begin -->\n{readme_block(results)}\n<!-- bench:end -->\nafter\n"
     readme.write_text("no markers\n")
+    # a loaded machine where two processes give less than one alone: one busy stage still runs at one
+    assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
     with pytest.raises(ValueError, match="must be a file with one <!-- bench:begin -->"):
         check_readme(readme)

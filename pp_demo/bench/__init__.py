@@ -105,4 +105,4 @@ def run_bench(size: BenchSize | None = None, stages: tuple[int, ...] = (2, 3),
             "load_average": {"start": load_start, "end": _load()}, "versions": _versions(),
             "one_process_s": {k: round(min(v), 4) for k, v in alone.items()},
             "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
-            "rows": rows, "bound_rule": BOUND_RULE}
+            "rows": rows}

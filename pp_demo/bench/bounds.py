@@ -8,11 +8,12 @@ is p·m / (m + p - 1).
 
 This machine does not give n busy one-thread processes n times one: two give c (measured,
 ``pp_demo.bench.work.capacity``), and with two cores n > 2 cannot get more than two give.
-So a slot with n busy stages, n units of work, lasts n / min(n, c) slot units at best, and
-the limit speedup is p·m / sum over slots of busy / min(busy, c). For c = p it is the ideal;
-for p = 3 on two cores the slots with three busy stages are oversubscribed and counted at
-the two-process rate c (switching between three processes costs more: the limit is an
-upper bound). The shape of 1F1B's slots differs, its bubble is the same; the limit is GPipe's.
+So a slot with one busy stage lasts one slot unit, a slot with n >= 2 busy stages (n units
+of work) n / c units at best, and the limit speedup is p·m over the sum of those; with p = 2
+and c = 2 it is the ideal. For p = 3 on two cores the slots with three busy stages are
+oversubscribed and counted at the two-process rate c (switching between three processes
+costs more: the limit is an upper bound). 1F1B's slots have another shape and the same
+bubble; the limit is GPipe's.
 """
 
 from __future__ import annotations
@@ -34,4 +35,4 @@ def limit_speedup(p: int, m: int, c: float) -> float:
     """GPipe's speedup on a machine where two busy processes give c times one (c <= 2)."""
     if not 0 < c <= 2:
         raise ValueError(f"the capacity of two processes is in (0, 2], got {c!r}")
-    return p * m / sum(n / min(n, c) for n in busy_stages(p, m))
+    return p * m / sum(1 if n == 1 else n / c for n in busy_stages(p, m))

@@ -11,14 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "load_results", "summary_lines", "format_bench", "readme_block",
-           "write_readme_block", "check_readme"]
+__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "measured_quietly", "load_results", "summary_lines",
+           "format_bench", "readme_block", "write_readme_block", "check_readme"]
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
 OF_LIMIT_NOISE = 0.05
+_PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
 BOUND_RULE = ("of_ideal <= 1 in every row, exactly as stored: the baseline is the best one-thread run of the same "
-              "work, the pipeline's own compute included. of_limit <= 1 + 0.05: the limit's capacity c is measured "
-              "apart from the pipeline, and one timing on this machine varies by about 5%.")
+              "work, the pipeline's own compute among the candidates, so a row above the ideal means the machine's "
+              "load changed between the measurements (run again on a quieter machine). of_limit <= 1 + 0.05 in a "
+              "run measured quietly (see measured_quietly): the capacity c is measured apart from the pipeline, "
+              "one timing varies by about 5%, and on a busy machine c measures the other users as well.")
 
 
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
@@ -28,11 +31,19 @@ def load_results(path: str | Path | None = None) -> dict[str, Any]:
     return result
 
 
+def measured_quietly(result: dict[str, Any]) -> bool:
+    """Whether the run started with less than half the CPUs busy (1-minute load average):
+    only then is c this machine's, and ``of_limit`` a claim. (At its end the load includes
+    the benchmark's own ranks.)"""
+    return float(result["load_average"]["start"][0]) < int(result["versions"]["cpus"]) / 2
+
+
 def _load_line(result: dict[str, Any]) -> str:
     start, end = result["load_average"]["start"], result["load_average"]["end"]
     cpus = result["versions"]["cpus"]
     return (f"load average (1, 5, 15 min) at the start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
-            f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs")
+            f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs"
+            + ("" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)"))
 
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
@@ -68,16 +79,16 @@ def format_bench(result: dict[str, Any]) -> str:
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
-    """The README's table, from the results file (a test keeps the README equal to it)."""
+    """The README's table, from the results file (a test keeps the README equal to it): ratios
+    and shares, no seconds."""
     result = load_results() if result is None else result
     lines = [f"Measured with {_load_line(result)}; c = "
              + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items()) + ".", "",
              "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | "
-             "compute, idle, p2p wait, bookkeeping (s), per rank |",
+             "per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for row in result["rows"]:
-        parts = "; ".join(f"{r['compute_s']:.2f}, {r['idle_s']:.2f}, {r['p2p_wait_s']:.2f}, {r['bookkeeping_s']:.2f}"
-                          for r in row["breakdown"])
+        parts = "; ".join(" / ".join(f"{100 * r[k] / row['pipeline_s']:.0f}" for k in _PARTS) for r in row["breakdown"])
         lines.append(f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
                      f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
                      f"{parts} |")
