@@ -88,18 +88,26 @@ def _bench(args: argparse.Namespace) -> int:
     import json
     import pathlib
 
-    from .bench import BenchSize, draw_bench, format_bench, run_bench
+    from .bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
+    from .bench.report import check_readme
 
+    if args.readme:
+        check_readme(args.readme)
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
-    print(f"benchmarking {size} for m = {', '.join(map(str, args.micro_batches))} "
-          f"({args.repeats} timed runs each, after {args.warmup} warm-up)", flush=True)
-    result = run_bench(size, tuple(args.micro_batches), args.warmup, args.repeats)
+    print(f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
+          f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs, after {args.warmup} "
+          "warm-up)", flush=True)
+    result = run_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup, args.repeats,
+                       progress=lambda line: print(line, flush=True))
     print(format_bench(result))
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
-    draw_bench(result).savefig(out.with_suffix(".png"), dpi=120)
+    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
+    draw_bench(result).savefig(out.with_suffix(".png"), dpi=100)
     print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
+    if args.readme:
+        write_readme_block(args.readme, result)
+        print(f"rewrote the benchmark block of {args.readme}")
     return 0
 
 
@@ -220,19 +228,22 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_run_checker)
 
     bench = jobs.add_parser(
-        "bench", help="time the two-rank pipeline against one process (a benchmark, not a test)",
-        description="Median time of inference and of a training step (forward and backward) for the "
-                    "two-rank pipeline and for one process running the whole model, one thread per "
-                    "process, plus one process with two threads; speedups against the GPipe ideal "
-                    "2m/(m+1). Writes OUT.json and OUT.png.")
-    bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[1, 2, 4, 8])
+        "bench", help="time the pipeline against the best one process and this machine's limit (not a test)",
+        description="The fastest of a few runs of inference and of a training step (forward and backward) on "
+                    "p ranks against the best one-process run of the same work, one thread per process; this "
+                    "machine's capacity c from two processes at once; per rank, compute, idle, waiting on "
+                    "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
+                    "Writes OUT.json and OUT.png.")
+    bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3])
+    bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[2, 4, 8])
     bench.add_argument("--hidden", type=_positive, default=512)
-    bench.add_argument("--layers", type=_positive, default=8)
+    bench.add_argument("--layers", type=_positive, default=6)
     bench.add_argument("--seq", type=_positive, default=128)
-    bench.add_argument("--batch", type=_positive, default=32)
+    bench.add_argument("--batch", type=_positive, default=16)
     bench.add_argument("--warmup", type=int, default=1)
-    bench.add_argument("--repeats", type=_positive, default=5)
+    bench.add_argument("--repeats", type=_positive, default=3)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
+    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",

@@ -1,0 +1,38 @@
+"""What a pipeline of p stages and m micro-batches could reach: the GPipe ideal, and the
+same schedule on this machine (the limit).
+
+GPipe runs in m + p - 1 slots per phase (forwards, then backwards); in slot k, ``busy(k)``
+stages work at once (1, 2, ... up to p, then down again). With p independent cores each
+slot costs one stage's work, so p·m units of work take m + p - 1 slots: the ideal speedup
+is p·m / (m + p - 1).
+
+This machine does not give n busy one-thread processes n times one: two give c (measured,
+``pp_demo.bench.work.capacity``), and with two cores n > 2 cannot get more than two give.
+So a slot with one busy stage lasts one slot unit, a slot with n >= 2 busy stages (n units
+of work) n / c units at best, and the limit speedup is p·m over the sum of those; with p = 2
+and c = 2 it is the ideal. For p = 3 on two cores the slots with three busy stages are
+oversubscribed and counted at the two-process rate c (switching between three processes
+costs more: the limit is an upper bound). 1F1B's slots have another shape and the same
+bubble; the limit is GPipe's.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ideal_speedup", "limit_speedup", "busy_stages"]
+
+
+def busy_stages(p: int, m: int) -> list[int]:
+    """How many stages work in each of GPipe's m + p - 1 slots of one phase."""
+    return [sum(1 for s in range(p) if 0 <= k - s < m) for k in range(m + p - 1)]
+
+
+def ideal_speedup(p: int, m: int) -> float:
+    """GPipe on p independent cores over one core: p·m / (m + p - 1)."""
+    return p * m / (m + p - 1)
+
+
+def limit_speedup(p: int, m: int, c: float) -> float:
+    """GPipe's speedup on a machine where two busy processes give c times one (c <= 2)."""
+    if not 0 < c <= 2:
+        raise ValueError(f"the capacity of two processes is in (0, 2], got {c!r}")
+    return p * m / sum(1 if n == 1 else n / c for n in busy_stages(p, m))

@@ -1,0 +1,84 @@
+"""From each rank's timed intervals to the row of the results file: the pipeline's time,
+the breakdown per rank, the baseline and the ratios.
+
+Per rank, in the step kept (the fastest of the repeats, start of the first rank to end of
+the last), every second falls in exactly one of four measured parts:
+
+* ``compute_s``: its stage's forwards, backwards and loss;
+* ``idle_s``: the bubble: waiting on a receive (or send) while a neighbouring rank is
+  computing, plus the time before its first and after its last operation in the step;
+* ``p2p_wait_s``: waiting on sends and receives while no neighbour computes (the transfer,
+  and a neighbour's own bookkeeping);
+* ``bookkeeping_s``: the rest: the engine between operations (splitting the batch,
+  building the send and receive lists, the loss bookkeeping, gradient scaling).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .bounds import ideal_speedup, limit_speedup
+
+__all__ = ["Interval", "step_breakdown", "pipeline_row"]
+
+Interval = tuple[str, float, float]
+_COMPUTE = ("F", "B", "L")
+
+
+def _overlap(interval: tuple[float, float], others: list[tuple[float, float]]) -> float:
+    """Seconds of ``interval`` covered by the union of ``others``."""
+    start, end, covered, reach = interval[0], interval[1], 0.0, interval[0]
+    for a, b in sorted(others):
+        a, b = max(a, reach, start), min(b, end)
+        if b > a:
+            covered += b - a
+            reach = b
+    return covered
+
+
+def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str, Any]:
+    """One step on every rank (rank order): its wall time, each rank's parts and timeline."""
+    t0, t1 = min(s[0] for s in steps), max(s[1] for s in steps)
+    computing = [[(a, b) for kind, a, b in s[2] if kind in _COMPUTE] for s in steps]
+    ranks = []
+    for r, (start, end, intervals) in enumerate(steps):
+        neighbours = [iv for q in (r - 1, r + 1) if 0 <= q < len(steps) for iv in computing[q]]
+        compute = sum(b - a for a, b in computing[r])
+        waits = [(a, b) for kind, a, b in intervals if kind == "W"]
+        waiting_on_work = sum(_overlap(w, neighbours) for w in waits)
+        waited = sum(b - a for a, b in waits)
+        ranks.append({"compute_s": compute, "p2p_wait_s": waited - waiting_on_work,
+                      "idle_s": waiting_on_work + (start - t0) + (t1 - end),
+                      "bookkeeping_s": (end - start) - compute - waited,
+                      # the timeline leaves out the waits too short to draw (most are)
+                      "timeline": [[kind, round(a - t0, 4), round(b - t0, 4)] for kind, a, b in intervals
+                                   if kind != "W" or b - a >= 5e-4]})
+    return {"wall_s": t1 - t0, "ranks": ranks}
+
+
+def pipeline_row(p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]],
+                 one_process: dict[str, float], c: float) -> dict[str, Any]:
+    """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit.
+
+    The baseline is the best one-thread run of the same work: one process on the whole
+    batch, one process on the same m micro-batches in turn, or the pipeline's own compute
+    summed over its ranks (the same stage calls in sequence, as fast as the ranks ran them)."""
+    steps = [step_breakdown([rank[k] for rank in rank_steps]) for k in range(len(rank_steps[0]))]
+    best = min(steps, key=lambda s: s["wall_s"])
+    candidates = {**one_process, "pipeline_compute_summed": sum(r["compute_s"] for r in best["ranks"])}
+    source = min(candidates, key=lambda k: candidates[k])
+    baseline, wall = candidates[source], best["wall_s"]
+    speedup, ideal, limit = baseline / wall, ideal_speedup(p, m), limit_speedup(p, m, c)
+    return {"p": p, "m": m, "mode": mode, "schedule": schedule, "pipeline_s": _r(wall),
+            "baseline_s": _r(baseline), "baseline_from": source, "baseline_candidates_s": _rd(candidates),
+            "speedup": _r(speedup), "ideal": _r(ideal), "limit": _r(limit), "of_ideal": _r(speedup / ideal),
+            "of_limit": _r(speedup / limit), "steps_s": [_r(s["wall_s"]) for s in steps],
+            "breakdown": [{k: (_r(v) if k != "timeline" else v) for k, v in r.items()} for r in best["ranks"]]}
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+def _rd(d: dict[str, float]) -> dict[str, float]:
+    return {k: _r(v) for k, v in d.items()}

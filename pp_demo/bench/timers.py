@@ -1,0 +1,100 @@
+"""The pipeline's steps on each rank, timed from the inside.
+
+A ``BenchJob`` runs on every rank (``pp_demo.ranks.run_on_rank`` hands it the rank's
+``StageCache``) and calls the runner's own step, ``pipeline_step``. Around it, on this
+rank only, it records intervals on the machine's monotonic clock (one clock for every
+process of the machine, so the ranks' intervals line up):
+
+* ``"F"``, ``"B"``: the stage's forward and backward of one micro-batch (the engine's
+  ``forward_one_chunk`` / ``backward_one_chunk``), ``"L"``: the loss on the last stage;
+* ``"W"``: every wait of the schedule on its sends and receives (its ``_wait_batch_p2p``).
+
+What is neither is the engine's bookkeeping. ``pp_demo.bench.results`` turns the intervals
+into the breakdown; nothing here is derived from the ideal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed.pipelining import schedules as engine
+
+from .work import BenchSize
+
+__all__ = ["BenchJob"]
+
+Interval = tuple[str, float, float]
+
+
+@dataclass
+class _Recorder:
+    intervals: list[Interval] = field(default_factory=list)
+
+    def timed(self, kind: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.monotonic()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                self.intervals.append((kind, start, time.monotonic()))
+        return wrapper
+
+
+@dataclass(frozen=True)
+class BenchJob:
+    """``warmup`` + ``repeats`` steps of each mode on ``n_stages`` ranks with ``n_micro``
+    micro-batches. The answer (the last rank's): per rank, its schedule per mode and its
+    timed steps per mode as (start, end, intervals)."""
+
+    size: BenchSize
+    n_micro: int
+    n_stages: int = 2
+    modes: tuple[str, ...] = ("inference", "training")
+    warmup: int = 1
+    repeats: int = 3
+
+    def run_on_rank(self, rank: int, world_size: int, cache: Any, device: torch.device) -> dict[str, Any]:
+        from ..jobs import Job
+        from ..ranks import pipeline_step
+        from ..stages import even_split_points
+
+        torch.manual_seed(0)
+        model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()
+        points = even_split_points(self.size.layers, world_size)
+        recorder, plain_wait = _Recorder(), engine._wait_batch_p2p
+        engine._wait_batch_p2p = recorder.timed("W", plain_wait)  # this rank's process only
+        try:
+            steps: dict[str, list[tuple[float, float, list[Interval]]]] = {}
+            names = {}
+            for mode in self.modes:
+                training = mode == "training"
+                job = (Job.step(model, ids, mask, labels, split_points=points, n_micro=self.n_micro) if training
+                       else Job.infer(model, ids, mask, split_points=points, n_micro=self.n_micro))
+                schedule, module = cache.get(job, ids.shape, training)
+                module.train(training)
+                names[mode] = type(schedule).__name__
+                stage = schedule._stage
+                stage.forward_one_chunk = recorder.timed("F", stage.forward_one_chunk)
+                stage.backward_one_chunk = recorder.timed("B", stage.backward_one_chunk)
+                schedule._maybe_compute_loss = recorder.timed("L", schedule._maybe_compute_loss)
+                steps[mode] = []
+                for k in range(self.warmup + self.repeats):
+                    dist.barrier()
+                    recorder.intervals = []
+                    start = time.monotonic()
+                    model.zero_grad(set_to_none=True)
+                    with torch.set_grad_enabled(training):
+                        pipeline_step(schedule, rank, world_size, ids, mask, labels if training else None, [])
+                    if k >= self.warmup:
+                        steps[mode].append((start, time.monotonic(), recorder.intervals))
+        finally:
+            engine._wait_batch_p2p = plain_wait
+        # the runner keeps the last rank's answer: it gathers every rank's
+        gathered: list[Any] | None = [None] * world_size if rank == world_size - 1 else None
+        dist.gather_object({"schedule": names, "steps": steps}, gathered, dst=world_size - 1)
+        return {"ranks": gathered}
