@@ -13,7 +13,8 @@ import pytest
 import pp_demo
 
 PACKAGE = Path(pp_demo.__file__).parent
-MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")) + ["exercises"]
+SUBPACKAGES = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))   # exercises, bench
+MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")) + SUBPACKAGES
 
 
 def _documented_order():
@@ -41,7 +42,7 @@ def _imported_modules(source, depth=0):
 
 
 def _module_of(path):
-    return "exercises" if path.parent.name == "exercises" else path.stem
+    return path.parent.name if path.parent.name in SUBPACKAGES else path.stem
 
 
 def test_the_docstring_lists_every_module_exactly_once():
