@@ -13,7 +13,6 @@ a rank that fails, dies or hangs is a ``pp_demo.distributed.PipelineError`` with
 from collections.abc import Iterable
 from typing import Literal
 
-from .distributed import PipelineError  # noqa: F401  transitional: notebook 02 imports it from here
 from .distributed import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
 from .jobs import Job, Result, prepare
 from .local import run_in_process

@@ -69,8 +69,16 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
         (1, None, "counts a forward-only step: with backwards the pipe fills and drains twice"),
     ],
     "02.2": [
-        (lambda m: 2 / (m + 1), "`2 / (m + 1)`", "counts the idle slots of both stages against one stage's step"),
-        (lambda m: 1 / m, "`1 / m`", "divides by the busy slots instead of the whole step of m + 1 slots"),
+        (
+            lambda m, p: p / (m + p - 1),
+            "`p / (m + p - 1)`",
+            "counts p idle slots per stage; each stage waits p - 1 slots in all (fill plus drain)",
+        ),
+        (
+            lambda m, p: (p - 1) / m,
+            "`(p - 1) / m`",
+            "divides by the busy slots instead of the whole step of m + p - 1 slots",
+        ),
     ],
     "02.3": [
         (
