@@ -50,14 +50,15 @@ def named_batches(pad_token_id: int, vocab_size: int, seed: int = 0) -> list[Bat
     return batches
 
 
-def _random_row(length: int, pad_token_id: int, vocab_size: int,
-                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _random_row(
+    length: int, pad_token_id: int, vocab_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     real = int(torch.randint(1, length + 1, (1,), generator=generator))
     ids = _real_ids((real,), pad_token_id, vocab_size, generator)
     kind = int(torch.randint(0, 4, (1,), generator=generator))
-    if kind == 1 and real > 2:      # a pad id among the real tokens (pad == eos)
+    if kind == 1 and real > 2:  # a pad id among the real tokens (pad == eos)
         ids[int(torch.randint(0, real - 1, (1,), generator=generator))] = pad_token_id
-    elif kind == 2:                 # ends in a real eos equal to pad
+    elif kind == 2:  # ends in a real eos equal to pad
         ids[-1] = pad_token_id
     pad = torch.full((length - real,), pad_token_id)
     left = bool(torch.randint(0, 2, (1,), generator=generator))
@@ -67,8 +68,13 @@ def _random_row(length: int, pad_token_id: int, vocab_size: int,
     return torch.cat([ids, pad]), torch.cat([ones, zeros])
 
 
-def random_batches(pad_token_id: int, vocab_size: int, seed: int = 0, lengths: Sequence[int] = (5, 9, 16),
-                   batch_sizes: Sequence[int] = (2, 4, 7)) -> list[Batch]:
+def random_batches(
+    pad_token_id: int,
+    vocab_size: int,
+    seed: int = 0,
+    lengths: Sequence[int] = (5, 9, 16),
+    batch_sizes: Sequence[int] = (2, 4, 7),
+) -> list[Batch]:
     """Seeded random padding patterns, one batch per (length, batch size)."""
     generator = torch.Generator().manual_seed(seed)
     batches = []
@@ -80,11 +86,19 @@ def random_batches(pad_token_id: int, vocab_size: int, seed: int = 0, lengths: S
     return batches
 
 
-def battery(pad_token_id: int, vocab_size: int, seed: int = 0, lengths: Sequence[int] = (5, 9, 16),
-            batch_sizes: Sequence[int] = (2, 4, 7)) -> list[Batch]:
+def battery(
+    pad_token_id: int,
+    vocab_size: int,
+    seed: int = 0,
+    lengths: Sequence[int] = (5, 9, 16),
+    batch_sizes: Sequence[int] = (2, 4, 7),
+) -> list[Batch]:
     """Named cases first, then the random ones."""
     if pad_token_id is None:
-        raise ValueError("the model has no pad_token_id: set config.pad_token_id (for example to the "
-                         "eos id) before checking a pooled forward")
+        raise ValueError(
+            "the model has no pad_token_id: set config.pad_token_id (for example to the "
+            "eos id) before checking a pooled forward"
+        )
     return named_batches(pad_token_id, vocab_size, seed) + random_batches(
-        pad_token_id, vocab_size, seed, lengths, batch_sizes)
+        pad_token_id, vocab_size, seed, lengths, batch_sizes
+    )

@@ -46,6 +46,8 @@ class PaddingCase:
         return as_batch([self], device)
 
 
+# A table, one row per line (the formatter would put one value per line).
+# fmt: off
 CASES: dict[str, PaddingCase] = {
     case.name: case
     for case in [
@@ -65,6 +67,7 @@ CASES: dict[str, PaddingCase] = {
                     "ends in a real eos equal to pad: only the mask knows it is real"),
     ]
 }
+# fmt: on
 
 REVIEW_TABLE = ("left", "right", "left_pad_in_content", "right_pad_in_content")
 """The four rows of the pull request's review table, in its order."""
@@ -77,8 +80,9 @@ def get_case(name: str) -> PaddingCase:
         raise ValueError(f"unknown padding case {name!r}; known cases: {', '.join(CASES)}") from None
 
 
-def as_batch(cases: Iterable[str | PaddingCase],
-             device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def as_batch(
+    cases: Iterable[str | PaddingCase], device: str | torch.device = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Stack cases of one length into ``(input_ids, attention_mask)`` long tensors."""
     resolved = [get_case(c) if isinstance(c, str) else c for c in cases]
     lengths = {c.length for c in resolved}

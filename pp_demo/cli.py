@@ -64,7 +64,9 @@ def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
 def _families(args: argparse.Namespace) -> int:
     from .matrix import format_matrix, pipeline_matrix
 
-    table = pipeline_matrix(args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process")
+    table = pipeline_matrix(
+        args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process"
+    )
     if table is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     print(format_matrix(table))
@@ -94,11 +96,20 @@ def _bench(args: argparse.Namespace) -> int:
     if args.readme:
         check_readme(args.readme)
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
-    print(f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
-          f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs, after {args.warmup} "
-          "warm-up)", flush=True)
-    result = run_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup, args.repeats,
-                       progress=lambda line: print(line, flush=True))
+    print(
+        f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
+        f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs, after {args.warmup} "
+        "warm-up)",
+        flush=True,
+    )
+    result = run_bench(
+        size,
+        tuple(args.stages),
+        tuple(args.micro_batches),
+        args.warmup,
+        args.repeats,
+        progress=lambda line: print(line, flush=True),
+    )
     print(format_bench(result))
     out = pathlib.Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -128,8 +139,11 @@ def _reproduce(args: argparse.Namespace) -> int:
         return 0
     n = _stage_count(args)
     count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
-    where = f"{count} ranks on torch.distributed.pipelining" if args.distributed else \
-        ("both stages in this process" if n == 2 else f"all {count} stages in this process")
+    where = (
+        f"{count} ranks on torch.distributed.pipelining"
+        if args.distributed
+        else ("both stages in this process" if n == 2 else f"all {count} stages in this process")
+    )
     print(format_padding_table(reference="true_last"))
     print()
     print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
@@ -156,71 +170,127 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m pp_demo",
         description="Reproduce the pooled-token bug of pipeline-parallel sequence classification "
-                    "(ColossalAI 0.5.0, issue 6457) and its pad == eos cousin.")
+        "(ColossalAI 0.5.0, issue 6457) and its pad == eos cousin.",
+    )
     jobs = parser.add_subparsers(dest="job", required=True, metavar="JOB")
 
     table = jobs.add_parser("table", help="which position each pooling rule picks on each padding case")
-    table.add_argument("--rules", nargs="+", choices=PADDED_RULES, metavar="RULE",
-                       help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review "
-                            f"table's {', '.join(CORE_RULES)})")
+    table.add_argument(
+        "--rules",
+        nargs="+",
+        choices=PADDED_RULES,
+        metavar="RULE",
+        help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review table's {', '.join(CORE_RULES)})",
+    )
     table.add_argument("--cases", nargs="+", choices=list(CASES), help="cases to show (default: all)")
-    table.add_argument("--reference", choices=list(REFERENCES), default="true_last",
-                       help="judge each cell against the true last real token (default) or the "
-                            "position model.forward pools")
+    table.add_argument(
+        "--reference",
+        choices=list(REFERENCES),
+        default="true_last",
+        help="judge each cell against the true last real token (default) or the position model.forward pools",
+    )
     table.set_defaults(run=_table)
 
-    explore = jobs.add_parser("explore", help="where every pooling rule lands on a row of your own",
-                              description="Run every rule that reads the ids or the mask on one row.")
+    explore = jobs.add_parser(
+        "explore",
+        help="where every pooling rule lands on a row of your own",
+        description="Run every rule that reads the ids or the mask on one row.",
+    )
     explore.add_argument("ids", nargs="+", help="token ids, e.g. 0 0 5 6 7 8")
     explore.add_argument("--mask", nargs="+", default=None, help="attention mask, 0 or 1 per id (default: all 1)")
     explore.add_argument("--pad", type=int, default=0, help="pad token id (default: 0)")
     explore.set_defaults(run=_explore)
 
     reproduce = jobs.add_parser(
-        "reproduce", help="the main job: the padding table and the bug, reproduced",
+        "reproduce",
+        help="the main job: the padding table and the bug, reproduced",
         description="Split tiny seeded models in two stages and compare the pipeline's logits with "
-                    "model.forward on a left-padded and a right-padded row. By default each family runs "
-                    "with the rule of its ColossalAI 0.5.0 pipeline forward and with the fix.")
-    reproduce.add_argument("--family", nargs="+", choices=list(FAMILIES), default=list(REPRO_FAMILIES),
-                           metavar="FAMILY", help=f"model families (default: %(default)s; supported: "
-                                                  f"{', '.join(FAMILIES)})")
-    reproduce.add_argument("--rule", nargs="+", choices=PADDED_RULES, metavar="RULE",
-                           help=f"pooling rules of the last stage ({', '.join(PADDED_RULES)})")
-    reproduce.add_argument("--split-at", type=int, nargs="+", default=None, metavar="LAYER",
-                           help="first layer of each stage after the first: K gives two stages, "
-                                "K1 K2 three (default: half the layers; under torchrun, one stage per rank)")
+        "model.forward on a left-padded and a right-padded row. By default each family runs "
+        "with the rule of its ColossalAI 0.5.0 pipeline forward and with the fix.",
+    )
+    reproduce.add_argument(
+        "--family",
+        nargs="+",
+        choices=list(FAMILIES),
+        default=list(REPRO_FAMILIES),
+        metavar="FAMILY",
+        help=f"model families (default: %(default)s; supported: {', '.join(FAMILIES)})",
+    )
+    reproduce.add_argument(
+        "--rule",
+        nargs="+",
+        choices=PADDED_RULES,
+        metavar="RULE",
+        help=f"pooling rules of the last stage ({', '.join(PADDED_RULES)})",
+    )
+    reproduce.add_argument(
+        "--split-at",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="LAYER",
+        help="first layer of each stage after the first: K gives two stages, "
+        "K1 K2 three (default: half the layers; under torchrun, one stage per rank)",
+    )
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
     reproduce.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
-    reproduce.add_argument("--distributed", action="store_true",
-                           help="run the stages as ranks, one per stage (spawned here, or the ranks of "
-                                "torchrun --nproc-per-node STAGES -m pp_demo reproduce --distributed)")
+    reproduce.add_argument(
+        "--distributed",
+        action="store_true",
+        help="run the stages as ranks, one per stage (spawned here, or the ranks of "
+        "torchrun --nproc-per-node STAGES -m pp_demo reproduce --distributed)",
+    )
     reproduce.set_defaults(run=_reproduce)
     families = jobs.add_parser(
-        "families", help="family x padding case x rule: does the two-stage pipeline match model.forward?",
+        "families",
+        help="family x padding case x rule: does the two-stage pipeline match model.forward?",
         description="Run every family's two-stage pipeline with the rule of its ColossalAI 0.5.0 "
-                    "forward and with the fix on every padding case, and mark each row against "
-                    "model.forward.")
-    families.add_argument("--family", nargs="+", choices=list(FAMILIES), metavar="FAMILY",
-                          help=f"families (default: all: {', '.join(FAMILIES)})")
-    families.add_argument("--cases", nargs="+", choices=list(CASES), metavar="CASE",
-                          help=f"padding cases (default: all: {', '.join(CASES)})")
-    families.add_argument("--rule", nargs="+", choices=PADDED_RULES, metavar="RULE",
-                          help="rules (default: each family's ColossalAI 0.5.0 rule and the fix)")
-    families.add_argument("--attn", choices=["eager", "sdpa"], default=None,
-                          help="attention implementation (default: what transformers picks)")
+        "forward and with the fix on every padding case, and mark each row against "
+        "model.forward.",
+    )
+    families.add_argument(
+        "--family",
+        nargs="+",
+        choices=list(FAMILIES),
+        metavar="FAMILY",
+        help=f"families (default: all: {', '.join(FAMILIES)})",
+    )
+    families.add_argument(
+        "--cases",
+        nargs="+",
+        choices=list(CASES),
+        metavar="CASE",
+        help=f"padding cases (default: all: {', '.join(CASES)})",
+    )
+    families.add_argument(
+        "--rule",
+        nargs="+",
+        choices=PADDED_RULES,
+        metavar="RULE",
+        help="rules (default: each family's ColossalAI 0.5.0 rule and the fix)",
+    )
+    families.add_argument(
+        "--attn",
+        choices=["eager", "sdpa"],
+        default=None,
+        help="attention implementation (default: what transformers picks)",
+    )
     families.add_argument("--distributed", action="store_true", help="run the stages as ranks, one per stage")
     families.set_defaults(run=_families)
 
     check = jobs.add_parser(
-        "check", help="check your own pooled forward against model.forward on the padding battery",
+        "check",
+        help="check your own pooled forward against model.forward on the padding battery",
         description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
-                    "real eos, all pad, seeded random patterns) through CALLABLE(model, input_ids, "
-                    "attention_mask) -> logits and through model.forward; report which batches differ, "
-                    "where each row was pooled and which known rule that matches. Exit 1 on a mismatch.")
+        "real eos, all pad, seeded random patterns) through CALLABLE(model, input_ids, "
+        "attention_mask) -> logits and through model.forward; report which batches differ, "
+        "where each row was pooled and which known rule that matches. Exit 1 on a mismatch.",
+    )
     check.add_argument("callable", help="package.module:function, importable from here")
     source = check.add_mutually_exclusive_group()
-    source.add_argument("--family", choices=list(FAMILIES), default="llama",
-                        help="a tiny seeded pp_demo model (default: %(default)s)")
+    source.add_argument(
+        "--family", choices=list(FAMILIES), default="llama", help="a tiny seeded pp_demo model (default: %(default)s)"
+    )
     source.add_argument("--model-path", default=None, help="a local checkpoint directory (nothing is downloaded)")
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
@@ -228,12 +298,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_run_checker)
 
     bench = jobs.add_parser(
-        "bench", help="time the pipeline against the best one process and this machine's limit (not a test)",
+        "bench",
+        help="time the pipeline against the best one process and this machine's limit (not a test)",
         description="The fastest of a few runs of inference and of a training step (forward and backward) on "
-                    "p ranks against the best one-process run of the same work, one thread per process; this "
-                    "machine's capacity c from two processes at once; per rank, compute, idle, waiting on "
-                    "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
-                    "Writes OUT.json and OUT.png.")
+        "p ranks against the best one-process run of the same work, one thread per process; this "
+        "machine's capacity c from two processes at once; per rank, compute, idle, waiting on "
+        "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
+        "Writes OUT.json and OUT.png.",
+    )
     bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3])
     bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[2, 4, 8])
     bench.add_argument("--hidden", type=_positive, default=512)
@@ -246,18 +318,25 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
     bench.set_defaults(run=_bench)
 
-    doctor = jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)",
-                             description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.")
+    doctor = jobs.add_parser(
+        "doctor",
+        help="check this machine before the workshop (runs without torch)",
+        description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.",
+    )
     doctor.set_defaults(run=lambda args: run_doctor([]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
     study.set_defaults(run=_train_study)
     verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
-    verify.add_argument("--cache", help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE "
-                                        "or ~/.cache/pp_demo/colossalai)")
-    verify.add_argument("--wheelhouse", help="folder searched for the sdists, subfolders included "
-                                             "(default: $PP_DEMO_WHEELHOUSE or wheelhouse)")
+    verify.add_argument(
+        "--cache",
+        help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE or ~/.cache/pp_demo/colossalai)",
+    )
+    verify.add_argument(
+        "--wheelhouse",
+        help="folder searched for the sdists, subfolders included (default: $PP_DEMO_WHEELHOUSE or wheelhouse)",
+    )
     verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
     verify.set_defaults(run=_verify_pr)
     return parser

@@ -28,9 +28,19 @@ import torch
 from .families import family_of
 from .quiet import import_quietly
 
-__all__ = ["FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward", "one_stage",
-           "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree",
-           "forget_imported_tree"]
+__all__ = [
+    "FORWARDS",
+    "colossalai_forwards",
+    "colossalai_forward",
+    "pipeline_forward",
+    "one_stage",
+    "call_one_stage",
+    "num_layers",
+    "LATER_FORWARDS",
+    "ALL_FORWARDS",
+    "forwards_in_tree",
+    "forget_imported_tree",
+]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
 """A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
@@ -58,8 +68,10 @@ ALL_FORWARDS = {**FORWARDS, **LATER_FORWARDS}
 # tensor an earlier stage sends. With one stage nothing is sent, so they need a placeholder.
 _BATCH_FROM_HIDDEN = ("bloom", "falcon")
 
-_MISSING = ("ColossalAI is not installed in this environment. Install it with `make colossalai` "
-            "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see the README.")
+_MISSING = (
+    "ColossalAI is not installed in this environment. Install it with `make colossalai` "
+    "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see the README."
+)
 
 
 def _import_quietly(name: str) -> ModuleType:
@@ -94,8 +106,10 @@ def one_stage() -> tuple[Any, Any]:
     if not dist.is_initialized():
         dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     elif dist.get_world_size() != 1:
-        raise RuntimeError(f"a one-stage pipeline needs a process group of size 1; this process "
-                           f"is one of {dist.get_world_size()} ranks")
+        raise RuntimeError(
+            f"a one-stage pipeline needs a process group of size 1; this process "
+            f"is one of {dist.get_world_size()} ranks"
+        )
     # 2. A stage manager for one stage. Its only stage is both the first (it embeds the
     #    input_ids) and the last (it runs the final norm, the score head and the pooling).
     manager = stage_manager.PipelineStageManager(cluster.ProcessGroupMesh(1), pipeline_axis=0)
@@ -136,14 +150,28 @@ def pipeline_forward(family: str) -> Callable[..., Any]:
 
 
 @torch.no_grad()
-def call_one_stage(function: Callable[..., Any], module: Any, layers: int, input_ids: torch.Tensor,
-                   attention_mask: torch.Tensor, **inputs: Any) -> Any:
+def call_one_stage(
+    function: Callable[..., Any],
+    module: Any,
+    layers: int,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    **inputs: Any,
+) -> Any:
     """Call one of ColossalAI's pipeline forwards (a ``*_model_forward`` or a sequence
     classification forward) on ``module`` as the only stage, holding ``layers`` layers."""
     manager, config = one_stage()
     with _cuda_set_device_is_a_no_op():
-        return function(module, input_ids=input_ids, attention_mask=attention_mask, use_cache=False,
-                        stage_manager=manager, stage_index=[0, layers], shard_config=config, **inputs)
+        return function(
+            module,
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            use_cache=False,
+            stage_manager=manager,
+            stage_index=[0, layers],
+            shard_config=config,
+            **inputs,
+        )
 
 
 def _one_stage_callable(family: str) -> Forward:
@@ -157,8 +185,9 @@ def _one_stage_callable(family: str) -> Forward:
             # 5. A placeholder hidden_states: only its first dimension, the batch size, is
             #    read. The stage computes the real hidden states from input_ids.
             extra["hidden_states"] = torch.empty(input_ids.shape[0], 0, device=input_ids.device)
-        logits: torch.Tensor = call_one_stage(function, model, num_layers(model), input_ids, attention_mask,
-                                              **extra).logits
+        logits: torch.Tensor = call_one_stage(
+            function, model, num_layers(model), input_ids, attention_mask, **extra
+        ).logits
         return logits
 
     forward.__name__ = f"colossalai_{family}_forward"
@@ -183,8 +212,10 @@ def colossalai_forward(model: Any, input_ids: torch.Tensor, attention_mask: torc
     """ColossalAI 0.5.0's pipeline forward for the model's family, on one stage."""
     family = family_of(model).name
     if family not in FORWARDS:
-        raise ValueError(f"ColossalAI 0.5.0 has no pooled pipeline forward studied here for {family}; "
-                         f"families: {', '.join(FORWARDS)}")
+        raise ValueError(
+            f"ColossalAI 0.5.0 has no pooled pipeline forward studied here for {family}; "
+            f"families: {', '.join(FORWARDS)}"
+        )
     return _callables()[family](model, input_ids, attention_mask)
 
 

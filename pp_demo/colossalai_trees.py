@@ -16,8 +16,18 @@ import subprocess
 import sys
 import tarfile
 
-__all__ = ["SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "default_cache", "find_sdist", "variant_tree",
-           "split_patch", "extract_package", "NoSdist"]
+__all__ = [
+    "SDISTS",
+    "VARIANTS",
+    "PATCHES",
+    "CHANGE_FILES",
+    "default_cache",
+    "find_sdist",
+    "variant_tree",
+    "split_patch",
+    "extract_package",
+    "NoSdist",
+]
 
 PATCHES = pathlib.Path(__file__).resolve().parent.parent / "patches"
 CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
@@ -66,16 +76,28 @@ def _look_in(folder: str | pathlib.Path | None, stem: str, recursive: bool) -> p
     return None
 
 
-def find_sdist(requirement: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None,
-               timeout: int = 120) -> pathlib.Path:
+def find_sdist(
+    requirement: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None, timeout: int = 120
+) -> pathlib.Path:
     """The sdist file of ``requirement``: cached, else in the wheelhouse, else downloaded to the cache."""
     stem = SDISTS[requirement]
     found = _look_in(cache, stem, False) or _look_in(wheelhouse, stem, True)
     if found:
         return found
     cache.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-               requirement, "-d", str(cache)]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "-q",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        requirement,
+        "-d",
+        str(cache),
+    ]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -83,8 +105,10 @@ def find_sdist(requirement: str, cache: pathlib.Path, wheelhouse: str | pathlib.
     found = _look_in(cache, stem, False)
     if found is None:
         why = "timed out" if done is None else (done.stderr.strip().splitlines() or ["failed"])[-1]
-        raise NoSdist(f"no {stem}.tar.gz in the cache ({cache}) or the wheelhouse ({wheelhouse}), and "
-                      f"`pip download {requirement}` failed (no network?): {why}")
+        raise NoSdist(
+            f"no {stem}.tar.gz in the cache ({cache}) or the wheelhouse ({wheelhouse}), and "
+            f"`pip download {requirement}` failed (no network?): {why}"
+        )
     return found
 
 
@@ -116,7 +140,7 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
         if not members:
             raise NoSdist(f"{sdist.name} holds no {prefix} folder: not a ColossalAI sdist")
         for member in members:
-            member.name = member.name[len(stem) + 1:]
+            member.name = member.name[len(stem) + 1 :]
         # the "data" filter (no links out of the folder, no odd modes) where this Python has it;
         # the members are plain files and folders under one prefix either way
         if hasattr(tarfile, "data_filter"):
@@ -125,8 +149,9 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
             archive.extractall(into, members=members)
 
 
-def variant_tree(requirement: str, variant: str, cache: pathlib.Path,
-                 wheelhouse: str | pathlib.Path | None = None) -> pathlib.Path:
+def variant_tree(
+    requirement: str, variant: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None
+) -> pathlib.Path:
     """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use.
 
     A folder is rebuilt when the diff it was made from changed (kept in ``.applied``).
@@ -143,8 +168,9 @@ def variant_tree(requirement: str, variant: str, cache: pathlib.Path,
     building.mkdir(parents=True)
     extract_package(sdist, stem, building)
     if wanted:
-        done = subprocess.run(["patch", "-p1", "--quiet", "--forward"], input=wanted, text=True,
-                              cwd=building, capture_output=True)
+        done = subprocess.run(
+            ["patch", "-p1", "--quiet", "--forward"], input=wanted, text=True, cwd=building, capture_output=True
+        )
         if done.returncode != 0:
             raise RuntimeError(f"patch -p1 failed on {stem} ({variant}): {done.stdout.strip()} {done.stderr.strip()}")
     (building / ".applied").write_text(wanted)

@@ -19,8 +19,16 @@ from .rules import FIX
 from .runner import run
 from .tolerances import tolerance
 
-__all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS",
-           "reproduce", "reproduce_runs", "reproduction_line", "default_device"]
+__all__ = [
+    "RowComparison",
+    "forward_logits",
+    "compare_rows",
+    "REPRO_ROWS",
+    "reproduce",
+    "reproduce_runs",
+    "reproduction_line",
+    "default_device",
+]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
@@ -56,15 +64,23 @@ class RowComparison:
 def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
     """Per row: does it match the reference within ``atol``, and by how much it differs."""
     if logits.shape != reference.shape:
-        raise ValueError(f"logits of shape {tuple(logits.shape)} cannot be compared with "
-                         f"reference logits of shape {tuple(reference.shape)}")
+        raise ValueError(
+            f"logits of shape {tuple(logits.shape)} cannot be compared with "
+            f"reference logits of shape {tuple(reference.shape)}"
+        )
     diff = (logits.float().to(reference.device) - reference.float()).abs().amax(-1).cpu()
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
 
 
-def reproduce_runs(runs: Iterable[tuple[str, str]], split_points: int | tuple[int, ...] | None = None,
-                   n_micro: int = 1, on: Literal["process", "ranks"] = "process", seed: int = 0,
-                   device: str | None = None, rows: Sequence[str] = REPRO_ROWS) -> list[RowComparison] | None:
+def reproduce_runs(
+    runs: Iterable[tuple[str, str]],
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+    on: Literal["process", "ranks"] = "process",
+    seed: int = 0,
+    device: str | None = None,
+    rows: Sequence[str] = REPRO_ROWS,
+) -> list[RowComparison] | None:
     """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
     ``split_points``, on the reproduction batch, all runs in one call of the runner
     (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
@@ -74,8 +90,10 @@ def reproduce_runs(runs: Iterable[tuple[str, str]], split_points: int | tuple[in
     runs = list(runs)
     models = {family: build_model(family, seed=seed).to(device) for family, _ in runs}
     ids, mask = as_batch(rows, device)
-    jobs = [Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
-            for family, rule in runs]
+    jobs = [
+        Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
+        for family, rule in runs
+    ]
     results = run(jobs, on=on)
     if results is None:
         return None
@@ -86,8 +104,15 @@ def reproduce_runs(runs: Iterable[tuple[str, str]], split_points: int | tuple[in
     return comparisons
 
 
-def reproduce(family: str, rule: str = FIX, split_points: int | tuple[int, ...] | None = None, n_micro: int = 1,
-              seed: int = 0, device: str | None = None, rows: Sequence[str] = REPRO_ROWS) -> RowComparison:
+def reproduce(
+    family: str,
+    rule: str = FIX,
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+    seed: int = 0,
+    device: str | None = None,
+    rows: Sequence[str] = REPRO_ROWS,
+) -> RowComparison:
     """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
     comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)
     assert comparisons is not None  # in this process there is always a result

@@ -45,8 +45,9 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
     backend, device = backend_and_device(rank, world_size)
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    dist.init_process_group(backend, init_method=init_method, rank=rank, world_size=world_size,
-                            timeout=timedelta(seconds=timeout_s))
+    dist.init_process_group(
+        backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s)
+    )
     try:
         torch.save(run_on_rank(rank, world_size, jobs, device), os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException as error:
@@ -121,8 +122,13 @@ def spawn_ranks(jobs: list[Job], n_ranks: int, timeout_s: float = 120) -> list[l
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
         multiprocessing.set_forkserver_preload(_PRELOAD)  # read when the server first starts
         init_method = f"tcp://127.0.0.1:{_free_port()}"
-        context = mp.start_processes(_spawned_rank, args=(n_ranks, init_method, out_dir, timeout_s),
-                                     nprocs=n_ranks, join=False, start_method=_START_METHOD)
+        context = mp.start_processes(
+            _spawned_rank,
+            args=(n_ranks, init_method, out_dir, timeout_s),
+            nprocs=n_ranks,
+            join=False,
+            start_method=_START_METHOD,
+        )
         deadline = time.monotonic() + timeout_s
         # torch logs each process it terminates after a failure, with its pid: the
         # PipelineError below says what happened, without machine details
@@ -144,6 +150,7 @@ def spawn_ranks(jobs: list[Job], n_ranks: int, timeout_s: float = 120) -> list[l
 
 
 # ------------------------------------------------------------------ under torchrun
+
 
 def launched_by_torchrun() -> bool:
     return "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ

@@ -32,9 +32,19 @@ REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
 RANKS_TIMEOUT_S = 60
 PROBE_TIMEOUT_S = 120
 # What the notebooks import from pp_demo; notebook 06 also imports ColossalAI (quietly).
-NOTEBOOK_MODULES = ("pp_demo.cli", "pp_demo.checker", "pp_demo.exercises", "pp_demo.figures",
-                    "pp_demo.matrix", "pp_demo.onnx_export", "pp_demo.packed", "pp_demo.survey",
-                    "pp_demo.tokenizer", "pp_demo.training", "pp_demo.colossalai_compat")
+NOTEBOOK_MODULES = (
+    "pp_demo.cli",
+    "pp_demo.checker",
+    "pp_demo.exercises",
+    "pp_demo.figures",
+    "pp_demo.matrix",
+    "pp_demo.onnx_export",
+    "pp_demo.packed",
+    "pp_demo.survey",
+    "pp_demo.tokenizer",
+    "pp_demo.training",
+    "pp_demo.colossalai_compat",
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +90,9 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
         return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
-    why = ("the reproduction's stored outputs assume it" if name == "transformers"
-           else "other versions are untested here")
+    why = (
+        "the reproduction's stored outputs assume it" if name == "transformers" else "other versions are untested here"
+    )
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
 
 
@@ -106,8 +117,9 @@ def check_temp_dir() -> Check:
             handle.write(b"ok")
             handle.flush()
     except OSError as error:
-        return Check(FAIL, "temp dir", f"cannot write in {tempfile.gettempdir()} ({error}): "
-                                       f"set TMPDIR to a writable folder")
+        return Check(
+            FAIL, "temp dir", f"cannot write in {tempfile.gettempdir()} ({error}): set TMPDIR to a writable folder"
+        )
     return Check(OK, "temp dir", f"{tempfile.gettempdir()} is writable")
 
 
@@ -132,11 +144,18 @@ def check_kernel() -> Check:
     except (OSError, subprocess.TimeoutExpired) as error:
         return Check(FAIL, "jupyter kernel", f"{command[0]} did not run ({error}): {SETUP}")
     if done.returncode != 0:
-        return Check(FAIL, "jupyter kernel", f"its python ({command[0]}) cannot import pp_demo: run "
-                                             f"`make lab`, or install pp_demo in that environment")
+        return Check(
+            FAIL,
+            "jupyter kernel",
+            f"its python ({command[0]}) cannot import pp_demo: run `make lab`, or install pp_demo in that environment",
+        )
     if Path(done.stdout.strip()) != PACKAGE_DIR:
-        return Check(WARN, "jupyter kernel", f"its python ({command[0]}) imports another pp_demo, from "
-                                             f"{done.stdout.strip()}: notebooks will not see changes made here")
+        return Check(
+            WARN,
+            "jupyter kernel",
+            f"its python ({command[0]}) imports another pp_demo, from "
+            f"{done.stdout.strip()}: notebooks will not see changes made here",
+        )
     return Check(OK, "jupyter kernel", f"python3 ({command[0]}) imports this pp_demo")
 
 
@@ -161,8 +180,12 @@ dist.destroy_process_group()
 
 def start_ranks() -> list[subprocess.Popen[str]]:
     port = str(free_port())
-    return [subprocess.Popen([sys.executable, "-c", RANK, str(rank), port], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", RANK, str(rank), port], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for rank in (0, 1)
+    ]
 
 
 def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
@@ -173,12 +196,19 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
         for rank in ranks:
             rank.kill()
             rank.communicate()
-        return Check(FAIL, name, f"no exchange within {RANKS_TIMEOUT_S} s: a firewall or VPN may block "
-                                 f"connections to 127.0.0.1; the --distributed runs will hang the same way")
+        return Check(
+            FAIL,
+            name,
+            f"no exchange within {RANKS_TIMEOUT_S} s: a firewall or VPN may block "
+            f"connections to 127.0.0.1; the --distributed runs will hang the same way",
+        )
     if any(r.returncode for r in ranks) or outs[1][0].strip() != "[0.0, 1.0, 2.0, 3.0]":
         errors = [line for _, err in outs for line in err.strip().splitlines()]
-        return Check(FAIL, name, f"the exchange failed ({errors[-1] if errors else 'no message'}): "
-                                 f"see Troubleshooting in the README")
+        return Check(
+            FAIL,
+            name,
+            f"the exchange failed ({errors[-1] if errors else 'no message'}): see Troubleshooting in the README",
+        )
     return Check(OK, name, "a tensor went from rank 0 to rank 1")
 
 
@@ -210,10 +240,16 @@ print(json.dumps(report))
 
 def run_probe(colossalai: bool) -> dict[str, Any]:
     """Import what the notebooks import, stderr caught; then the reproduction's first line."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent),
-                                                                     os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"],
-                          capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent), os.environ.get("PYTHONPATH")]))
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"],
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT_S,
+        env=env,
+    )
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         return {"error": lines[-1] if lines else f"exit status {done.returncode}", "stderr": "", "line": None}
@@ -228,12 +264,21 @@ def probe_checks(colossalai: bool) -> list[Check]:
         report = {"error": f"no answer within {PROBE_TIMEOUT_S} s", "stderr": "", "line": None}
     imports, repro = "quiet imports", "reproduction"
     if report["error"]:
-        return [Check(FAIL, imports, f"importing the notebooks' modules failed: {report['error']}; {SETUP}"),
-                Check(SKIP, repro, "needs the imports above")]
+        return [
+            Check(FAIL, imports, f"importing the notebooks' modules failed: {report['error']}; {SETUP}"),
+            Check(SKIP, repro, "needs the imports above"),
+        ]
     talk = report["stderr"].strip().splitlines()
-    checks = [Check(FAIL, imports, f"something printed on stderr at import, which strict nbval fails: "
-                                   f"{talk[0]!r}; see Troubleshooting in the README") if talk
-              else Check(OK, imports, "the notebooks' imports print nothing on stderr")]
+    checks = [
+        Check(
+            FAIL,
+            imports,
+            f"something printed on stderr at import, which strict nbval fails: "
+            f"{talk[0]!r}; see Troubleshooting in the README",
+        )
+        if talk
+        else Check(OK, imports, "the notebooks' imports print nothing on stderr")
+    ]
     expected = "row matches model.forward: [False, True]"
     status = OK if report["line"] == expected else FAIL
     fix = "" if status == OK else f" (expected {expected!r}: check the versions above against the pins)"
@@ -249,16 +294,19 @@ def run_checks() -> list[Check]:
     colossalai = check_colossalai()
     checks += [check_kernel(), colossalai, check_temp_dir()]
     if not torch_ok:
-        return checks + [Check(SKIP, name, "needs torch") for name in
-                         ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")]
+        return checks + [
+            Check(SKIP, name, "needs torch")
+            for name in ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")
+        ]
     assert ranks is not None  # started above, since torch is there
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(prog="python -m pp_demo doctor",
-                            description="Check this machine before the workshop: one line per check, "
-                                        "exit 1 if any FAILs.").parse_args(argv)
+    argparse.ArgumentParser(
+        prog="python -m pp_demo doctor",
+        description="Check this machine before the workshop: one line per check, exit 1 if any FAILs.",
+    ).parse_args(argv)
     checks = []
     for check in run_checks():
         print(check.line(), flush=True)

@@ -12,7 +12,6 @@ Both are jobs that drive the engine themselves: ``run([...], on="ranks")`` calls
 """
 
 from dataclasses import dataclass
-
 from typing import Any
 
 import torch
@@ -32,12 +31,14 @@ _ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadd
 def _record(module: torch.nn.Module, log: list[str]) -> Any:
     """Hooks on ``module``: "F<i>" when it runs forward i, "B<i>" when the gradient of
     forward i's output arrives (the start of that micro-batch's backward on this stage)."""
+
     def forward_hook(_module: torch.nn.Module, _args: Any, output: Any) -> None:
         index = sum(op[0] == "F" for op in log)
         log.append(f"F{index}")
         first = output[0] if isinstance(output, tuple) else output
         if first.requires_grad:
             first.register_hook(lambda grad: log.append(f"B{index}"))
+
     return module.register_forward_hook(forward_hook)
 
 
@@ -55,8 +56,15 @@ class OrderProbe:
         model = build_model("llama").to(device)
         ids = torch.tensor([[1 + (i + k) % 7 for k in range(4)] for i in range(self.n_micro)], device=device)
         mask, labels = torch.ones_like(ids), torch.arange(self.n_micro, device=device) % 3
-        job = Job.step(model, ids, mask, labels, n_micro=self.n_micro, schedule=self.schedule,
-                       split_points=even_split_points(4, world_size))
+        job = Job.step(
+            model,
+            ids,
+            mask,
+            labels,
+            n_micro=self.n_micro,
+            schedule=self.schedule,
+            split_points=even_split_points(4, world_size),
+        )
         schedule, module = cache.get(job, ids.shape, training=True)
         module.train()
         log: list[str] = []
@@ -76,8 +84,9 @@ class ShapeTrapProbe:
 
     n_stages: int = 2
 
-    def run_on_rank(self, rank: int, world_size: int, cache: StageCache,
-                    device: torch.device) -> dict[str, torch.Tensor | None]:
+    def run_on_rank(
+        self, rank: int, world_size: int, cache: StageCache, device: torch.device
+    ) -> dict[str, torch.Tensor | None]:
         model = build_model("llama").to(device)
         ids, mask = (t.to(device) for t in as_batch(_ROWS))
         job = Job.infer(model, ids, mask, n_micro=2, split_points=even_split_points(4, world_size))
@@ -85,7 +94,10 @@ class ShapeTrapProbe:
         module.eval()
         short_ids, short_mask = ids[:, 2:].contiguous(), mask[:, 2:].contiguous()
         with torch.no_grad():
-            pipeline_step(schedule, rank, world_size, ids, mask)           # the shapes are fixed here
+            pipeline_step(schedule, rank, world_size, ids, mask)  # the shapes are fixed here
             logits = pipeline_step(schedule, rank, world_size, short_ids, short_mask)
-        return {"input_ids": short_ids.cpu(), "attention_mask": short_mask.cpu(),
-                "logits": None if logits is None else logits.cpu()}
+        return {
+            "input_ids": short_ids.cpu(),
+            "attention_mask": short_mask.cpu(),
+            "logits": None if logits is None else logits.cpu(),
+        }

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import PaddingCase, row_text
-from .table import Verdict, padding_table
 from .rules import FIX, RULES, pooled_positions
+from .table import Verdict, padding_table
 
 __all__ = ["EXPLORE_RULES", "Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
 
@@ -32,7 +32,7 @@ FIGURE_TOKENS = 32
 class Exploration:
     """One typed row: the two references and, per rule, the raw position and where it lands."""
 
-    case: PaddingCase   # true_last from the mask, forward_pools from the fix rule
+    case: PaddingCase  # true_last from the mask, forward_pools from the fix rule
     pad_token_id: int
     cells: tuple[Verdict, ...]
 
@@ -80,8 +80,9 @@ def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id:
         raise ValueError(f"the pad id must be a whole number >= 0, got {pad_token_id!r}")
 
 
-def explore(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None,
-            pad_token_id: int = 0) -> Exploration:
+def explore(
+    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+) -> Exploration:
     """Run every id- or mask-reading rule on one row (a batch of one).
 
     ``attention_mask`` defaults to all ones (every token real). The true last real token is
@@ -89,14 +90,16 @@ def explore(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str 
     where the fix rule does.
     """
     ids = _as_whole_numbers(input_ids, "token ids")
-    mask = ((1,) * len(ids) if attention_mask is None or attention_mask == ""
-            else _as_whole_numbers(attention_mask, "mask values"))
+    mask = (
+        (1,) * len(ids)
+        if attention_mask is None or attention_mask == ""
+        else _as_whole_numbers(attention_mask, "mask values")
+    )
     _refuse_a_bad_row(ids, mask, pad_token_id)
     real = [k for k, m in enumerate(mask) if m]
     probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
     tensors = probe.tensors()
-    forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id,
-                                   attention_mask=tensors[1])[0])
+    forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id, attention_mask=tensors[1])[0])
     case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
     row = padding_table(EXPLORE_RULES, [case], "true_last", pad_token_id)[0]
     return Exploration(case, pad_token_id, tuple(row))
@@ -119,8 +122,10 @@ def format_exploration(result: Exploration) -> str:
         f"{'rule':<{width}}  pools  lands on  true last  forward",
     ]
     for cell in result.cells:
-        lines.append(f"{cell.rule:<{width}}  {cell.position:>5}  {cell.lands_on:>8}  "
-                     f"{_mark(cell.lands_on, case.true_last):>9}  {_mark(cell.lands_on, case.forward_pools):>7}")
+        lines.append(
+            f"{cell.rule:<{width}}  {cell.position:>5}  {cell.lands_on:>8}  "
+            f"{_mark(cell.lands_on, case.true_last):>9}  {_mark(cell.lands_on, case.forward_pools):>7}"
+        )
     return "\n".join(lines)
 
 
@@ -136,8 +141,9 @@ def _figure_png(result: Exploration) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def exploration_html(input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None,
-                     pad_token_id: int = 0) -> str:
+def exploration_html(
+    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+) -> str:
     """The text table and the padding-grid figure as one HTML fragment; a bad row gives
     its one-line error instead (the widgets must never show a traceback)."""
     try:
@@ -147,6 +153,8 @@ def exploration_html(input_ids: Sequence[int] | str, attention_mask: Sequence[in
     table = f'<pre class="pp-explore-table">{html.escape(format_exploration(result))}</pre>'
     if result.case.length > FIGURE_TOKENS:
         return table + f"<p>(rows longer than {FIGURE_TOKENS} tokens are not drawn)</p>"
-    alt = (f"Padding grid of the row {row_text(result.case.input_ids)}: each rule's pooled position "
-           f"outlined, green when it is the true last real token")
+    alt = (
+        f"Padding grid of the row {row_text(result.case.input_ids)}: each rule's pooled position "
+        f"outlined, green when it is the true last real token"
+    )
     return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>'

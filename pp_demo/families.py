@@ -27,8 +27,15 @@ __all__ = ["Family", "FAMILIES", "get_family", "family_of", "build_model"]
 # Every tiny model: 4 decoder layers (so there are three split points), hidden size 16,
 # 2 heads, pad id 0 as in the padding cases, 3 labels, and no dropout anywhere, so a
 # training step is deterministic and the stages can be compared with model.forward exactly.
-_LLAMA_LIKE = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
-                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
+_LLAMA_LIKE = dict(
+    vocab_size=32,
+    hidden_size=16,
+    intermediate_size=32,
+    num_hidden_layers=4,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    max_position_embeddings=64,
+)
 
 # Qwen configs carry a sliding window even when it is off, and warn about it on every build.
 _NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
@@ -37,9 +44,9 @@ _NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
 @dataclass(frozen=True)
 class Family:
     name: str
-    classifier: str                      # transformers class name
-    config: str                          # its config class name
-    tiny: dict[str, Any] = field(repr=False)       # config keyword arguments of the tiny model
+    classifier: str  # transformers class name
+    config: str  # its config class name
+    tiny: dict[str, Any] = field(repr=False)  # config keyword arguments of the tiny model
     body: str
     layers: str
     final: tuple[str, ...]
@@ -52,6 +59,8 @@ class Family:
         return getattr(transformers, self.classifier)
 
 
+# A table, one row per line (the formatter would put one value per line).
+# fmt: off
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
@@ -89,6 +98,7 @@ FAMILIES: dict[str, Family] = {
                body="transformer", layers="h", final=("ln_f",), colossalai_rule="first_pad_mod"),
     ]
 }
+# fmt: on
 
 
 def get_family(name: str) -> Family:
@@ -105,11 +115,13 @@ def family_of(model: object) -> Family:
             return family
     raise ValueError(
         f"unsupported model class {type(model).__name__}; supported: "
-        + ", ".join(f.classifier for f in FAMILIES.values()))
+        + ", ".join(f.classifier for f in FAMILIES.values())
+    )
 
 
-def build_model(family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None,
-                **overrides: Any) -> Any:  # a transformers *ForSequenceClassification
+def build_model(
+    family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None, **overrides: Any
+) -> Any:  # a transformers *ForSequenceClassification
     """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally.
 
     Same seed, same family, same weights, on any machine: weights are drawn on the CPU.

@@ -26,9 +26,9 @@ if TYPE_CHECKING:  # for annotations only: training pulls in transformers
     from .training import TrainingBatch
 
 
-_RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR   # the names the sections below use
-_UNIT = 0.34           # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
-_VERDICT = "verdict"   # gid of every text that carries a right/wrong mark (the tests find them by it)
+_RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR  # the names the sections below use
+_UNIT = 0.34  # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
+_VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
 
 
 def _mark(right):
@@ -47,7 +47,7 @@ def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
     answer). Each pooled square is outlined, and beside the block its mark and raw
     position are written, so no verdict is told by colour alone."""
     length = max(len(ids) for ids, _ in rows)
-    width = length + 3                       # the block, then room for "✗ -1"
+    width = length + 3  # the block, then room for "✗ -1"
     left = 0.26 * max(len(label) for label in row_labels) + 0.6
     inches = _UNIT * (width * len(rules) + left)
     fig, ax = plt.subplots(figsize=(inches, _UNIT * (len(rows) + 6.5)))
@@ -59,8 +59,17 @@ def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
                 ax.add_patch(Rectangle((x0 + k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
                 ax.text(x0 + k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=MIN_FONT_PT)
             ax.add_patch(Rectangle((x0 + lands_on, -i), 1, 1, fill=False, edgecolor=_colour(right), linewidth=2.6))
-            ax.text(x0 + len(ids) + 0.2, -i + 0.5, f"{_mark(right)} {raw}", ha="left", va="center",
-                    fontsize=MIN_FONT_PT, color=_colour(right), weight="bold", gid=_VERDICT)
+            ax.text(
+                x0 + len(ids) + 0.2,
+                -i + 0.5,
+                f"{_mark(right)} {raw}",
+                ha="left",
+                va="center",
+                fontsize=MIN_FONT_PT,
+                color=_colour(right),
+                weight="bold",
+                gid=_VERDICT,
+            )
     for j, rule in enumerate(rules):
         ax.text(j * width + length / 2, 1.2, rule, ha="center", va="bottom", fontsize=MIN_FONT_PT, weight="bold")
     for i, label in enumerate(row_labels):
@@ -74,9 +83,11 @@ def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
     return fig
 
 
-_KEY = (f"outlined: where each rule pools;  {RIGHT} right  {WRONG} wrong  {NO_ANSWER} no real token;",
-        "beside it: the raw position the rule returns (-1 reads the last);",
-        "grey: padding (mask 0);  blue: a real token that carries the pad id")
+_KEY = (
+    f"outlined: where each rule pools;  {RIGHT} right  {WRONG} wrong  {NO_ANSWER} no real token;",
+    "beside it: the raw position the rule returns (-1 reads the last);",
+    "grey: padding (mask 0);  blue: a real token that carries the pad id",
+)
 
 
 def _title(first_line, inches):
@@ -85,8 +96,12 @@ def _title(first_line, inches):
     return "\n".join(textwrap.fill(line, chars) for line in (first_line, *_KEY))
 
 
-def draw_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
-                       reference: str = "true_last", pad_token_id: int = 0) -> Figure:
+def draw_padding_table(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    reference: str = "true_last",
+    pad_token_id: int = 0,
+) -> Figure:
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
     pooled position outlined and marked right or wrong against ``reference`` (no answer
     on the all-pad row judged by the true last token), with the raw position it returns.
@@ -100,17 +115,25 @@ def draw_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str |
     return _draw_blocks(rows, rules, verdicts, pad_token_id, [row[0].case for row in table], heading)
 
 
-def draw_pad_eos_rows(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int,
-                      row_labels: Sequence[str] | None = None,
-                      rules: Sequence[str] = ("rightmost_non_pad", "rightmost_attended")) -> Figure:
+def draw_pad_eos_rows(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    pad_token_id: int,
+    row_labels: Sequence[str] | None = None,
+    rules: Sequence[str] = ("rightmost_non_pad", "rightmost_attended"),
+) -> Figure:
     """A pad == eos batch as a grid: the real tokens that carry the pad id stand out from
     the padding, and each rule's pooled position is marked against the true last real
     token, read from the attention mask in plain Python (no rule judges itself)."""
     from .rules import pooled_positions
 
     ids, mask = input_ids.tolist(), attention_mask.tolist()
-    pooled = {rule: pooled_positions(rule, input_ids=input_ids, pad_token_id=pad_token_id,
-                                     attention_mask=attention_mask).tolist() for rule in rules}
+    pooled = {
+        rule: pooled_positions(
+            rule, input_ids=input_ids, pad_token_id=pad_token_id, attention_mask=attention_mask
+        ).tolist()
+        for rule in rules
+    }
     verdicts = []
     for i, mask_row in enumerate(mask):
         last = max((k for k, m in enumerate(mask_row) if m), default=None)
@@ -148,19 +171,35 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
             heights = [max(d, floor) for d in result.max_abs_diff]
-            ax.bar(xs, heights, width, color=colours[rule], hatch=hatches[rule], edgecolor="black",
-                   linewidth=0.5, label=rule)
+            ax.bar(
+                xs,
+                heights,
+                width,
+                color=colours[rule],
+                hatch=hatches[rule],
+                edgecolor="black",
+                linewidth=0.5,
+                label=rule,
+            )
             for x, h, ok in zip(xs, heights, result.matches, strict=True):
-                ax.text(x, h * 1.5, RIGHT if ok else WRONG, ha="center", va="bottom", fontsize=MIN_FONT_PT,
-                        color=_colour(ok), weight="bold", gid=_VERDICT)
+                ax.text(
+                    x,
+                    h * 1.5,
+                    RIGHT if ok else WRONG,
+                    ha="center",
+                    va="bottom",
+                    fontsize=MIN_FONT_PT,
+                    color=_colour(ok),
+                    weight="bold",
+                    gid=_VERDICT,
+                )
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
         ax.set_ylim(floor / 3, max(top, atol) * 60)
         ax.set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=MIN_FONT_PT)
         ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
         ax.set_title(family, fontsize=MIN_FONT_PT)
-    axes[0][0].set_ylabel(f"max |logit diff| vs model.forward\n(log scale; 0 drawn at {floor:g})",
-                          fontsize=MIN_FONT_PT)
+    axes[0][0].set_ylabel(f"max |logit diff| vs model.forward\n(log scale; 0 drawn at {floor:g})", fontsize=MIN_FONT_PT)
     axes[0][-1].legend(fontsize=MIN_FONT_PT, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(f"{RIGHT} within the tolerance of model.forward   {WRONG} not", fontsize=MIN_FONT_PT)
     fig.tight_layout()
@@ -178,17 +217,29 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     ``grid`` is ``pp_demo.packed.class_grid()``'s result, computed when not given."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
-    unit = 0.62                                   # inches per cell: "✓ 2,3,7" at MIN_FONT_PT fits
+    unit = 0.62  # inches per cell: "✓ 2,3,7" at MIN_FONT_PT fits
     fig, ax = plt.subplots(figsize=(unit * (len(cases) + 6.5), unit * (len(grid) + 3.6)))
     for i, row in enumerate(grid):
         for j, verdict in enumerate(row):
             hatch = "//" if verdict.status == "cannot run" else None
-            ax.add_patch(Rectangle((j, -i), 1, 1, facecolor=_GRID_FILL[verdict.status], hatch=hatch,
-                                   edgecolor="#999999", linewidth=0.5))
+            ax.add_patch(
+                Rectangle(
+                    (j, -i), 1, 1, facecolor=_GRID_FILL[verdict.status], hatch=hatch, edgecolor="#999999", linewidth=0.5
+                )
+            )
             label = "n/a" if verdict.positions is None else ",".join(map(str, verdict.positions))
             colour = "white" if verdict.status in ("right", "wrong") else "black"
-            ax.text(j + 0.5, -i + 0.5, f"{_GRID_MARK[verdict.status]} {label}".strip(), ha="center",
-                    va="center", fontsize=MIN_FONT_PT, color=colour, weight="bold", gid=_VERDICT)
+            ax.text(
+                j + 0.5,
+                -i + 0.5,
+                f"{_GRID_MARK[verdict.status]} {label}".strip(),
+                ha="center",
+                va="center",
+                fontsize=MIN_FONT_PT,
+                color=colour,
+                weight="bold",
+                gid=_VERDICT,
+            )
         ax.text(-0.1, -i + 0.5, f"({row[0].rule_class}) {row[0].rule}", ha="right", va="center", fontsize=MIN_FONT_PT)
     for j, case in enumerate(cases):
         ax.text(j + 0.5, 1.1, case, ha="left", va="bottom", rotation=35, fontsize=MIN_FONT_PT)
@@ -196,9 +247,11 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     ax.set_ylim(-len(grid) + 0.9, 3.4)
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title("which rule finds the last real token (cell: mark, then the raw position returned)\n"
-                 f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token   hatched: cannot run on this batch",
-                 fontsize=MIN_FONT_PT)
+    ax.set_title(
+        "which rule finds the last real token (cell: mark, then the raw position returned)\n"
+        f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token   hatched: cannot run on this batch",
+        fontsize=MIN_FONT_PT,
+    )
     fig.tight_layout()
     return fig
 
@@ -209,13 +262,14 @@ import math  # noqa: E402  (kept with the section that uses it)
 
 __all__ += ["side_curves", "draw_training_curves"]
 
-_SIDES = ("left", "right")   # as pp_demo.training, imported lazily: it loads transformers
+_SIDES = ("left", "right")  # as pp_demo.training, imported lazily: it loads transformers
 
 _RUN_STYLES = [("#4575b4", "-", 3.2), (_WRONG, "-", 1.6), (_RIGHT, "--", 1.6), ("#fdae61", ":", 1.6)]
 
 
-def side_curves(step_logits: Sequence[torch.Tensor],
-                batches: Sequence[TrainingBatch]) -> dict[str, dict[str, list[float]]]:
+def side_curves(
+    step_logits: Sequence[torch.Tensor], batches: Sequence[TrainingBatch]
+) -> dict[str, dict[str, list[float]]]:
     """Per step, the mean loss and the accuracy among left-padded and among right-padded
     rows: ``{"loss": {"left": [...], "right": [...]}, "accuracy": {...}}``. ``step_logits``
     are the logits each step computed (before its update), ``batches`` the training batches."""
@@ -236,7 +290,7 @@ def side_curves(step_logits: Sequence[torch.Tensor],
 def _moving_average(values: Sequence[float], window: int) -> list[float]:
     out = []
     for i in range(len(values)):
-        recent = [v for v in values[max(0, i - window + 1):i + 1] if not math.isnan(v)]
+        recent = [v for v in values[max(0, i - window + 1) : i + 1] if not math.isnan(v)]
         out.append(sum(recent) / len(recent) if recent else float("nan"))
     return out
 
@@ -256,8 +310,9 @@ def draw_training_curves(runs: Mapping[str, Any], batches: Sequence[TrainingBatc
         for row, metric in enumerate(("loss", "accuracy")):
             for col, side in enumerate(_SIDES):
                 values = _moving_average(curves[metric][side], window)
-                axes[row][col].plot(range(1, len(values) + 1), values, color=colour, linestyle=style,
-                                    linewidth=width, label=name)
+                axes[row][col].plot(
+                    range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=width, label=name
+                )
     for row, metric in enumerate(("loss", "accuracy")):
         for col, side in enumerate(_SIDES):
             ax = axes[row][col]

@@ -14,8 +14,8 @@ Jobs, batches and results hold tensors, so they compare by identity (``eq=False`
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from dataclasses import dataclass, field, replace
 from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
@@ -24,8 +24,20 @@ from torch import nn
 from .rules import FIX, get_rule
 from .stages import check_split_points, count_layers, even_split_points
 
-__all__ = ["Batch", "Fault", "Job", "Inference", "Step", "Training", "Result", "Mode", "Schedule",
-           "micro_batches", "check_job", "prepare"]
+__all__ = [
+    "Batch",
+    "Fault",
+    "Job",
+    "Inference",
+    "Step",
+    "Training",
+    "Result",
+    "Mode",
+    "Schedule",
+    "micro_batches",
+    "check_job",
+    "prepare",
+]
 
 Mode = Literal["infer", "step", "train"]
 Schedule = Literal["gpipe", "1f1b"]
@@ -76,18 +88,24 @@ class Job:
     fault: Fault | None = None
 
     @classmethod
-    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-              **options: Any) -> "Job":
+    def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 
     @classmethod
-    def step(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-             labels: torch.Tensor, **options: Any) -> "Job":
+    def step(
+        cls,
+        model: nn.Module,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        labels: torch.Tensor,
+        **options: Any,
+    ) -> "Job":
         return cls(model, (Batch(input_ids, attention_mask, labels),), "step", **options)
 
     @classmethod
-    def train(cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2,
-              **options: Any) -> "Job":
+    def train(
+        cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2, **options: Any
+    ) -> "Job":
         """``batches``: ``Batch`` objects (``pp_demo.training.TrainingBatch`` included) or
         ``(ids, mask, labels)`` tuples."""
         rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
@@ -107,23 +125,23 @@ class Job:
 
 @dataclass(frozen=True, eq=False)
 class Inference:
-    logits: torch.Tensor                       # the last stage's output, whole batch
+    logits: torch.Tensor  # the last stage's output, whole batch
     device: str
 
 
 @dataclass(frozen=True, eq=False)
 class Step:
     logits: torch.Tensor
-    loss: float                                # mean over micro-batches
-    grads: dict[str, torch.Tensor]             # by the model's parameter names
+    loss: float  # mean over micro-batches
+    grads: dict[str, torch.Tensor]  # by the model's parameter names
     device: str
 
 
 @dataclass(frozen=True, eq=False)
 class Training:
-    losses: list[float]                        # per step, mean over micro-batches
-    step_logits: list[torch.Tensor]            # per step, whole batch
-    params: dict[str, torch.Tensor]            # trained, by the model's parameter names
+    losses: list[float]  # per step, mean over micro-batches
+    step_logits: list[torch.Tensor]  # per step, whole batch
+    params: dict[str, torch.Tensor]  # trained, by the model's parameter names
     device: str
 
 
@@ -154,14 +172,19 @@ def check_job(job: Job, n_stages: int) -> None:
     for b in job.batches:
         micro_batches(b.input_ids.shape[0], job.n_micro)
         if b.attention_mask is None or b.attention_mask.shape != b.input_ids.shape:
-            raise ValueError("each job needs an attention_mask of the shape of its input_ids "
-                             "(None cannot travel between ranks)")
+            raise ValueError(
+                "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
+            )
         if job.mode != "infer" and (b.labels is None or b.labels.shape != b.input_ids.shape[:1]):
             raise ValueError("each training batch needs one label per row")
     if job.schedule not in (None, "gpipe", "1f1b"):
         raise ValueError(f"a schedule is 'gpipe' or '1f1b', got {job.schedule!r}")
-    if job.fault is not None and (job.fault.rank not in range(n_stages) or job.fault.how not in ("raise", "kill", "hang")):
-        raise ValueError(f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {job.fault}")
+    if job.fault is not None and (
+        job.fault.rank not in range(n_stages) or job.fault.how not in ("raise", "kill", "hang")
+    ):
+        raise ValueError(
+            f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {job.fault}"
+        )
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
@@ -179,8 +202,10 @@ def prepare(job: Job, n_ranks: int | None = None) -> Job:
     else:
         points = check_split_points(job.split_points, num_layers)
     if n_ranks is not None and len(points) + 1 != n_ranks:
-        raise ValueError(f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
-                         f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})")
+        raise ValueError(
+            f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
+            f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})"
+        )
     job = replace(job, split_points=points)
     check_job(job, len(points) + 1)
     return job

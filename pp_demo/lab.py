@@ -10,9 +10,9 @@ Standard library only.
 
 import os
 import secrets
-from collections.abc import Mapping
 import socket
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = ["lab_command", "main"]
@@ -33,12 +33,22 @@ def _headless(environ: Mapping[str, str]) -> bool:
     return not graphical
 
 
-def lab_command(extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None) -> tuple[list[str], list[str], str]:
+def lab_command(
+    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None
+) -> tuple[list[str], list[str], str]:
     """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = _free_port(), secrets.token_hex(16)
-    command = [sys.executable, "-m", "jupyter", "lab", f"--port={port}", "--ip=127.0.0.1",
-               f"--IdentityProvider.token={token}", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        *extra,
+    ]
     notes = []
     if uid == 0:
         command.append("--allow-root")

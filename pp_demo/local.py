@@ -76,8 +76,14 @@ def run_in_process(job: Job) -> Result:
     return Training(losses, step_logits, _named(model, lambda p: p), device.type)
 
 
-def pipeline_logits(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, rule: str = FIX,
-                    split_points: int | tuple[int, ...] | None = None, n_micro: int = 1) -> torch.Tensor:
+def pipeline_logits(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    rule: str = FIX,
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+) -> torch.Tensor:
     """Logits of the pipeline run in this process, on the model's device: shorthand for
     ``run([Job.infer(...)])[0].logits``. A missing mask means every token is real."""
     if attention_mask is None:

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 import torch
 
-
 from .cases import CASES, as_batch
 from .compare import compare_rows, forward_logits
 from .families import FAMILIES, build_model, get_family
@@ -45,8 +44,12 @@ Run = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
 """``(family, rule, case names, model, input_ids, attention_mask)``."""
 
 
-def matrix_runs(families: Sequence[str] | None = None, cases: Sequence[str] | None = None,
-                rules: Sequence[str] | None = None, attn_implementation: str | None = None) -> list[Run]:
+def matrix_runs(
+    families: Sequence[str] | None = None,
+    cases: Sequence[str] | None = None,
+    rules: Sequence[str] | None = None,
+    attn_implementation: str | None = None,
+) -> list[Run]:
     """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
     one length batched together so each family and rule runs once per length."""
     runs: list[Run] = []
@@ -59,18 +62,24 @@ def matrix_runs(families: Sequence[str] | None = None, cases: Sequence[str] | No
     return runs
 
 
-def pipeline_matrix(families: Sequence[str] | None = None, cases: Sequence[str] | None = None,
-                    rules: Sequence[str] | None = None, attn_implementation: str | None = None,
-                    on: Literal["process", "ranks"] = "process",
-                    split_points: int | tuple[int, ...] | None = None) -> Matrix | None:
+def pipeline_matrix(
+    families: Sequence[str] | None = None,
+    cases: Sequence[str] | None = None,
+    rules: Sequence[str] | None = None,
+    attn_implementation: str | None = None,
+    on: Literal["process", "ranks"] = "process",
+    split_points: int | tuple[int, ...] | None = None,
+) -> Matrix | None:
     """``{(family, rule, case): matches model.forward}``.
 
     ``on`` is the runner's (``pp_demo.runner.run``): ``"ranks"`` runs every run of the
     table in one start of the ranks; under torchrun, a rank without results returns ``None``.
     """
     runs = matrix_runs(families, cases, rules, attn_implementation)
-    results = run([Job.infer(model, ids, mask, rule=rule, split_points=split_points)
-                   for _, rule, _, model, ids, mask in runs], on=on)
+    results = run(
+        [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs],
+        on=on,
+    )
     if results is None:
         return None
     table: Matrix = {}
@@ -87,9 +96,11 @@ def format_matrix(table: Matrix) -> str:
     cases = list(dict.fromkeys(case for _, _, case in table))
     rows = list(dict.fromkeys((family, rule) for family, rule, _ in table))
     widths = [max(len(c), 3) for c in cases]
-    lines = [f"judged by model.forward (exactness): {RIGHT} the pipeline's logits equal it, {WRONG} they differ",
-             "",
-             f"{'family':<8} {'rule':<18} " + " ".join(f"{c:>{w}}" for c, w in zip(cases, widths))]
+    lines = [
+        f"judged by model.forward (exactness): {RIGHT} the pipeline's logits equal it, {WRONG} they differ",
+        "",
+        f"{'family':<8} {'rule':<18} " + " ".join(f"{c:>{w}}" for c, w in zip(cases, widths)),
+    ]
     for family, rule in rows:
         marks = [table.get((family, rule, c)) for c in cases]
         cells = " ".join(f"{NO_ANSWER if m is None else (RIGHT if m else WRONG):>{w}}" for m, w in zip(marks, widths))

@@ -44,8 +44,10 @@ class PooledRows(nn.Module):
 def _quiet() -> Iterator[None]:
     """The exporters log to stderr with timestamps and process ids, print progress to
     stdout and warn about tracing; none of it belongs in a notebook's stored output."""
-    loggers = [logging.getLogger(name) for name in ("torch.onnx", "onnxscript", "onnx_ir", "torch.export",
-                                                     "torch.fx.experimental.symbolic_shapes")]
+    loggers = [
+        logging.getLogger(name)
+        for name in ("torch.onnx", "onnxscript", "onnx_ir", "torch.export", "torch.fx.experimental.symbolic_shapes")
+    ]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL)
@@ -58,8 +60,13 @@ def _quiet() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def export_onnx(module: nn.Module, example_args: Sequence[torch.Tensor], path: "str | os.PathLike[str]",
-                exporter: str = "dynamo", names: list[str] | None = None) -> "str | os.PathLike[str]":
+def export_onnx(
+    module: nn.Module,
+    example_args: Sequence[torch.Tensor],
+    path: "str | os.PathLike[str]",
+    exporter: str = "dynamo",
+    names: list[str] | None = None,
+) -> "str | os.PathLike[str]":
     """Export ``module`` with every input's first two axes (batch, length) dynamic.
 
     ``exporter``: ``"dynamo"`` (torch.export based, the default since torch 2.9) or
@@ -72,13 +79,25 @@ def export_onnx(module: nn.Module, example_args: Sequence[torch.Tensor], path: "
     with _quiet(), torch.no_grad():
         if exporter == "dynamo":
             batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
-            program = torch.onnx.export(module, tuple(example_args), dynamo=True, verbose=False, input_names=names,
-                                        dynamic_shapes=tuple({0: batch, 1: length} for _ in example_args))
+            program = torch.onnx.export(
+                module,
+                tuple(example_args),
+                dynamo=True,
+                verbose=False,
+                input_names=names,
+                dynamic_shapes=tuple({0: batch, 1: length} for _ in example_args),
+            )
             assert program is not None  # dynamo=True returns the program
             program.save(str(path))
         else:
-            torch.onnx.export(module, tuple(example_args), str(path), dynamo=False, input_names=names,
-                              dynamic_axes={name: {0: "batch", 1: "length"} for name in names})
+            torch.onnx.export(
+                module,
+                tuple(example_args),
+                str(path),
+                dynamo=False,
+                input_names=names,
+                dynamic_axes={name: {0: "batch", 1: "length"} for name in names},
+            )
     return path
 
 

@@ -54,8 +54,9 @@ class PackedBatch:
         return pack(self.sequences, device)
 
 
-def pack(sequences: Sequence[Sequence[int]],
-         device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def pack(
+    sequences: Sequence[Sequence[int]], device: str | torch.device = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``.
 
     Every sequence needs at least one token: an empty one has no last token to pool."""
@@ -69,21 +70,27 @@ def pack(sequences: Sequence[Sequence[int]],
     return ids, torch.ones_like(ids), cu_seqlens
 
 
-PACKED = PackedBatch("packed", ((5, 6, 7), (8,), (9, 10, 11, 12)),
-                     "three sequences of lengths 3, 1 and 4 in one row of 8 tokens, no padding")
+PACKED = PackedBatch(
+    "packed",
+    ((5, 6, 7), (8,), (9, 10, 11, 12)),
+    "three sequences of lengths 3, 1 and 4 in one row of 8 tokens, no padding",
+)
 
 
 def _on_packed(rule: Rule, packed: PackedBatch, pad_token_id: int) -> Verdict:
     ids, mask, cu_seqlens = packed.tensors()
-    got = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask,
-                           cu_seqlens=cu_seqlens)
+    got = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask, cu_seqlens=cu_seqlens)
     positions = tuple(int(p) for p in got)
     right = tuple(p % packed.length for p in positions) == packed.true_last
     return Verdict(rule.name, packed.name, positions, packed.true_last, right, packed.length)
 
 
-def class_grid(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
-               packed: PackedBatch | None = PACKED, pad_token_id: int = PAD) -> list[list[Verdict]]:
+def class_grid(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    packed: PackedBatch | None = PACKED,
+    pad_token_id: int = PAD,
+) -> list[list[Verdict]]:
     """Every rule on every padding case (judged by the true last real token) and on
     ``packed``: one list of ``Verdict`` per rule, ``pp_demo.table``'s grid transposed.
 
@@ -98,8 +105,11 @@ def class_grid(rules: Sequence[str] | None = None, cases: Sequence[str | Padding
     return grid
 
 
-def run_on_cases(fn: Callable[[torch.Tensor, torch.Tensor, int], Any],
-                 cases: Sequence[str | PaddingCase] | None = None, pad_token_id: int = PAD) -> dict[str, int]:
+def run_on_cases(
+    fn: Callable[[torch.Tensor, torch.Tensor, int], Any],
+    cases: Sequence[str | PaddingCase] | None = None,
+    pad_token_id: int = PAD,
+) -> dict[str, int]:
     """Run an expression ``fn(input_ids, attention_mask, pad_token_id)`` on each padding
     case as a batch of one: ``{case name: raw position}``. For classifying code you found."""
     result = {}

@@ -16,9 +16,9 @@ OKABE_ITO = {
 
 RIGHT_COLOUR = OKABE_ITO["bluish green"]
 WRONG_COLOUR = OKABE_ITO["vermillion"]
-NO_ANSWER_COLOUR = "#999999"      # grey: neither right nor wrong
-PAD_SHADE = "#d9d9d9"             # positions the attention mask marks as padding
-PAD_ID_REAL = OKABE_ITO["sky blue"]   # a real token that carries the pad id (pad == eos)
+NO_ANSWER_COLOUR = "#999999"  # grey: neither right nor wrong
+PAD_SHADE = "#d9d9d9"  # positions the attention mask marks as padding
+PAD_ID_REAL = OKABE_ITO["sky blue"]  # a real token that carries the pad id (pad == eos)
 
 SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange", "reddish purple", "black")]
 """Colours for a sequence of series (rules, runs), in order."""

@@ -61,21 +61,30 @@ def _fails(families: Record, variant: str, family: str, batch: str) -> list[bool
 
 def _claim1(sdist: str, fams: Record) -> dict[str, str]:
     seen = {v: {f: fams[v][f]["reproduction"]["matches"] for f in CHANGE_FILES} for v in ("unpatched", "change")}
-    ok = all(m == [False, True] for m in seen["unpatched"].values()) and \
-        all(m == [True, True] for m in seen["change"].values())
+    ok = all(m == [False, True] for m in seen["unpatched"].values()) and all(
+        m == [True, True] for m in seen["change"].values()
+    )
     text = "; ".join(f"{v}: " + ", ".join(f"{f} {m}" for f, m in seen[v].items()) for v in seen)
-    return _row("1 reproduction [False, True] -> [True, True]", sdist,
-                "left- and right-padded row through llama, qwen2, opt; unpatched and change", text,
-                VERIFIED if ok else NOT_AS_STATED)
+    return _row(
+        "1 reproduction [False, True] -> [True, True]",
+        sdist,
+        "left- and right-padded row through llama, qwen2, opt; unpatched and change",
+        text,
+        VERIFIED if ok else NOT_AS_STATED,
+    )
 
 
-STATED_FAILURES: dict[str, set[tuple[str, str]]] = {"change": set(), "change minus qwen2.py": {("qwen2", "left")},
-                   "change minus opt.py": {("opt", "left")}}
+STATED_FAILURES: dict[str, set[tuple[str, str]]] = {
+    "change": set(),
+    "change minus qwen2.py": {("qwen2", "left")},
+    "change minus opt.py": {("opt", "left")},
+}
 
 
 def _failing(fams: Record, variant: str) -> set[tuple[str, str]]:
-    return {(f, side) for f in CHANGE_FILES for side in ("left", "right")
-            if any(_fails(fams, variant, f, f"{side}-padded"))}
+    return {
+        (f, side) for f in CHANGE_FILES for side in ("left", "right") if any(_fails(fams, variant, f, f"{side}-padded"))
+    }
 
 
 def _claim2(sdist: str, fams: Record) -> dict[str, str]:
@@ -84,11 +93,22 @@ def _claim2(sdist: str, fams: Record) -> dict[str, str]:
     ok = all(set(seen[v]) == s for v, s in STATED_FAILURES.items()) and ("llama", "left") in seen["unpatched"]
     old_all_left = set(seen["unpatched"]) == {(f, "left") for f in CHANGE_FILES}
     text = "; ".join(f"{v}: " + (", ".join(f"{f} {s}" for f, s in seen[v]) or "passes") for v in variants)
-    note = ("the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
-            "and opt with left padding") if old_all_left else "old code fails elsewhere: see seen"
-    return _row("2 test: left/right batch, one stage, vs model.forward", sdist,
-                "own CPU test on 5 variants x 3 families x 2 padding sides", text,
-                VERIFIED if ok and old_all_left else NOT_AS_STATED, note)
+    note = (
+        (
+            "the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
+            "and opt with left padding"
+        )
+        if old_all_left
+        else "old code fails elsewhere: see seen"
+    )
+    return _row(
+        "2 test: left/right batch, one stage, vs model.forward",
+        sdist,
+        "own CPU test on 5 variants x 3 families x 2 padding sides",
+        text,
+        VERIFIED if ok and old_all_left else NOT_AS_STATED,
+        note,
+    )
 
 
 def _aligned(fams: Record, variant: str) -> list[str]:
@@ -96,19 +116,31 @@ def _aligned(fams: Record, variant: str) -> list[str]:
 
 
 def _claim3(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
-    same = all(p in seen for f in CHANGE_FILES for b in data
-               for p, seen in zip(predicted("change", f, data[b][0]), fams["change"][f][b]["pooled"], strict=True))
+    same = all(
+        p in seen
+        for f in CHANGE_FILES
+        for b in data
+        for p, seen in zip(predicted("change", f, data[b][0]), fams["change"][f][b]["pooled"], strict=True)
+    )
     aligned, total = _aligned(fams, "change"), len(fams["change"])
-    seen = (f"changed forwards pool the rightmost non-pad position on every row: {same}; aligned with "
-            f"model.forward on every row: {len(aligned)} of {total} ({', '.join(aligned)})")
+    seen = (
+        f"changed forwards pool the rightmost non-pad position on every row: {same}; aligned with "
+        f"model.forward on every row: {len(aligned)} of {total} ({', '.join(aligned)})"
+    )
     if same and (len(aligned), total) == (4, 9):
         verdict, note = VERIFIED, ""
     elif same and (len(aligned), total) == (3, 8) and "qwen3" not in fams["change"]:
         verdict, note = DOCUMENTED, "0.5.0 has no qwen3.py: 3 of 8 (4 of 9 holds on the nightly)"
     else:
         verdict, note = NOT_AS_STATED, "expected 4 of 9 (nightly) or 3 of 8 (0.5.0)"
-    return _row("3 same expression as transformers/qwen3; 4 of 9 aligned", sdist,
-                "every pooling forward of the tree with the change, on every batch", seen, verdict, note)
+    return _row(
+        "3 same expression as transformers/qwen3; 4 of 9 aligned",
+        sdist,
+        "every pooling forward of the tree with the change, on every batch",
+        seen,
+        verdict,
+        note,
+    )
 
 
 def _claim4(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
@@ -124,22 +156,34 @@ def _claim4(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
             review_ok &= batch != "review" or seen_wrong == [False, False, False, True]
         stated += stated_here
     wrong = sum(stated[4:])
-    seen = (f"review rows wrong only on [5,0,7,8,0,0]: {review_ok}; wrong rows = the arithmetic's = pp_demo.rules' "
-            f"on 4 review + {len(stated) - 4} random rows for all five: {same} ({wrong} random rows wrong)")
-    note = ("precisely: wrong iff a pad id after a real token is followed by a non-pad id, or the row starts "
-            "and ends with a pad id (padding on both sides, no pad inside needed); a pad inside a "
-            "left-padded row ending in a real token is harmless")
-    return _row("4 first-pad forwards: left padding fine, pad inside wrong", sdist,
-                "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows", seen,
-                VERIFIED if review_ok and same else NOT_AS_STATED, note)
+    seen = (
+        f"review rows wrong only on [5,0,7,8,0,0]: {review_ok}; wrong rows = the arithmetic's = pp_demo.rules' "
+        f"on 4 review + {len(stated) - 4} random rows for all five: {same} ({wrong} random rows wrong)"
+    )
+    note = (
+        "precisely: wrong iff a pad id after a real token is followed by a non-pad id, or the row starts "
+        "and ends with a pad id (padding on both sides, no pad inside needed); a pad inside a "
+        "left-padded row ending in a real token is harmless"
+    )
+    return _row(
+        "4 first-pad forwards: left padding fine, pad inside wrong",
+        sdist,
+        "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows",
+        seen,
+        VERIFIED if review_ok and same else NOT_AS_STATED,
+        note,
+    )
 
 
 def _follow_up(sdist: str, fams: Record) -> dict[str, str]:
     aligned, total = _aligned(fams, "change + follow-up"), len(fams["change + follow-up"])
-    return _row("follow-up: the five first-pad forwards moved too", sdist,
-                "every pooling forward with change + follow-up, every batch",
-                f"aligned with model.forward on every row: {len(aligned)} of {total}",
-                VERIFIED if len(aligned) == total else NOT_AS_STATED)
+    return _row(
+        "follow-up: the five first-pad forwards moved too",
+        sdist,
+        "every pooling forward with change + follow-up, every batch",
+        f"aligned with model.forward on every row: {len(aligned)} of {total}",
+        VERIFIED if len(aligned) == total else NOT_AS_STATED,
+    )
 
 
 def _rules_agree(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
@@ -152,13 +196,23 @@ def _rules_agree(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
                 for pooled, match, e, x in zip(seen["pooled"], seen["matches"], expect, fix, strict=True):
                     rows += 1
                     bad += e not in pooled or match != (e == x)
-    return _row("pp_demo.rules predict what the forwards pool", sdist, "every variant, forward, batch and row",
-                f"{rows - bad} of {rows} rows pooled where the rules say, matching model.forward as they say",
-                VERIFIED if bad == 0 else NOT_AS_STATED)
+    return _row(
+        "pp_demo.rules predict what the forwards pool",
+        sdist,
+        "every variant, forward, batch and row",
+        f"{rows - bad} of {rows} rows pooled where the rules say, matching model.forward as they say",
+        VERIFIED if bad == 0 else NOT_AS_STATED,
+    )
 
 
 def judge_all(sdist: str, fams: Record, data: Batches) -> list[dict[str, str]]:
     """The table's rows for one sdist. ``fams``: the worker's ``{variant: {family: {batch: ...}}}``;
     ``data``: ``verify_pr_worker.batches()``."""
-    return [_claim1(sdist, fams), _claim2(sdist, fams), _claim3(sdist, fams, data), _claim4(sdist, fams, data),
-            _follow_up(sdist, fams), _rules_agree(sdist, fams, data)]
+    return [
+        _claim1(sdist, fams),
+        _claim2(sdist, fams),
+        _claim3(sdist, fams, data),
+        _claim4(sdist, fams, data),
+        _follow_up(sdist, fams),
+        _rules_agree(sdist, fams, data),
+    ]

@@ -66,8 +66,9 @@ class StageCache:
         self.rank, self.world_size, self.device = rank, world_size, device
         self.built: dict[tuple[Any, ...], tuple[Any, nn.Module]] = {}
 
-    def _example_args(self, job: Job, shape: Sequence[int],
-                      training: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | tuple[torch.Tensor, ...]]:
+    def _example_args(
+        self, job: Job, shape: Sequence[int], training: bool
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | tuple[torch.Tensor, ...]]:
         """Shapes of one micro-batch in and out of this rank's stage, given up front: the
         engine would otherwise infer them by running the stage on uninitialised tensors,
         where a pooling rule computes an index (or checks a mask) from garbage."""
@@ -75,12 +76,14 @@ class StageCache:
         ids = torch.zeros(rows, shape[1], dtype=torch.long, device=self.device)
         mask = torch.zeros_like(ids)
         dtype = next(job.model.parameters()).dtype
-        config: Any = getattr(job.model, "config")
+        config: Any = job.model.config
         hidden = torch.zeros(*ids.shape, config.hidden_size, dtype=dtype, device=self.device)
         hidden.requires_grad_(training)  # tells the engine to send its gradient back
         logits = torch.zeros(rows, config.num_labels, dtype=dtype, device=self.device)
         inputs: tuple[torch.Tensor, ...] = (ids, mask) if self.rank == 0 else (hidden, ids, mask)
-        outputs: torch.Tensor | tuple[torch.Tensor, ...] = logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
+        outputs: torch.Tensor | tuple[torch.Tensor, ...] = (
+            logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
+        )
         return inputs, outputs
 
     def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
@@ -90,14 +93,22 @@ class StageCache:
             module: nn.Module = split_model(job.model, job.split_points, job.rule)[self.rank]
             if job.fault is not None and job.fault.rank == self.rank:
                 module = _Faulty(module, job.fault)
-            stage = PipelineStage(module, self.rank, self.world_size, self.device,
-                                  *self._example_args(job, shape, training))
+            stage = PipelineStage(
+                module, self.rank, self.world_size, self.device, *self._example_args(job, shape, training)
+            )
             self.built[key] = _SCHEDULES[kind](stage, job.n_micro, loss_fn=_loss if training else None), module
         return self.built[key]
 
 
-def pipeline_step(schedule: Any, rank: int, world_size: int, ids: torch.Tensor | None, mask: torch.Tensor | None,
-                  labels: torch.Tensor | None = None, losses: list[torch.Tensor] | None = None) -> Any:
+def pipeline_step(
+    schedule: Any,
+    rank: int,
+    world_size: int,
+    ids: torch.Tensor | None,
+    mask: torch.Tensor | None,
+    labels: torch.Tensor | None = None,
+    losses: list[torch.Tensor] | None = None,
+) -> Any:
     """One step of the schedule on this rank, for inference, training and the benchmark
     alike: the first stage feeds the batch, the last gets the target (when training) and
     returns the logits; a middle stage only relays."""
@@ -106,8 +117,9 @@ def pipeline_step(schedule: Any, rank: int, world_size: int, ids: torch.Tensor |
     return schedule.step(*args, **kwargs)
 
 
-def _by_name(model: nn.Module, ids: set[int],
-             tensor: Callable[[nn.Parameter], torch.Tensor | None]) -> dict[str, torch.Tensor]:
+def _by_name(
+    model: nn.Module, ids: set[int], tensor: Callable[[nn.Parameter], torch.Tensor | None]
+) -> dict[str, torch.Tensor]:
     named = {n: tensor(p) for n, p in model.named_parameters() if id(p) in ids}
     return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 

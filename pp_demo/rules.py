@@ -22,16 +22,27 @@ from typing import Any
 import torch
 
 __all__ = [
-    "Rule", "RULES", "FIX", "get_rule", "pooled_positions",
-    "count_minus_one", "first_pad_minus_one_wrapped", "first_pad_minus_one",
-    "rightmost_non_pad", "rightmost_attended", "attended_flip", "attended_cumsum",
-    "known_lengths", "CORE_RULES",
+    "Rule",
+    "RULES",
+    "FIX",
+    "get_rule",
+    "pooled_positions",
+    "count_minus_one",
+    "first_pad_minus_one_wrapped",
+    "first_pad_minus_one",
+    "rightmost_non_pad",
+    "rightmost_attended",
+    "attended_flip",
+    "attended_cumsum",
+    "known_lengths",
+    "CORE_RULES",
 ]
 
 
 # ---------------------------------------------------------------- input checks
 # A wrong index is silent (it still selects *some* token), so every rule refuses
 # input it cannot answer for instead of returning a position.
+
 
 def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str, holds: str) -> None:
     if not isinstance(tensor, torch.Tensor):
@@ -55,7 +66,8 @@ def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) 
         raise ValueError(f"attention_mask must be 2-D (batch, length), got shape {tuple(attention_mask.shape)}")
     if like is not None and attention_mask.shape != like.shape:
         raise ValueError(
-            f"attention_mask shape {tuple(attention_mask.shape)} differs from input_ids shape {tuple(like.shape)}")
+            f"attention_mask shape {tuple(attention_mask.shape)} differs from input_ids shape {tuple(like.shape)}"
+        )
     if attention_mask.dtype.is_floating_point or attention_mask.dtype.is_complex:
         raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
@@ -72,11 +84,13 @@ def _no_pad_id(input_ids: torch.Tensor) -> torch.Tensor:
     if input_ids.shape[0] != 1:
         raise ValueError(
             f"pad_token_id is None and the batch has {input_ids.shape[0]} rows: without a pad id "
-            "the last real token of each row cannot be found (set config.pad_token_id)")
+            "the last real token of each row cannot be found (set config.pad_token_id)"
+        )
     return torch.full((1,), input_ids.shape[1] - 1, dtype=torch.long, device=input_ids.device)
 
 
 # ---------------------------------------------------------------- the rules
+
 
 def count_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
     """Number of non-pad tokens minus one: ``ne(ids, pad).sum(-1) - 1``.
@@ -179,8 +193,9 @@ def _check_cu_seqlens(cu_seqlens: torch.Tensor) -> None:
         raise ValueError(f"cu_seqlens must be non-decreasing, got {cu_seqlens.tolist()}")
     if (lengths == 0).any():
         empty = (lengths == 0).nonzero().flatten().tolist()
-        raise ValueError(f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no "
-                         "last token to pool")
+        raise ValueError(
+            f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no last token to pool"
+        )
 
 
 def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:
@@ -198,6 +213,7 @@ def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------- the registry
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -218,19 +234,43 @@ RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in [
         Rule("count", count_minus_one, _IDS, "ColossalAI 0.5.0 llama, qwen2, opt"),
-        Rule("first_pad_mod", first_pad_minus_one_wrapped, _IDS,
-             "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48"),
+        Rule(
+            "first_pad_mod",
+            first_pad_minus_one_wrapped,
+            _IDS,
+            "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48",
+        ),
         Rule("first_pad", first_pad_minus_one, _IDS, "ColossalAI 0.5.0 mistral"),
-        Rule("rightmost_non_pad", rightmost_non_pad, _IDS,
-             "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)"),
-        Rule("rightmost_attended", rightmost_attended, ("attention_mask",),
-             "attention mask; none of the pipeline forwards"),
-        Rule("attended_flip", attended_flip, ("attention_mask",),
-             "attention mask, flipped: the same class as rightmost_attended"),
-        Rule("attended_cumsum", attended_cumsum, ("attention_mask",),
-             "attention mask, running count: the same class as rightmost_attended"),
-        Rule("known_lengths", known_lengths, ("cu_seqlens",),
-             "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers"),
+        Rule(
+            "rightmost_non_pad",
+            rightmost_non_pad,
+            _IDS,
+            "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)",
+        ),
+        Rule(
+            "rightmost_attended",
+            rightmost_attended,
+            ("attention_mask",),
+            "attention mask; none of the pipeline forwards",
+        ),
+        Rule(
+            "attended_flip",
+            attended_flip,
+            ("attention_mask",),
+            "attention mask, flipped: the same class as rightmost_attended",
+        ),
+        Rule(
+            "attended_cumsum",
+            attended_cumsum,
+            ("attention_mask",),
+            "attention mask, running count: the same class as rightmost_attended",
+        ),
+        Rule(
+            "known_lengths",
+            known_lengths,
+            ("cu_seqlens",),
+            "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers",
+        ),
     ]
 }
 
@@ -253,8 +293,14 @@ def get_rule(name: "str | Rule") -> Rule:
         raise ValueError(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
 
 
-def pooled_positions(rule: "str | Rule", *, input_ids: torch.Tensor | None = None, pad_token_id: int | None = None,
-                     attention_mask: torch.Tensor | None = None, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+def pooled_positions(
+    rule: "str | Rule",
+    *,
+    input_ids: torch.Tensor | None = None,
+    pad_token_id: int | None = None,
+    attention_mask: torch.Tensor | None = None,
+    cu_seqlens: torch.Tensor | None = None,
+) -> torch.Tensor:
     """Run one rule by name on whatever inputs the caller has, checking what it needs.
 
     When both ``input_ids`` and ``attention_mask`` are given their shapes must agree,
@@ -269,10 +315,16 @@ def pooled_positions(rule: "str | Rule", *, input_ids: torch.Tensor | None = Non
         _check_ids(input_ids)
         _check_cu_seqlens(cu_seqlens)
         if input_ids.shape != (1, int(cu_seqlens[-1])):
-            raise ValueError(f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
-                             f"there), got input_ids of shape {tuple(input_ids.shape)}")
-    inputs = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask,
-              "cu_seqlens": cu_seqlens}
+            raise ValueError(
+                f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
+                f"there), got input_ids of shape {tuple(input_ids.shape)}"
+            )
+    inputs = {
+        "input_ids": input_ids,
+        "pad_token_id": pad_token_id,
+        "attention_mask": attention_mask,
+        "cu_seqlens": cu_seqlens,
+    }
     missing = [key for key in found.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
         raise ValueError(f"rule {found.name!r} needs {', '.join(missing)}")

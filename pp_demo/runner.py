@@ -34,7 +34,9 @@ def _n_stages(job: Job) -> int:
     return len(points if isinstance(points, tuple) else ()) + 1
 
 
-def run(jobs: Iterable[Job], on: Literal["process", "ranks"] = "process", timeout_s: float = 120) -> list[Result] | None:
+def run(
+    jobs: Iterable[Job], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
+) -> list[Result] | None:
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
     mode. Under torchrun, ``None`` on every rank but the last (which gathers the results)."""
     jobs = list(jobs)

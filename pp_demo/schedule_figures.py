@@ -27,25 +27,49 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     fig, ax = plt.subplots(figsize=(0.62 * length + 3.4, 0.62 * n_stages + 1.3))
     for stage, slot, op in slots:
         forward = op[0] == "F"
-        ax.add_patch(Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6,
-                               facecolor=OKABE_ITO["sky blue"] if forward else OKABE_ITO["orange"],
-                               hatch=None if forward else "///"))
-        ax.text(slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=MIN_FONT_PT,
-                bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5})
+        ax.add_patch(
+            Rectangle(
+                (slot, n_stages - 1 - stage),
+                0.95,
+                0.8,
+                edgecolor="black",
+                lw=0.6,
+                facecolor=OKABE_ITO["sky blue"] if forward else OKABE_ITO["orange"],
+                hatch=None if forward else "///",
+            )
+        )
+        ax.text(
+            slot + 0.47,
+            n_stages - 0.6 - stage,
+            op,
+            ha="center",
+            va="center",
+            fontsize=MIN_FONT_PT,
+            bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+        )
     if backward:
         for stage, ops in enumerate(order):
-            ax.text(length + 0.3, n_stages - 0.6 - stage, f"holds ≤ {peak_in_flight(ops)}", ha="left",
-                    va="center", fontsize=MIN_FONT_PT)
+            ax.text(
+                length + 0.3,
+                n_stages - 0.6 - stage,
+                f"holds ≤ {peak_in_flight(ops)}",
+                ha="left",
+                va="center",
+                fontsize=MIN_FONT_PT,
+            )
     ax.set_xlim(0, length + (2.6 if backward else 0.2))
     ax.set_ylim(-0.2, n_stages)
-    ax.set_yticks([n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)],
-                  fontsize=MIN_FONT_PT)
+    ax.set_yticks(
+        [n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)], fontsize=MIN_FONT_PT
+    )
     ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=MIN_FONT_PT)
     ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=MIN_FONT_PT)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     what = "forwards and backwards (hatched)" if backward else "forwards"
-    ax.set_title(f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}; "
-                 "blank = idle", fontsize=MIN_FONT_PT)
+    ax.set_title(
+        f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}; blank = idle",
+        fontsize=MIN_FONT_PT,
+    )
     fig.tight_layout()
     return fig

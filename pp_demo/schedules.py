@@ -28,8 +28,10 @@ def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     if kind == "gpipe":
         return [[f"F{i}" for i in range(n_micro)] + [f"B{i}" for i in range(n_micro)] for _ in range(n_stages)]
     if n_micro < n_stages:
-        raise ValueError(f"1F1B needs at least one micro-batch per stage ({n_stages}), got {n_micro}: "
-                         "with fewer the runner uses GPipe")
+        raise ValueError(
+            f"1F1B needs at least one micro-batch per stage ({n_stages}), got {n_micro}: "
+            "with fewer the runner uses GPipe"
+        )
     order = []
     for stage in range(n_stages):
         warmup = min(n_micro, n_stages - stage)
@@ -42,14 +44,13 @@ def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     return order
 
 
-
 def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str]]:
     """``schedule_order`` placed in time: ``(stage, slot, op)`` for every op, each taking one
     slot (an idealisation: a real backward costs about twice a forward). An op starts once
     its stage is free and its input exists: a forward needs the previous stage's forward of
     that micro-batch, a backward the next stage's backward of it. Empty slots are the bubble."""
     order = schedule_order(kind, n_stages, n_micro)
-    done: dict[tuple[int, str], int] = {}   # (stage, op) -> the slot after it finishes
+    done: dict[tuple[int, str], int] = {}  # (stage, op) -> the slot after it finishes
     free, nxt, placed = [0] * n_stages, [0] * n_stages, []
     while len(placed) < n_stages * 2 * n_micro:
         for stage, ops in enumerate(order):
@@ -57,7 +58,7 @@ def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str
                 op = ops[nxt[stage]]
                 source = stage - 1 if op[0] == "F" else stage + 1
                 if 0 <= source < n_stages and (source, op) not in done:
-                    break   # its input has not arrived yet: another stage goes first
+                    break  # its input has not arrived yet: another stage goes first
                 start = max(free[stage], done.get((source, op), 0))
                 placed.append((stage, start, op))
                 done[stage, op] = free[stage] = start + 1
@@ -78,5 +79,8 @@ def peak_in_flight(ops: list[str]) -> int:
 def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
     """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
     ``timeline`` places the engine's order (notebook 02's exercises read them)."""
-    return [(stage, slot, op[0], int(op[1:])) for stage, slot, op in timeline("gpipe", n_stages, n_micro)
-            if backward or op[0] == "F"]
+    return [
+        (stage, slot, op[0], int(op[1:]))
+        for stage, slot, op in timeline("gpipe", n_stages, n_micro)
+        if backward or op[0] == "F"
+    ]

@@ -26,18 +26,22 @@ SOLUTIONS = {
 
 
 # ---- notebook 03
-SOLUTIONS.update({
-    "03.1": [True, False],      # the verdict belongs to the row, not to its place in the batch
-    "03.2": [False, False],     # any pad in front moves the count away from the last position
-    "03.3": [1, 3, 4],          # count - 1 is right only when all real tokens come first, none equal to pad
-})
+SOLUTIONS.update(
+    {
+        "03.1": [True, False],  # the verdict belongs to the row, not to its place in the batch
+        "03.2": [False, False],  # any pad in front moves the count away from the last position
+        "03.3": [1, 3, 4],  # count - 1 is right only when all real tokens come first, none equal to pad
+    }
+)
 
 
 # ---- notebook 07
-SOLUTIONS.update({
-    "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
-    "07.2": ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with an id other than the pad id: c pools 3, d pools 1
-})
+SOLUTIONS.update(
+    {
+        "07.1": "c",  # it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)
+        "07.2": ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with an id other than the pad id: c pools 3, d pools 1
+    }
+)
 
 
 # ---- notebook 04
@@ -47,11 +51,13 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
     return (positions * attention_mask.long()).argmax(-1)
 
 
-SOLUTIONS.update({
-    "04.1": [0, 3],   # wrong exactly where the last real token is an eos sharing the pad id
-    "04.2": _true_last_rule,
-    "04.3": 1,        # the first pad id is the eos closing the prompt (position 2): one before it
-})
+SOLUTIONS.update(
+    {
+        "04.1": [0, 3],  # wrong exactly where the last real token is an eos sharing the pad id
+        "04.2": _true_last_rule,
+        "04.3": 1,  # the first pad id is the eos closing the prompt (position 2): one before it
+    }
+)
 
 
 # ---- notebook 06
@@ -62,33 +68,41 @@ def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     return causal & attention_mask.bool()[:, None, :]
 
 
-SOLUTIONS.update({
-    "06.1": [1, 2],        # 1: a pad id among the text stops it early; 2: padded on both sides, the
-                           # first pad is in front, so the index wraps to the last position, a pad
-    "06.2": [0, 1, 2, 3],  # every real token: the mask ColossalAI passes only hides padding
-    "06.3": _causal_padding_mask,
-})
+SOLUTIONS.update(
+    {
+        "06.1": [1, 2],  # 1: a pad id among the text stops it early; 2: padded on both sides, the
+        # first pad is in front, so the index wraps to the last position, a pad
+        "06.2": [0, 1, 2, 3],  # every real token: the mask ColossalAI passes only hides padding
+        "06.3": _causal_padding_mask,
+    }
+)
 
 
 # ---- notebook 05
-SOLUTIONS.update({
-    "05.1": (2, 1),      # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
-    "05.2": [2, 3, 4],   # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
-    "05.3": [3, 4],      # the count rule pools position 4; it sees itself and the real token before it
-})
+SOLUTIONS.update(
+    {
+        "05.1": (2, 1),  # last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1
+        "05.2": [2, 3, 4],  # real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8
+        "05.3": [3, 4],  # the count rule pools position 4; it sees itself and the real token before it
+    }
+)
 
 
 # ---- notebook 09
-SOLUTIONS.update({
-    "09.1": [1, 3, 5],  # wrong when the first pad follows a real token and a real token follows it (3),
-                        # or when the row starts and ends with a pad (1, 5); 0, 2 and 4 are fine
-    "09.2": {("qwen2", "left")},  # only the unpatched count, and only where pads come first
-})
+SOLUTIONS.update(
+    {
+        "09.1": [1, 3, 5],  # wrong when the first pad follows a real token and a real token follows it (3),
+        # or when the row starts and ends with a pad (1, 5); 0, 2 and 4 are fine
+        "09.2": {("qwen2", "left")},  # only the unpatched count, and only where pads come first
+    }
+)
 
 
 # ---- notebook 08
-SOLUTIONS.update({
-    # flat index b * 5 + first_pad; -1 counts back from the end of the flattened batch
-    "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],
-    "08.2": ["count", "first_pad"],   # count on an all-pad row gives -1 too, not only first_pad
-})
+SOLUTIONS.update(
+    {
+        # flat index b * 5 + first_pad; -1 counts back from the end of the flattened batch
+        "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],
+        "08.2": ["count", "first_pad"],  # count on an all-pad row gives -1 too, not only first_pad
+    }
+)

@@ -25,12 +25,21 @@ from torch import nn
 from .families import Family, family_of
 from .rules import FIX, Rule, get_rule, pooled_positions
 
-__all__ = ["FirstStage", "MiddleStage", "LastStage", "Stages", "split_model", "check_split_points",
-           "even_split_points", "count_layers"]
+__all__ = [
+    "FirstStage",
+    "MiddleStage",
+    "LastStage",
+    "Stages",
+    "split_model",
+    "check_split_points",
+    "even_split_points",
+    "count_layers",
+]
 
 
 Sent = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 """What a stage sends the next one: hidden states, input ids, attention mask."""
+
 
 class _Zero(nn.Module):
     """Stands in for learned position embeddings after the first stage: they were already
@@ -94,8 +103,9 @@ class LastStage(nn.Module):
 
     def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
-        positions = pooled_positions(self.rule, input_ids=input_ids, pad_token_id=self.pad_token_id,
-                                     attention_mask=attention_mask)
+        positions = pooled_positions(
+            self.rule, input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask
+        )
         # pool first, then score: the head is a per-position linear map, so scoring one
         # position per row gives the same logits as scoring all and indexing afterwards
         pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
@@ -147,12 +157,17 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     if split_points is None:
         return (num_layers // 2,)
     points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
-    valid = (isinstance(points, (tuple, list)) and len(points) > 0
-             and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
-             and all(a < b for a, b in zip(points, points[1:])))
+    valid = (
+        isinstance(points, (tuple, list))
+        and len(points) > 0
+        and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
+        and all(a < b for a, b in zip(points, points[1:]))
+    )
     if not valid:
-        raise ValueError(f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
-                         f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}")
+        raise ValueError(
+            f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
+            f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}"
+        )
     return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
 
 
@@ -181,8 +196,9 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
     return copy_
 
 
-def split_model(model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None,
-                rule: str = FIX) -> Stages:
+def split_model(
+    model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None, rule: str = FIX
+) -> Stages:
     """``len(split_points) + 1`` stages of ``model``: stage i holds layers
     ``[points[i-1], points[i])``. ``split_points`` defaults to half the layers (two stages);
     ``rule`` names the pooling rule of the last stage (``pp_demo.rules.RULES``)."""
@@ -193,8 +209,8 @@ def split_model(model: nn.Module, split_points: int | tuple[int, ...] | list[int
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]
     modules: list[nn.Module] = []
-    score: nn.Module = getattr(model, "score")
-    pad_token_id: int | None = getattr(model, "config").pad_token_id
+    score: nn.Module = model.score
+    pad_token_id: int | None = model.config.pad_token_id
     for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
         first, last = i == 0, i == len(points)
         pruned = _prune(body, family, layers[start:stop], first, last)

@@ -38,9 +38,16 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
             for offset, side in ((-0.2, "left"), (0.2, "right")):
                 label = "left-padded rows" if side == "left" else "right-padded or full rows"
                 for i, record in enumerate(seeds):
-                    ax.scatter(x + offset + _jitter(i, len(seeds)), record["held_out_accuracy"][side],
-                               color=colour, marker=SIDE_MARKERS[side], s=30, edgecolor="black", linewidth=0.4,
-                               label=label if (x, i) == (0, 0) else None)
+                    ax.scatter(
+                        x + offset + _jitter(i, len(seeds)),
+                        record["held_out_accuracy"][side],
+                        color=colour,
+                        marker=SIDE_MARKERS[side],
+                        s=30,
+                        edgecolor="black",
+                        linewidth=0.4,
+                        label=label if (x, i) == (0, 0) else None,
+                    )
         ax.axhline(target, color="#555555", linestyle="--", linewidth=1)
         ax.axhline(1 / 3, color="#999999", linestyle=":", linewidth=1)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
@@ -66,8 +73,16 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
         axes[0].plot(range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=1.8, label=name)
         for col, side in ((1, "left"), (2, "right")) if name in curves else ():
             steps = [row[0] for row in curves[name]]
-            axes[col].plot(steps, [row[col] for row in curves[name]], color=colour, linestyle=style,
-                           marker=SIDE_MARKERS[side], markersize=5, linewidth=1.8, label=name)
+            axes[col].plot(
+                steps,
+                [row[col] for row in curves[name]],
+                color=colour,
+                linestyle=style,
+                marker=SIDE_MARKERS[side],
+                markersize=5,
+                linewidth=1.8,
+                label=name,
+            )
     axes[0].set_ylabel("training loss", fontsize=11)
     for col, side in ((1, "left"), (2, "right")):
         axes[col].set_title(f"held-out, {side}-padded rows", fontsize=11)

@@ -12,8 +12,20 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["RuleClass", "CLASSES", "RULE_CLASS", "SurveyRow", "SURVEY", "NO_RULE_OF_THEIR_OWN", "projects_with_a_rule",
-           "Incident", "INCIDENTS", "format_classes", "format_survey", "format_incidents"]
+__all__ = [
+    "RuleClass",
+    "CLASSES",
+    "RULE_CLASS",
+    "SurveyRow",
+    "SURVEY",
+    "NO_RULE_OF_THEIR_OWN",
+    "projects_with_a_rule",
+    "Incident",
+    "INCIDENTS",
+    "format_classes",
+    "format_survey",
+    "format_incidents",
+]
 
 
 @dataclass(frozen=True)
@@ -22,7 +34,7 @@ class RuleClass:
 
     letter: str
     summary: str
-    rule: str                      # the canonical registered rule
+    rule: str  # the canonical registered rule
     spellings: tuple[str, ...] = ()  # other registered rules of the same class
 
     @property
@@ -33,18 +45,34 @@ class RuleClass:
 CLASSES: dict[str, RuleClass] = {
     c.letter: c
     for c in [
-        RuleClass("a", "count minus one: number of non-pad (or attended) tokens - 1; "
-                       "a position only when padding is on the right", "count"),
-        RuleClass("b", "first pad minus one: the token before the first pad id; "
-                       "stops early when pad == eos puts a pad id inside the text",
-                  "first_pad_mod", ("first_pad",)),
-        RuleClass("c", "rightmost non-pad id; wrong only when a row ends in a real token "
-                       "equal to the pad id", "rightmost_non_pad"),
-        RuleClass("d", "rightmost attended position, from the attention mask; "
-                       "indifferent to pad == eos", "rightmost_attended",
-                  ("attended_flip", "attended_cumsum")),
-        RuleClass("e", "lengths known: the batch says where each sequence ends "
-                       "(cumulative lengths); nothing is inferred", "known_lengths"),
+        RuleClass(
+            "a",
+            "count minus one: number of non-pad (or attended) tokens - 1; a position only when padding is on the right",
+            "count",
+        ),
+        RuleClass(
+            "b",
+            "first pad minus one: the token before the first pad id; "
+            "stops early when pad == eos puts a pad id inside the text",
+            "first_pad_mod",
+            ("first_pad",),
+        ),
+        RuleClass(
+            "c",
+            "rightmost non-pad id; wrong only when a row ends in a real token equal to the pad id",
+            "rightmost_non_pad",
+        ),
+        RuleClass(
+            "d",
+            "rightmost attended position, from the attention mask; indifferent to pad == eos",
+            "rightmost_attended",
+            ("attended_flip", "attended_cumsum"),
+        ),
+        RuleClass(
+            "e",
+            "lengths known: the batch says where each sequence ends (cumulative lengths); nothing is inferred",
+            "known_lengths",
+        ),
     ]
 }
 
@@ -57,68 +85,153 @@ class SurveyRow:
     """Where one project computes the pooled position, and under which assumption."""
 
     project: str
-    repository: str                # owner/name on GitHub
-    path: str                      # the file (or folder) that computes the position
-    rule_class: str                # a letter of CLASSES
-    padding: str                   # the padding it assumes, what pad == eos does to it
+    repository: str  # owner/name on GitHub
+    path: str  # the file (or folder) that computes the position
+    rule_class: str  # a letter of CLASSES
+    padding: str  # the padding it assumes, what pad == eos does to it
     citations: tuple[str, ...] = ()  # issue and PR numbers in that repository
 
 
 SURVEY: tuple[SurveyRow, ...] = (
-    SurveyRow("transformers >= 4.49 (every *ForSequenceClassification head)",
-              "huggingface/transformers",
-              "src/transformers/models/*/modeling_*.py; 5.x: src/transformers/modeling_layers.py",
-              "c", "either side; the attention mask is not read; no pad id with batch > 1 is an error",
-              ("PR 35911",)),
-    SurveyRow("transformers <= 4.48", "huggingface/transformers", "src/transformers/models/*/modeling_*.py",
-              "b", "class b from PR 24979 (2023), class a before it; BioGPT kept class a until PR 46782",
-              ("PR 24979", "PR 46782")),
-    SurveyRow("ColossalAI 0.5.0 pipeline forwards: llama, qwen2, opt", "hpcaitech/ColossalAI",
-              "colossalai/shardformer/modeling/{llama,qwen2,opt}.py",
-              "a", "right padding only: the bug this workbook reproduces", ("issue 6457",)),
-    SurveyRow("ColossalAI 0.5.0 pipeline forwards: gpt2, bloom, falcon, gptj, mistral",
-              "hpcaitech/ColossalAI", "colossalai/shardformer/modeling/*.py",
-              "b", "plain left or right padding; breaks when pad == eos"),
-    SurveyRow("ColossalChat reward model", "hpcaitech/ColossalAI",
-              "applications/ColossalChat/coati/models/reward_model.py",
-              "d", "its collator builds the mask from ones"),
-    SurveyRow("TRL RewardTrainer (also GRPO/RLOO reward scoring, axolotl's reward trainer)",
-              "huggingface/trl", "trl/trainer/reward_trainer.py",
-              "c", "class c through transformers; forces right padding; pad defaults to eos; appends an eos"),
-    SurveyRow("TRL PPO get_reward", "huggingface/trl", "trl/experimental/utils.py",
-              "b", "applied to the response; queries left-padded to a fixed width; the examples add a "
-                   "separate pad token"),
-    SurveyRow("OpenRLHF reward and critic models", "OpenRLHF/OpenRLHF", "openrlhf/models/model.py",
-              "d", "left padding; makes the last token an eos with mask 1"),
-    SurveyRow("DeepSpeed-Chat reward model", "deepspeedai/DeepSpeedExamples",
-              "applications/DeepSpeed-Chat/dschat/utils/model/reward_model.py",
-              "b", "k-th pad occurrence, k fixed per family (1 for OPT); forces right padding; "
-                   "pad == eos outside Llama"),
-    SurveyRow("NeMo-Aligner reward model", "NVIDIA/NeMo-Aligner",
-              "nemo_aligner/models/nlp/gpt/gpt_reward_model.py",
-              "e", "pads on the right with eos, but carries the lengths"),
-    SurveyRow("torchtune", "pytorch/torchtune", "torchtune/training/pooling.py (get_unmasked_sequence_lengths)",
-              "d", "mask up to the first stop token; class a until PR 2066 (Jan 2025)", ("PR 2066",)),
-    SurveyRow("LLaMA-Factory v0 (reward model, PPO, chat scoring)", "hiyouga/LLaMA-Factory",
-              "src/llamafactory/train/rm/trainer.py", "a",
-              "right padding forced (the maintainer's answer in issue 689)", ("issue 689",)),
-    SurveyRow("PEFT ShadowPEFT auxiliary head", "huggingface/peft",
-              "src/peft/tuners/shadow/ (_pool_last_token)", "a",
-              "left padding broke its auxiliary loss; PR 3629 moved it to the rightmost real token",
-              ("issue 3620", "PR 3629")),
-    SurveyRow("sentence-transformers lasttoken pooling", "huggingface/sentence-transformers",
-              "sentence_transformers/models/Pooling.py", "d", "either side"),
-    SurveyRow("verl reward model", "volcengine/verl", "verl/workers/fsdp_workers.py (and the megatron one)",
-              "d", "response mask up to the first eos"),
-    SurveyRow("vLLM LastPool", "vllm-project/vllm", "vllm/model_executor/layers/pooler/",
-              "e", "no padding: requests are packed"),
-    SurveyRow("SGLang pooler", "sgl-project/sglang", "python/sglang/srt/layers/pooler.py",
-              "e", "no padding: requests are packed"),
-    SurveyRow("text-embeddings-inference", "huggingface/text-embeddings-inference",
-              "backends/candle/src/models/flash_*.rs", "e", "no padding: requests are packed"),
-    SurveyRow("NeMo Automodel retrieval, last-token pooling", "NVIDIA-NeMo/Automodel",
-              "nemo_automodel/_transformers/retrieval.py", "a",
-              "checks for left padding first: right only when a batch is all-left or all-right padded"),
+    SurveyRow(
+        "transformers >= 4.49 (every *ForSequenceClassification head)",
+        "huggingface/transformers",
+        "src/transformers/models/*/modeling_*.py; 5.x: src/transformers/modeling_layers.py",
+        "c",
+        "either side; the attention mask is not read; no pad id with batch > 1 is an error",
+        ("PR 35911",),
+    ),
+    SurveyRow(
+        "transformers <= 4.48",
+        "huggingface/transformers",
+        "src/transformers/models/*/modeling_*.py",
+        "b",
+        "class b from PR 24979 (2023), class a before it; BioGPT kept class a until PR 46782",
+        ("PR 24979", "PR 46782"),
+    ),
+    SurveyRow(
+        "ColossalAI 0.5.0 pipeline forwards: llama, qwen2, opt",
+        "hpcaitech/ColossalAI",
+        "colossalai/shardformer/modeling/{llama,qwen2,opt}.py",
+        "a",
+        "right padding only: the bug this workbook reproduces",
+        ("issue 6457",),
+    ),
+    SurveyRow(
+        "ColossalAI 0.5.0 pipeline forwards: gpt2, bloom, falcon, gptj, mistral",
+        "hpcaitech/ColossalAI",
+        "colossalai/shardformer/modeling/*.py",
+        "b",
+        "plain left or right padding; breaks when pad == eos",
+    ),
+    SurveyRow(
+        "ColossalChat reward model",
+        "hpcaitech/ColossalAI",
+        "applications/ColossalChat/coati/models/reward_model.py",
+        "d",
+        "its collator builds the mask from ones",
+    ),
+    SurveyRow(
+        "TRL RewardTrainer (also GRPO/RLOO reward scoring, axolotl's reward trainer)",
+        "huggingface/trl",
+        "trl/trainer/reward_trainer.py",
+        "c",
+        "class c through transformers; forces right padding; pad defaults to eos; appends an eos",
+    ),
+    SurveyRow(
+        "TRL PPO get_reward",
+        "huggingface/trl",
+        "trl/experimental/utils.py",
+        "b",
+        "applied to the response; queries left-padded to a fixed width; the examples add a separate pad token",
+    ),
+    SurveyRow(
+        "OpenRLHF reward and critic models",
+        "OpenRLHF/OpenRLHF",
+        "openrlhf/models/model.py",
+        "d",
+        "left padding; makes the last token an eos with mask 1",
+    ),
+    SurveyRow(
+        "DeepSpeed-Chat reward model",
+        "deepspeedai/DeepSpeedExamples",
+        "applications/DeepSpeed-Chat/dschat/utils/model/reward_model.py",
+        "b",
+        "k-th pad occurrence, k fixed per family (1 for OPT); forces right padding; pad == eos outside Llama",
+    ),
+    SurveyRow(
+        "NeMo-Aligner reward model",
+        "NVIDIA/NeMo-Aligner",
+        "nemo_aligner/models/nlp/gpt/gpt_reward_model.py",
+        "e",
+        "pads on the right with eos, but carries the lengths",
+    ),
+    SurveyRow(
+        "torchtune",
+        "pytorch/torchtune",
+        "torchtune/training/pooling.py (get_unmasked_sequence_lengths)",
+        "d",
+        "mask up to the first stop token; class a until PR 2066 (Jan 2025)",
+        ("PR 2066",),
+    ),
+    SurveyRow(
+        "LLaMA-Factory v0 (reward model, PPO, chat scoring)",
+        "hiyouga/LLaMA-Factory",
+        "src/llamafactory/train/rm/trainer.py",
+        "a",
+        "right padding forced (the maintainer's answer in issue 689)",
+        ("issue 689",),
+    ),
+    SurveyRow(
+        "PEFT ShadowPEFT auxiliary head",
+        "huggingface/peft",
+        "src/peft/tuners/shadow/ (_pool_last_token)",
+        "a",
+        "left padding broke its auxiliary loss; PR 3629 moved it to the rightmost real token",
+        ("issue 3620", "PR 3629"),
+    ),
+    SurveyRow(
+        "sentence-transformers lasttoken pooling",
+        "huggingface/sentence-transformers",
+        "sentence_transformers/models/Pooling.py",
+        "d",
+        "either side",
+    ),
+    SurveyRow(
+        "verl reward model",
+        "volcengine/verl",
+        "verl/workers/fsdp_workers.py (and the megatron one)",
+        "d",
+        "response mask up to the first eos",
+    ),
+    SurveyRow(
+        "vLLM LastPool",
+        "vllm-project/vllm",
+        "vllm/model_executor/layers/pooler/",
+        "e",
+        "no padding: requests are packed",
+    ),
+    SurveyRow(
+        "SGLang pooler",
+        "sgl-project/sglang",
+        "python/sglang/srt/layers/pooler.py",
+        "e",
+        "no padding: requests are packed",
+    ),
+    SurveyRow(
+        "text-embeddings-inference",
+        "huggingface/text-embeddings-inference",
+        "backends/candle/src/models/flash_*.rs",
+        "e",
+        "no padding: requests are packed",
+    ),
+    SurveyRow(
+        "NeMo Automodel retrieval, last-token pooling",
+        "NVIDIA-NeMo/Automodel",
+        "nemo_automodel/_transformers/retrieval.py",
+        "a",
+        "checks for left padding first: right only when a batch is all-left or all-right padded",
+    ),
 )
 
 NO_RULE_OF_THEIR_OWN = ("Megatron-LM", "nanotron", "torchtitan", "unsloth")
@@ -146,20 +259,32 @@ class Incident:
 
 
 INCIDENTS: tuple[Incident, ...] = (
-    Incident("RLHFlow/RLHF-Reward-Modeling", 49,
-             "a Llama-3-8B reward model gave a chosen and a rejected answer the same score; "
-             "a maintainer traced it to the pad id being the eos id"),
-    Incident("allenai/reward-bench", 154,
-             "GRM-Gemma-2B results came out far off because of the padding side; fixed and re-run"),
+    Incident(
+        "RLHFlow/RLHF-Reward-Modeling",
+        49,
+        "a Llama-3-8B reward model gave a chosen and a rejected answer the same score; "
+        "a maintainer traced it to the pad id being the eos id",
+    ),
+    Incident(
+        "allenai/reward-bench",
+        154,
+        "GRM-Gemma-2B results came out far off because of the padding side; fixed and re-run",
+    ),
     Incident("allenai/reward-bench", 137, "scores depended on the batch size"),
-    Incident("huggingface/trl", 937,
-             "users saw about 60% accuracy on HH with the example reward script until "
-             "config.pad_token_id was set"),
-    Incident("EleutherAI/gpt-neox", 1285,
-             "the reward was read one position off, at the last token instead of the eos; a fix was merged"),
+    Incident(
+        "huggingface/trl",
+        937,
+        "users saw about 60% accuracy on HH with the example reward script until config.pad_token_id was set",
+    ),
+    Incident(
+        "EleutherAI/gpt-neox",
+        1285,
+        "the reward was read one position off, at the last token instead of the eos; a fix was merged",
+    ),
     Incident("hiyouga/LLaMA-Factory", 689, "Qwen reward scores changed with the max length under left padding"),
-    Incident("huggingface/peft", 3620,
-             "an auxiliary classification loss trained against a pad position under left padding"),
+    Incident(
+        "huggingface/peft", 3620, "an auxiliary classification loss trained against a pad position under left padding"
+    ),
 )
 
 
@@ -180,17 +305,21 @@ def _wrap(cell: Cell, width: int) -> list[str]:
                 lines.append(line.rstrip())
                 line = ""
             line += piece
-        lines += textwrap.wrap(line, width) or [""]   # textwrap splits a name longer than the column
+        lines += textwrap.wrap(line, width) or [""]  # textwrap splits a name longer than the column
     return lines or [""]
 
 
 def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Sequence[int]) -> str:
     """Fixed-width text table; long cells wrap inside their column."""
+
     def block(cells: Sequence[Cell]) -> list[str]:
         wrapped = [_wrap(c, w) for c, w in zip(cells, widths)]
         height = max(len(w) for w in wrapped)
-        return ["  ".join(f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths)).rstrip()
-                for i in range(height)]
+        return [
+            "  ".join(f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths)).rstrip()
+            for i in range(height)
+        ]
+
     lines = block(header) + ["  ".join("-" * w for w in widths)]
     for row in rows:
         lines += block(row)

@@ -12,8 +12,17 @@ from .cases import CASES, PaddingCase, get_case, row_text
 from .rules import CORE_RULES, Rule, get_rule, pooled_positions
 from .survey import RULE_CLASS
 
-__all__ = ["REFERENCES", "RIGHT", "WRONG", "NO_ANSWER", "Verdict", "judge", "resolve_cases", "padding_table",
-           "format_padding_table"]
+__all__ = [
+    "REFERENCES",
+    "RIGHT",
+    "WRONG",
+    "NO_ANSWER",
+    "Verdict",
+    "judge",
+    "resolve_cases",
+    "padding_table",
+    "format_padding_table",
+]
 
 REFERENCES = {
     "true_last": "the true last real token (from the attention mask)",
@@ -35,7 +44,7 @@ class Verdict:
     positions: tuple[int, ...] | None
     expected: tuple[int, ...] | None
     right: bool | None
-    length: int         # the batch's row length: where a raw position lands is position % length
+    length: int  # the batch's row length: where a raw position lands is position % length
 
     @property
     def position(self) -> int:
@@ -80,7 +89,7 @@ def resolve_cases(cases: Sequence[str | PaddingCase] | None = None) -> list[Padd
 def judge(rule: str | Rule, case: PaddingCase, reference: str = "true_last", pad_token_id: int = 0) -> Verdict:
     """One rule on one padding case as a batch of one, judged by ``reference``."""
     found = get_rule(rule)
-    if "cu_seqlens" in found.needs:     # a padded batch carries no lengths to read
+    if "cu_seqlens" in found.needs:  # a padded batch carries no lengths to read
         return Verdict(found.name, case.name, None, None, None, case.length)
     ids, mask = case.tensors()
     expected = _reference(case, reference)
@@ -89,8 +98,12 @@ def judge(rule: str | Rule, case: PaddingCase, reference: str = "true_last", pad
     return Verdict(found.name, case.name, (position,), None if expected is None else (expected,), right, case.length)
 
 
-def padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
-                  reference: str = "true_last", pad_token_id: int = 0) -> list[list[Verdict]]:
+def padding_table(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    reference: str = "true_last",
+    pad_token_id: int = 0,
+) -> list[list[Verdict]]:
     """Every rule on every case, one row of ``Verdict`` per case.
 
     Each case runs as a batch of one, so no rule sees another row's padding. By default
@@ -99,14 +112,20 @@ def padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | Padd
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if "cu_seqlens" in get_rule(r).needs]
     if packed:
-        raise ValueError(f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
-                         f"padding table has padded rows only (notebook 07 compares it)")
+        raise ValueError(
+            f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
+            f"padding table has padded rows only (notebook 07 compares it)"
+        )
     _reference(CASES["left"], reference)  # an unknown reference fails before any work
     return [[judge(name, case, reference, pad_token_id) for name in names] for case in resolve_cases(cases)]
 
 
-def format_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str | PaddingCase] | None = None,
-                         reference: str = "true_last", pad_token_id: int = 0) -> str:
+def format_padding_table(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    reference: str = "true_last",
+    pad_token_id: int = 0,
+) -> str:
     """The table as text: raw position and a mark per cell, the reference named on top."""
     resolved = resolve_cases(cases)
     table = padding_table(rules, resolved, reference, pad_token_id)
@@ -120,7 +139,8 @@ def format_padding_table(rules: Sequence[str] | None = None, cases: Sequence[str
         f"judged by {REFERENCES[reference]}",
         f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find; positions are raw (-1 reads the last)",
         "",
-        f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_head:>9}  " + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths)),
+        f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_head:>9}  "
+        + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths)),
     ]
     for row in table:
         expected = "none" if row[0].expected is None else str(row[0].expected[0])

@@ -21,8 +21,31 @@ from transformers import PreTrainedTokenizerFast
 __all__ = ["EOS", "UNK", "VOCAB", "tiny_tokenizer"]
 
 EOS, UNK = "<eos>", "<unk>"
-_WORDS = ("the", "movie", "was", "great", "not", "good", "bad", "plot", "i", "loved", "it",
-          "boring", "too", "long", "fun", "did", "you", "like", "yes", "no", "?", ".", ",")
+_WORDS = (
+    "the",
+    "movie",
+    "was",
+    "great",
+    "not",
+    "good",
+    "bad",
+    "plot",
+    "i",
+    "loved",
+    "it",
+    "boring",
+    "too",
+    "long",
+    "fun",
+    "did",
+    "you",
+    "like",
+    "yes",
+    "no",
+    "?",
+    ".",
+    ",",
+)
 VOCAB = {EOS: 0, UNK: 1, **{word: i for i, word in enumerate(_WORDS, start=2)}}
 """Token -> id: ``<eos>`` 0 (also the pad), ``<unk>`` 1, then the words in the order above."""
 
@@ -33,10 +56,15 @@ def tiny_tokenizer(padding_side: str = "right") -> PreTrainedTokenizerFast:
         raise ValueError(f"padding_side must be 'left' or 'right', got {padding_side!r}")
     core = Tokenizer(models.WordLevel(VOCAB, unk_token=UNK))
     core.normalizer = normalizers.Lowercase()
-    core.pre_tokenizer = pre_tokenizers.Whitespace()   # words, and punctuation as its own token
+    core.pre_tokenizer = pre_tokenizers.Whitespace()  # words, and punctuation as its own token
     core.post_processor = processors.TemplateProcessing(
-        single=f"$A {EOS}", pair=f"$A {EOS} $B {EOS}", special_tokens=[(EOS, VOCAB[EOS])])
+        single=f"$A {EOS}", pair=f"$A {EOS} $B {EOS}", special_tokens=[(EOS, VOCAB[EOS])]
+    )
     return PreTrainedTokenizerFast(
-        tokenizer_object=core, eos_token=EOS, unk_token=UNK,
-        pad_token=EOS,                                   # the setting this workbook is about
-        padding_side=padding_side, model_input_names=["input_ids", "attention_mask"])
+        tokenizer_object=core,
+        eos_token=EOS,
+        unk_token=UNK,
+        pad_token=EOS,  # the setting this workbook is about
+        padding_side=padding_side,
+        model_input_names=["input_ids", "attention_mask"],
+    )

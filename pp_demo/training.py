@@ -33,11 +33,12 @@ SIDES = ("left", "right")
 class TrainingBatch(jobs.Batch):
     """A training batch: the runner's ``Batch`` and which rows are padded on the left."""
 
-    left_padded: torch.Tensor | None = None   # bool per row: padding on the left (else right, or none)
+    left_padded: torch.Tensor | None = None  # bool per row: padding on the left (else right, or none)
 
 
-def make_batches(n_batches: int, batch_size: int = 16, length: int = 8, vocab_size: int = 32, num_labels: int = 3,
-                 seed: int = 0) -> list[TrainingBatch]:
+def make_batches(
+    n_batches: int, batch_size: int = 16, length: int = 8, vocab_size: int = 32, num_labels: int = 3, seed: int = 0
+) -> list[TrainingBatch]:
     """Seeded batches: each row has 2..length real tokens (ids 1..vocab-1, never the pad
     id), padded on a random side; its label is its last real token modulo num_labels."""
     generator = torch.Generator().manual_seed(seed)
@@ -62,8 +63,9 @@ def fresh_model(family: str = "llama", seed: int = 0) -> Any:  # a transformers 
     return build_model(family, seed=seed)
 
 
-def train_unpipelined(model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1,
-                      lr: float = 1e-2) -> tuple[list[float], list[torch.Tensor]]:
+def train_unpipelined(
+    model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
+) -> tuple[list[float], list[torch.Tensor]]:
     """Adam through ``model.forward``, micro-batch by micro-batch with each micro-batch's
     mean loss divided by their count: the gradient the pipeline schedule accumulates.
     Returns the loss per step (mean over micro-batches) and each step's logits."""
@@ -106,5 +108,7 @@ def accuracy_by_side(logits: torch.Tensor, batch: TrainingBatch) -> dict[str, fl
     """Fraction of right predictions among left-padded and among right-padded rows."""
     assert batch.labels is not None and batch.left_padded is not None  # make_batches sets both
     right = logits.argmax(-1).eq(batch.labels)
-    return {side: float(right[rows].float().mean()) if rows.any() else float("nan")
-            for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded))}
+    return {
+        side: float(right[rows].float().mean()) if rows.any() else float("nan")
+        for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded))
+    }

@@ -15,8 +15,8 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -27,10 +27,19 @@ from .rules import FIX, pooled_positions
 from .stages import split_model
 from .training import TrainingBatch, accuracy_by_side, fresh_model, make_batches
 
-__all__ = ["StudySettings", "RUNS", "with_eos", "train_through_stages", "pad_sight", "run_study",
-           "results_path", "load_results", "outcome"]
+__all__ = [
+    "StudySettings",
+    "RUNS",
+    "with_eos",
+    "train_through_stages",
+    "pad_sight",
+    "run_study",
+    "results_path",
+    "load_results",
+    "outcome",
+]
 
-TARGET = 0.9   # the accuracy a run must reach to count as having learned the task
+TARGET = 0.9  # the accuracy a run must reach to count as having learned the task
 
 
 @dataclass(frozen=True)
@@ -42,15 +51,15 @@ class StudySettings:
     lr: float = 1e-2
     split_at: int = 2
     held_out_rows: int = 512
-    held_out_seed_offset: int = 1000   # held-out rows of seed s: make_batches seed s + offset
+    held_out_seed_offset: int = 1000  # held-out rows of seed s: make_batches seed s + offset
     eval_every: int = 5
 
 
 @dataclass(frozen=True)
 class Run:
-    task: str             # "plain" (make_batches) or "pad == eos" (with_eos)
-    rule: str             # pooling rule of the last stage
-    loss_on_pad_pooled: bool = True   # False: rows the rule pools at a pad are out of the loss
+    task: str  # "plain" (make_batches) or "pad == eos" (with_eos)
+    rule: str  # pooling rule of the last stage
+    loss_on_pad_pooled: bool = True  # False: rows the rule pools at a pad are out of the loss
 
 
 RUNS = {
@@ -92,9 +101,13 @@ def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     return accuracy_by_side(logits, rows)
 
 
-def train_through_stages(model: Any, batches: Iterable[TrainingBatch], run: Run, settings: StudySettings,
-                         held_out: TrainingBatch | None = None
-                         ) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
+def train_through_stages(
+    model: Any,
+    batches: Iterable[TrainingBatch],
+    run: Run,
+    settings: StudySettings,
+    held_out: TrainingBatch | None = None,
+) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
     """Adam through the two stages, micro-batch by micro-batch, each micro-batch's mean loss
     divided by their count (as ``train_unpipelined`` does). Returns the loss per step, each
     step's logits and, every ``eval_every`` steps, ``model.forward``'s held-out accuracy."""
@@ -110,12 +123,12 @@ def train_through_stages(model: Any, batches: Iterable[TrainingBatch], run: Run,
         parts: list[torch.Tensor] = []
         logits: list[torch.Tensor] = []
         for start in range(0, settings.batch_size, size):
-            ids, mask, labels = (t[start:start + size] for t in batch.as_tuple() if t is not None)
+            ids, mask, labels = (t[start : start + size] for t in batch.as_tuple() if t is not None)
             out = stages.last(*stages.first(ids, mask))
             per_row = F.cross_entropy(out, labels, reduction="none")
             if not run.loss_on_pad_pooled:
                 pooled = pooled_positions(run.rule, input_ids=ids, pad_token_id=PAD)
-                per_row = per_row * mask[torch.arange(len(ids)), pooled]   # 0 where a pad is pooled
+                per_row = per_row * mask[torch.arange(len(ids)), pooled]  # 0 where a pad is pooled
             loss = per_row.mean()
             (loss / settings.n_micro).backward()
             parts.append(loss.detach())
@@ -139,10 +152,12 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
     model = fresh_model(seed=seed)
     _, _, curve = train_through_stages(model, batches, run, settings, held_out)
     final = _served_accuracy(model, held_out)
-    return {"seed": seed,
-            "held_out_accuracy": {side: round(value, 4) for side, value in final.items()},
-            "steps_to_target": {"left": _steps_to_target(curve, 1), "right": _steps_to_target(curve, 2)},
-            "curve": curve}
+    return {
+        "seed": seed,
+        "held_out_accuracy": {side: round(value, 4) for side, value in final.items()},
+        "steps_to_target": {"left": _steps_to_target(curve, 1), "right": _steps_to_target(curve, 2)},
+        "curve": curve,
+    }
 
 
 def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
@@ -163,19 +178,30 @@ def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
         first = [stages.first(x, mask)[0][0, :5] for x in (ids, changed)]
         logits = [stages.last(*stages.first(x, mask))[0] for x in (ids, changed)]
         hidden = [body(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in (ids, changed)]
-    sight = {name: float(f"{float((a - b).abs().max()):.3g}")
-             for name, (a, b) in {"first stage output at the pads": first,
-                                  "count-rule pipeline logits (pooled at a pad)": logits,
-                                  "model.forward body at the pads": hidden}.items()}
+    sight = {
+        name: float(f"{float((a - b).abs().max()):.3g}")
+        for name, (a, b) in {
+            "first stage output at the pads": first,
+            "count-rule pipeline logits (pooled at a pad)": logits,
+            "model.forward body at the pads": hidden,
+        }.items()
+    }
     return {**sight, "largest |hidden state| of the body at the pads": float(f"{float(hidden[0].abs().max()):.3g}")}
 
 
-def run_study(settings: StudySettings = StudySettings(), runs: Iterable[str] = tuple(RUNS),
-              progress: Callable[[str], object] | None = None) -> dict[str, Any]:
+def run_study(
+    settings: StudySettings = StudySettings(),
+    runs: Iterable[str] = tuple(RUNS),
+    progress: Callable[[str], object] | None = None,
+) -> dict[str, Any]:
     """Every run of ``runs`` on every seed; the versions and settings come with the results."""
-    results: dict[str, Any] = {"transformers": transformers.__version__, "torch": torch.__version__.split("+")[0],
-               "settings": {**asdict(settings), "target_accuracy": TARGET, "family": "llama"},
-               "pad_sight": pad_sight(split_at=settings.split_at), "runs": {}}
+    results: dict[str, Any] = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "settings": {**asdict(settings), "target_accuracy": TARGET, "family": "llama"},
+        "pad_sight": pad_sight(split_at=settings.split_at),
+        "runs": {},
+    }
     for name in runs:
         run = RUNS[name]
         results["runs"][name] = {**asdict(run), "seeds": []}
@@ -184,7 +210,9 @@ def run_study(settings: StudySettings = StudySettings(), runs: Iterable[str] = t
             results["runs"][name]["seeds"].append(record)
             if progress:
                 acc = record["held_out_accuracy"]
-                progress(f"{name:<40} seed {seed:>2}: held-out accuracy left {acc['left']:.2f} right {acc['right']:.2f}")
+                progress(
+                    f"{name:<40} seed {seed:>2}: held-out accuracy left {acc['left']:.2f} right {acc['right']:.2f}"
+                )
     return results
 
 

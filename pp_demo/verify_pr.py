@@ -27,14 +27,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
 
-def _start_worker(stem: str, trees: dict[str, pathlib.Path],
-                  folder: pathlib.Path) -> tuple[subprocess.Popen[str], pathlib.Path]:
+def _start_worker(
+    stem: str, trees: dict[str, pathlib.Path], folder: pathlib.Path
+) -> tuple[subprocess.Popen[str], pathlib.Path]:
     job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
     job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
     # the first variant's tree first, then this checkout's pp_demo (not an installed one)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(next(iter(trees.values()))), str(ROOT)]))
-    process = subprocess.Popen([sys.executable, "-m", "pp_demo.verify_pr_worker", str(job), str(out)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pp_demo.verify_pr_worker", str(job), str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     return process, out
 
 
@@ -57,21 +63,27 @@ def _compact(variant: dict[str, Any]) -> dict[str, Any]:
     """A variant's rows as short strings: per row the positions its logits equal, ``5 3 0|1 -``
     (``|`` between tied positions, ``-`` for none), and whether they match as ``TTTF``."""
     families = variant.pop("families")
-    variant["pooled"] = {f: {b: " ".join("|".join(map(str, c)) or "-" for c in x["pooled"]) for b, x in bs.items()}
-                         for f, bs in families.items()}
-    variant["matches model.forward"] = {f: {b: "".join("TF"[not m] for m in x["matches"]) for b, x in bs.items()}
-                                        for f, bs in families.items()}
+    variant["pooled"] = {
+        f: {b: " ".join("|".join(map(str, c)) or "-" for c in x["pooled"]) for b, x in bs.items()}
+        for f, bs in families.items()
+    }
+    variant["matches model.forward"] = {
+        f: {b: "".join("TF"[not m] for m in x["matches"]) for b, x in bs.items()} for f, bs in families.items()
+    }
     return variant
 
 
 def _imports_row(stem: str, variants: dict[str, Any]) -> dict[str, str]:
     inside = all(v["colossalai.__file__ inside the tree"] for v in variants.values())
     versions = sorted({v["colossalai.__version__"] for v in variants.values()})
-    return {"claim": "each variant imported from its own tree", "sdist": stem,
-            "ran": f"{len(variants)} variants in one process, PYTHONPATH / sys.path first",
-            "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; "
-                    f"version {', '.join(versions)}",
-            "verdict": "verified" if inside else NOT_AS_STATED, "difference": ""}
+    return {
+        "claim": "each variant imported from its own tree",
+        "sdist": stem,
+        "ran": f"{len(variants)} variants in one process, PYTHONPATH / sys.path first",
+        "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; version {', '.join(versions)}",
+        "verdict": "verified" if inside else NOT_AS_STATED,
+        "difference": "",
+    }
 
 
 def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:

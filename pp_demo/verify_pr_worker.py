@@ -53,8 +53,8 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tens
         content[inside] = PAD
         if (content == PAD).all():
             content[draw(0, size - 1)] = draw(1, 31)
-        ids[row, start:start + size] = content
-        mask[row, start:start + size] = 1
+        ids[row, start : start + size] = content
+        mask[row, start : start + size] = 1
     return ids, mask
 
 
@@ -89,8 +89,9 @@ def _pooled_from(logits: torch.Tensor, every: torch.Tensor) -> list[list[int]]:
     return [(row <= ATOL).nonzero().flatten().tolist() for row in distance]
 
 
-def run_variant(forwards: dict[str, Any], models: dict[str, Any],
-                data: dict[str, tuple[torch.Tensor, torch.Tensor]]) -> dict[str, Any]:
+def run_variant(
+    forwards: dict[str, Any], models: dict[str, Any], data: dict[str, tuple[torch.Tensor, torch.Tensor]]
+) -> dict[str, Any]:
     """``{family: {batch: {"matches": [...], "pooled": [...]}}}`` for one imported tree."""
     out: dict[str, Any] = {}
     for family, forward in forwards.items():
@@ -129,8 +130,11 @@ def main(job_path: str, out_path: str) -> None:
             if family not in models:
                 models[family] = build_model(family, attn_implementation=ATTENTION.get(family)).eval()
         result["variants"][variant] = {
-            "tree": f"sdist {job['sdist']}, variant {variant}", "colossalai.__version__": version,
-            "colossalai.__file__ inside the tree": inside, "families": run_variant(forwards, models, data)}
+            "tree": f"sdist {job['sdist']}, variant {variant}",
+            "colossalai.__version__": version,
+            "colossalai.__file__ inside the tree": inside,
+            "families": run_variant(forwards, models, data),
+        }
     pathlib.Path(out_path).write_text(json.dumps(result))
 
 

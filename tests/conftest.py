@@ -15,6 +15,8 @@ FIVE_ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "un
 # lpic 5, rpic 3, unpadded 5); count - 1 pools 3, 3, 2, 2, 5; the first pad - 1 pools
 # 5 (wrapped from -1), 3, 5, 0, 5: it misses only the right-padded row with a pad id
 # among its real tokens.
+# A table, one row per line (the formatter would put one value per line).
+# fmt: off
 MATCHES_FORWARD = {
     #                     left   right  lpic   rpic   unpadded
     "count":             [False, True,  False, False, True],
@@ -22,6 +24,7 @@ MATCHES_FORWARD = {
     "first_pad":         [True,  True,  True,  False, True],
     "rightmost_non_pad": [True,  True,  True,  True,  True],
 }
+# fmt: on
 
 SIX_ROWS = [*FIVE_ROWS, "left"]
 """FIVE_ROWS and the left row again: a batch of six splits into micro-batches of 2 and 3."""
@@ -29,6 +32,14 @@ COUNT_RULE_MATCHES_SIX = [*MATCHES_FORWARD["count"], False]
 
 # The rule of each family's pipeline forward in ColossalAI 0.5.0 (its shardformer
 # policies' *ForSequenceClassification forwards); qwen3 was fixed after 0.5.0's model list.
-COLOSSALAI_RULE = {"llama": "count", "qwen2": "count", "opt": "count", "qwen3": "rightmost_non_pad",
-                   "mistral": "first_pad", "gpt2": "first_pad_mod", "bloom": "first_pad_mod",
-                   "falcon": "first_pad_mod", "gptj": "first_pad_mod"}
+COLOSSALAI_RULE = {
+    "llama": "count",
+    "qwen2": "count",
+    "opt": "count",
+    "qwen3": "rightmost_non_pad",
+    "mistral": "first_pad",
+    "gpt2": "first_pad_mod",
+    "bloom": "first_pad_mod",
+    "falcon": "first_pad_mod",
+    "gptj": "first_pad_mod",
+}

@@ -40,8 +40,10 @@ def results():
 
 # ---------------------------------------------------------------- the bounds, from their definition
 
-@pytest.mark.parametrize("p, m, slots", [(2, 1, [1, 1]), (2, 4, [1, 2, 2, 2, 1]), (3, 2, [1, 2, 2, 1]),
-                                         (3, 4, [1, 2, 3, 3, 2, 1])])
+
+@pytest.mark.parametrize(
+    "p, m, slots", [(2, 1, [1, 1]), (2, 4, [1, 2, 2, 2, 1]), (3, 2, [1, 2, 2, 1]), (3, 4, [1, 2, 3, 3, 2, 1])]
+)
 def test_gpipe_keeps_this_many_stages_busy_per_slot(p, m, slots):
     assert busy_stages(p, m) == slots
 
@@ -61,25 +63,32 @@ def test_the_ideal_is_p_m_over_m_plus_p_minus_1_and_the_limit_meets_it_with_p_fr
 
 # ---------------------------------------------------------------- the breakdown of one step
 
+
 def test_every_second_of_a_step_falls_in_exactly_one_part():
     # rank 0: forward [0, 1], waits [1, 3] for rank 1's backward, which runs [2, 3]; rank 1
     # starts 0.5 late, waits [0.5, 1.2] (rank 0 computes until 1), forward [1.2, 2], backward [2, 3]
-    steps = [(0.0, 3.0, [("F", 0.0, 1.0), ("W", 1.0, 3.0)]),
-             (0.5, 3.0, [("W", 0.5, 1.2), ("F", 1.2, 2.0), ("B", 2.0, 3.0)])]
+    steps = [
+        (0.0, 3.0, [("F", 0.0, 1.0), ("W", 1.0, 3.0)]),
+        (0.5, 3.0, [("W", 0.5, 1.2), ("F", 1.2, 2.0), ("B", 2.0, 3.0)]),
+    ]
     step = step_breakdown(steps)
     assert step["wall_s"] == 3.0
     rank0, rank1 = step["ranks"]
     # rank 0's wait overlaps rank 1's computing over [1.2, 3]: 1.8 s idle, 0.2 s in transit
     assert (rank0["compute_s"], rank0["idle_s"], rank0["p2p_wait_s"], rank0["bookkeeping_s"]) == pytest.approx(
-        (1.0, 1.8, 0.2, 0.0))
+        (1.0, 1.8, 0.2, 0.0)
+    )
     # rank 1: 0.5 s before its start, its wait overlaps rank 0's forward over [0.5, 1]
     assert (rank1["compute_s"], rank1["idle_s"], rank1["p2p_wait_s"], rank1["bookkeeping_s"]) == pytest.approx(
-        (1.8, 1.0, 0.2, 0.0))
+        (1.8, 1.0, 0.2, 0.0)
+    )
 
 
 def test_a_row_takes_the_best_baseline_and_the_fastest_step():
-    steps = [[(0.0, 2.0, [("F", 0.0, 1.0)]), (5.0, 6.5, [("F", 5.0, 6.0)])],
-             [(0.0, 2.0, [("F", 1.0, 2.0)]), (5.0, 6.5, [("F", 5.5, 6.5)])]]
+    steps = [
+        [(0.0, 2.0, [("F", 0.0, 1.0)]), (5.0, 6.5, [("F", 5.0, 6.0)])],
+        [(0.0, 2.0, [("F", 1.0, 2.0)]), (5.0, 6.5, [("F", 5.5, 6.5)])],
+    ]
     row = pipeline_row(2, 2, "inference", "ScheduleGPipe", steps, {"one_process_whole_batch": 2.4}, 2.0)
     assert row["pipeline_s"] == 1.5 and row["steps_s"] == [2.0, 1.5]
     assert row["baseline_from"] == "pipeline_compute_summed" and row["baseline_s"] == 2.0
@@ -87,6 +96,7 @@ def test_a_row_takes_the_best_baseline_and_the_fastest_step():
 
 
 # ---------------------------------------------------------------- the committed results file
+
 
 def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown(results):
     settings = results["settings"]
@@ -97,8 +107,9 @@ def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown
     for cap in results["capacity"].values():
         assert cap["pair_s"] >= cap["alone_s"] and 0 < cap["c"] <= 2
     keys = [(r["p"], r["m"], r["mode"]) for r in results["rows"]]
-    assert sorted(keys) == sorted((p, m, mode) for p in settings["stages"] for m in settings["micro_batches"]
-                                  for mode in settings["modes"])
+    assert sorted(keys) == sorted(
+        (p, m, mode) for p in settings["stages"] for m in settings["micro_batches"] for mode in settings["modes"]
+    )
     for row in results["rows"]:
         assert row["baseline_s"] == min(row["baseline_candidates_s"].values())
         assert row["ideal"] == pytest.approx(row["p"] * row["m"] / (row["m"] + row["p"] - 1), abs=1e-4)
@@ -125,10 +136,20 @@ def test_no_ratio_exceeds_its_bound(results):
 def test_a_run_is_quiet_when_it_started_with_less_than_half_the_cpus_busy(results):
     from pp_demo.bench.report import measured_quietly
 
-    assert measured_quietly({**results, "load_average": {"start": [0.9, 3, 3], "end": [3, 3, 3]},
-                             "versions": {**results["versions"], "cpus": "2"}})
-    assert not measured_quietly({**results, "load_average": {"start": [1.0, 0, 0], "end": [0, 0, 0]},
-                                 "versions": {**results["versions"], "cpus": "2"}})
+    assert measured_quietly(
+        {
+            **results,
+            "load_average": {"start": [0.9, 3, 3], "end": [3, 3, 3]},
+            "versions": {**results["versions"], "cpus": "2"},
+        }
+    )
+    assert not measured_quietly(
+        {
+            **results,
+            "load_average": {"start": [1.0, 0, 0], "end": [0, 0, 0]},
+            "versions": {**results["versions"], "cpus": "2"},
+        }
+    )
 
 
 def test_the_readme_states_the_numbers_of_the_results_file(results):
@@ -152,8 +173,10 @@ def test_the_figure_shows_a_timeline_and_the_breakdown(results):
 
 # ---------------------------------------------------------------- bad input, before anything starts
 
-@pytest.mark.parametrize("stages, micro, message", [((4,), (2,), "runs on 2..3 ranks"),
-                                                    ((2,), (3,), "does not split into 3 equal")])
+
+@pytest.mark.parametrize(
+    "stages, micro, message", [((4,), (2,), "runs on 2..3 ranks"), ((2,), (3,), "does not split into 3 equal")]
+)
 def test_what_cannot_run_is_refused_in_one_line(stages, micro, message):
     # a loaded machine where two processes give less than one alone: one busy stage still runs at one
     assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
@@ -163,11 +186,13 @@ def test_what_cannot_run_is_refused_in_one_line(stages, micro, message):
 
 # ---------------------------------------------------------------- a tiny run, end to end
 
+
 def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
     from pp_demo.bench import run_bench
 
-    result = run_bench(BenchSize(hidden=32, layers=2, seq=8, batch=4), stages=(2,), micro_batches=(2,),
-                       warmup=0, repeats=1)
+    result = run_bench(
+        BenchSize(hidden=32, layers=2, seq=8, batch=4), stages=(2,), micro_batches=(2,), warmup=0, repeats=1
+    )
     assert [(r["p"], r["m"], r["mode"]) for r in result["rows"]] == [(2, 2, "inference"), (2, 2, "training")]
     inference, training = result["rows"]
     assert inference["schedule"] == "ScheduleGPipe"

@@ -20,9 +20,11 @@ def pipeline(rule):
 
 def pooled_at(position_fn):
     """Score the model's own hidden states at the positions ``position_fn`` picks."""
+
     def forward(model, ids, mask):
         hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
         return model.score(hidden[torch.arange(ids.shape[0]), position_fn(ids, mask, model.config.pad_token_id)])
+
     return forward
 
 
@@ -31,7 +33,7 @@ def rightmost_non_pad(ids, mask, pad):
 
 
 def ignores_the_mask(model, ids, mask):
-    hidden = model.base_model(input_ids=ids).last_hidden_state   # pads are attended to
+    hidden = model.base_model(input_ids=ids).last_hidden_state  # pads are attended to
     return model.score(hidden[torch.arange(ids.shape[0]), rightmost_non_pad(ids, mask, model.config.pad_token_id)])
 
 
@@ -46,11 +48,14 @@ def test_the_fixed_pipeline_passes(llama):
     assert "count" not in report.consistent_rules
 
 
-@pytest.mark.parametrize("rule, failing", [
-    ("count", {"left", "pad_in_content", "pad_equals_eos"}),
-    ("first_pad_mod", {"pad_in_content", "pad_equals_eos"}),
-    ("first_pad", {"pad_in_content", "pad_equals_eos"}),
-])
+@pytest.mark.parametrize(
+    "rule, failing",
+    [
+        ("count", {"left", "pad_in_content", "pad_equals_eos"}),
+        ("first_pad_mod", {"pad_in_content", "pad_equals_eos"}),
+        ("first_pad", {"pad_in_content", "pad_equals_eos"}),
+    ],
+)
 def test_each_legacy_rule_is_caught_and_named(llama, rule, failing):
     report = check_forward(llama, pipeline(rule))
     named = {c.name for c in report.cases if not c.passed and not c.name.startswith("random")}
@@ -72,7 +77,7 @@ def test_ignoring_the_mask_is_caught_as_different_hidden_states(llama):
     assert not left.rows[0].matches and left.rows[0].pooled_at == ()
     assert "no position (the hidden states differ" in report.summary()
     right = next(c for c in report.cases if c.name == "right")
-    assert right.passed   # causal attention: pads after the last real token change nothing before it
+    assert right.passed  # causal attention: pads after the last real token change nothing before it
 
 
 def test_pooling_the_first_token_is_caught(llama):
@@ -83,8 +88,12 @@ def test_pooling_the_first_token_is_caught(llama):
 
 
 def test_the_mask_rule_fails_only_where_model_forward_itself_misses_the_real_eos(llama):
-    report = check_forward(llama, pooled_at(lambda ids, mask, pad: (torch.arange(ids.shape[1]) * mask).argmax(-1)),
-                           lengths=(6,), batch_sizes=(2,))
+    report = check_forward(
+        llama,
+        pooled_at(lambda ids, mask, pad: (torch.arange(ids.shape[1]) * mask).argmax(-1)),
+        lengths=(6,),
+        batch_sizes=(2,),
+    )
     failing = {c.name for c in report.cases if not c.passed}
     assert "trailing_real_eos" in failing and not {"left", "right", "none", "pad_in_content"} & failing
     eos = next(c for c in report.cases if c.name == "trailing_real_eos").rows[0]
@@ -100,29 +109,32 @@ def test_other_families_and_pad_ids(family):
 
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
 def test_attention_implementations(llama, attn):
-    assert check_forward(llama, pipeline("rightmost_non_pad"), attn_implementation=attn,
-                         lengths=(9,), batch_sizes=(4,)).passed
+    assert check_forward(
+        llama, pipeline("rightmost_non_pad"), attn_implementation=attn, lengths=(9,), batch_sizes=(4,)
+    ).passed
 
 
 def test_a_bf16_model_is_judged_by_the_bf16_tolerance(llama):
-    report = check_forward(build_model("llama"), pipeline("rightmost_non_pad"), dtype=torch.bfloat16,
-                           lengths=(9,), batch_sizes=(4,))
+    report = check_forward(
+        build_model("llama"), pipeline("rightmost_non_pad"), dtype=torch.bfloat16, lengths=(9,), batch_sizes=(4,)
+    )
     assert report.atol == tolerance("cpu", torch.bfloat16) == 5e-2
     assert report.passed
-    assert not check_forward(build_model("llama"), pipeline("count"), dtype=torch.bfloat16,
-                             lengths=(9,), batch_sizes=(4,)).passed
+    assert not check_forward(
+        build_model("llama"), pipeline("count"), dtype=torch.bfloat16, lengths=(9,), batch_sizes=(4,)
+    ).passed
 
 
 def test_bf16_logits_of_an_fp32_model_fail_but_are_reported_as_rounded_at_the_right_position():
     # The hidden states and pooled positions are those of model.forward; only the dtype of
     # the returned logits is coarser. The verdict stays FAIL (1e-6 is the fp32 tolerance),
     # and every failing row must be named as pooled where model.forward pools, only rounded.
-    report = check_forward(build_model("llama"), lambda m, i, a: fixed_pipeline(m, i, a).to(torch.bfloat16),
-                           lengths=(9,), batch_sizes=(4,))
+    report = check_forward(
+        build_model("llama"), lambda m, i, a: fixed_pipeline(m, i, a).to(torch.bfloat16), lengths=(9,), batch_sizes=(4,)
+    )
     assert not report.passed
     failing = [row for case in report.cases for row in case.rows if not row.matches]
-    assert failing and all(row.rounded_to == "bfloat16" and row.forward_pools in row.pooled_at
-                           for row in failing)
+    assert failing and all(row.rounded_to == "bfloat16" and row.forward_pools in row.pooled_at for row in failing)
     summary = report.summary()
     assert "no position" not in summary
     assert "(the position model.forward pools), only rounded to bfloat16" in summary
@@ -131,8 +143,12 @@ def test_bf16_logits_of_an_fp32_model_fail_but_are_reported_as_rounded_at_the_ri
 def test_a_wrong_pooled_position_is_not_excused_as_rounding():
     # bf16 logits of the count rule: rounding cannot move the pooled position, so the rows
     # where count pools a wrong token must name that token, not model.forward's.
-    report = check_forward(build_model("llama"), lambda m, i, a: pipeline_logits(m, i, a, rule="count")
-                           .to(torch.bfloat16), lengths=(9,), batch_sizes=(4,))
+    report = check_forward(
+        build_model("llama"),
+        lambda m, i, a: pipeline_logits(m, i, a, rule="count").to(torch.bfloat16),
+        lengths=(9,),
+        batch_sizes=(4,),
+    )
     left = next(case for case in report.cases if case.name == "left")
     row = left.rows[0]  # left-padded: count pools before the last real token
     assert not row.matches and row.forward_pools not in row.pooled_at
@@ -166,11 +182,14 @@ def test_cli_checks_a_local_checkpoint_and_the_callable_of_a_users_module(tmp_pa
         "import torch\n"
         "def last_token(model, ids, mask):\n"
         "    hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state\n"
-        "    return model.score(hidden[:, -1])\n")
+        "    return model.score(hidden[:, -1])\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["check", "my_framework:last_token", "--model-path", str(tmp_path / "ckpt"), "--attn", "eager"]) == 1
     out = capsys.readouterr().out
-    assert "  left: " not in out and "  right: rows [0] differ" in out   # last position: right only when no right padding
+    assert (
+        "  left: " not in out and "  right: rows [0] differ" in out
+    )  # last position: right only when no right padding
 
 
 def test_a_callable_that_is_not_one_is_refused():

@@ -60,8 +60,7 @@ def test_table_help_names_the_default_rules_it_shows(capsys):
     assert "default: all" not in help_text.split("--rules")[1].split("--cases")[0]
 
 
-@pytest.mark.parametrize("device, expected", [("tpu", "'tpu' is not a device"),
-                                              ("cuda:99", "no CUDA device")])
+@pytest.mark.parametrize("device, expected", [("tpu", "'tpu' is not a device"), ("cuda:99", "no CUDA device")])
 def test_a_device_this_torch_cannot_use(capsys, monkeypatch, device, expected):
     import torch
 

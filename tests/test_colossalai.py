@@ -7,19 +7,18 @@ the transformers 5.x leg (`make test-transformers5`) leaves this file out.
 
 import pathlib
 
+import colossalai  # a plain import: a missing ColossalAI is an error here, never a skip
 import pytest
 import torch
 import transformers
+from conftest import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
 
-import colossalai  # a plain import: a missing ColossalAI is an error here, never a skip
 from pp_demo.cases import as_batch
 from pp_demo.checker import check_forward
 from pp_demo.colossalai_compat import FORWARDS, call_one_stage, colossalai_forward, colossalai_forwards
 from pp_demo.compare import compare_rows, forward_logits
 from pp_demo.families import build_model, get_family
 from pp_demo.local import pipeline_logits
-
-from conftest import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ATOL = 1e-6  # CPU fp32, as everywhere in the workbook
@@ -66,8 +65,9 @@ def test_colossalai_equals_pp_demo_with_its_rule_row_by_row(family):
 
 
 @pytest.mark.parametrize("family", list(RULES))
-@pytest.mark.parametrize("rows", [["left"], ["right_pad_in_content"], ["trailing_eos"],
-                                  ["all_pad", "unpadded", "right", "left"]])
+@pytest.mark.parametrize(
+    "rows", [["left"], ["right_pad_in_content"], ["trailing_eos"], ["all_pad", "unpadded", "right", "left"]]
+)
 def test_colossalai_equals_pp_demo_on_other_batches(family, rows):
     # one-row batches (Bloom and Falcon take the batch size from the placeholder), a row
     # ending in a real eos equal to pad, and an all-pad row
@@ -96,6 +96,7 @@ def test_a_forward_refuses_another_family():
 
 # ---- the divergence that is not pooling: GPT-2 under sdpa
 
+
 def _gpt2_body(model, ids, mask):
     from colossalai.shardformer.modeling.gpt2 import GPT2PipelineForwards
 
@@ -118,8 +119,9 @@ def test_gpt2_under_sdpa_differs_on_every_row_even_unpadded():
     ids, mask = as_batch(ROWS)
     ours = colossalai_forward(model, ids, mask)
     assert compare_rows(ours, forward_logits(model, ids, mask), ATOL).matches == [False] * len(ROWS)
-    assert compare_rows(ours, pipeline_logits(model, ids, mask, rule="first_pad_mod"), ATOL).matches \
-        == [False] * len(ROWS)
+    assert compare_rows(ours, pipeline_logits(model, ids, mask, rule="first_pad_mod"), ATOL).matches == [False] * len(
+        ROWS
+    )
 
 
 def test_gpt2_under_sdpa_attends_to_later_tokens():

@@ -12,15 +12,14 @@ import time
 
 import pytest
 import torch
+from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
+from pp_demo import PipelineError, run
 from pp_demo.cases import as_batch
 from pp_demo.compare import forward_logits
 from pp_demo.families import build_model
 from pp_demo.jobs import Fault, Inference, Job, Step, prepare
 from pp_demo.local import pipeline_logits
-from pp_demo import PipelineError, run
-
-from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 FAMILIES = ["llama", "qwen2", "opt"]
 ROWS = SIX_ROWS
@@ -33,7 +32,7 @@ def _jobs():
     jobs = {}
     for family in FAMILIES:
         model = build_model(family)
-        for p, points in ((2, 2), (3, (1, 3))):     # p stages, so p ranks
+        for p, points in ((2, 2), (3, (1, 3))):  # p stages, so p ranks
             jobs[family, p, "fix"] = Job.infer(model, ids, mask, split_points=points, n_micro=2)
             jobs[family, p, "count"] = Job.infer(model, ids, mask, rule="count", n_micro=3, split_points=points)
             # 1F1B needs a micro-batch per stage: with 2 micro-batches on three stages, GPipe runs
@@ -41,8 +40,9 @@ def _jobs():
             jobs[family, p, "train3"] = Job.step(model, ids, mask, LABELS, n_micro=3, split_points=points)
             # the engine's shape trap: after the first step, another length and a bigger batch
             jobs[family, p, "shorter"] = Job.infer(model, ids[:, 2:], mask[:, 2:], split_points=points, n_micro=2)
-            jobs[family, p, "bigger"] = Job.infer(model, ids.repeat(2, 1), mask.repeat(2, 1), split_points=points,
-                                                  n_micro=2)
+            jobs[family, p, "bigger"] = Job.infer(
+                model, ids.repeat(2, 1), mask.repeat(2, 1), split_points=points, n_micro=2
+            )
     return jobs
 
 
@@ -121,30 +121,40 @@ def test_a_fault_on_a_rank_the_pipeline_does_not_have_is_refused():
         run([Job.infer(build_model("llama"), ids, mask, fault=Fault(rank=2))], on="ranks")
 
 
-@pytest.mark.parametrize("fault, message", [
-    (Fault(rank=2, how="raise"), "rank 2 failed: RuntimeError: fault injected at micro-batch 1; the other ranks"),
-    (Fault(rank=1, how="kill"), "rank 1 was killed by SIGKILL mid-schedule"),
-    (Fault(rank=0, how="hang"), "the 3 ranks did not finish within 30 s"),
-])
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        (Fault(rank=2, how="raise"), "rank 2 failed: RuntimeError: fault injected at micro-batch 1; the other ranks"),
+        (Fault(rank=1, how="kill"), "rank 1 was killed by SIGKILL mid-schedule"),
+        (Fault(rank=0, how="hang"), "the 3 ranks did not finish within 30 s"),
+    ],
+)
 def test_a_failing_rank_of_three_becomes_a_clear_error_in_bounded_time(fault, message):
     # the limit leaves room for three processes importing torch and transformers on a
     # busy 2-core machine; a raise or a kill ends the run long before it
     ids, mask = as_batch(ROWS)
     start = time.monotonic()
     with pytest.raises(PipelineError, match=message):
-        run([Job.infer(build_model("llama"), ids, mask, split_points=(1, 3), n_micro=3, fault=fault)],
-            on="ranks", timeout_s=30)
+        run(
+            [Job.infer(build_model("llama"), ids, mask, split_points=(1, 3), n_micro=3, fault=fault)],
+            on="ranks",
+            timeout_s=30,
+        )
     assert time.monotonic() - start < 90
 
 
 def test_a_rank_count_the_split_points_do_not_fit_is_refused():
     ids, mask = as_batch(ROWS)
     job = Job.infer(build_model("llama"), ids, mask, split_points=(1, 3))
-    with pytest.raises(ValueError, match=r"cut the model into 3 stages, one rank each, but torchrun started 5 "
-                                         r"ranks \(use --nproc-per-node 3\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"cut the model into 3 stages, one rank each, but torchrun started 5 "
+        r"ranks \(use --nproc-per-node 3\)",
+    ):
         prepare(job, n_ranks=5)
-    with pytest.raises(ValueError, match="torchrun started 5 ranks, one per stage, but a model with 4 layers "
-                                         "splits into 2..4 stages"):
+    with pytest.raises(
+        ValueError, match="torchrun started 5 ranks, one per stage, but a model with 4 layers splits into 2..4 stages"
+    ):
         prepare(Job.infer(job.model, ids, mask), n_ranks=5)
     assert prepare(Job.infer(job.model, ids, mask), n_ranks=3).split_points == (1, 3)
 
@@ -166,10 +176,24 @@ def test_cli_reproduce_distributed_on_three_ranks_prints_the_same_lines(capsys):
 
 def _torchrun(nproc, *args):
     # --standalone: a local rendezvous on a free port torchrun picks itself
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
-               "-m", "pp_demo", "reproduce", "--distributed", "--family", "llama", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=240,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        str(nproc),
+        "-m",
+        "pp_demo",
+        "reproduce",
+        "--distributed",
+        "--family",
+        "llama",
+        *args,
+    ]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=240, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
 
 
 def test_torchrun_runs_the_cli_as_three_ranks_and_only_one_prints():

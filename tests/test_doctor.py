@@ -18,19 +18,23 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 def _versions(monkeypatch, **found):
     """importlib.metadata.version as if exactly the packages in ``found`` were installed."""
+
     def version(name):
         if name not in found:
             raise importlib.metadata.PackageNotFoundError(name)
         return found[name]
+
     monkeypatch.setattr(importlib.metadata, "version", version)
 
 
 def test_pins_are_read_from_a_long_lock_file_with_comments_markers_and_hashes(tmp_path):
     lock = tmp_path / "pinned.txt"
-    lock.write_text("# a comment\n--index-url https://example.org/simple\n"
-                    "torch==2.13.0 \\\n    --hash=sha256:abc\n"
-                    "Jinja2==3.1.6 ; python_version >= '3.10'  # templates\n"
-                    "uvicorn[standard]==0.30.1\nnumpy>=2\n\n")
+    lock.write_text(
+        "# a comment\n--index-url https://example.org/simple\n"
+        "torch==2.13.0 \\\n    --hash=sha256:abc\n"
+        "Jinja2==3.1.6 ; python_version >= '3.10'  # templates\n"
+        "uvicorn[standard]==0.30.1\nnumpy>=2\n\n"
+    )
     assert doctor.read_pins(lock) == {"torch": "2.13.0", "jinja2": "3.1.6", "uvicorn": "0.30.1"}
 
 
@@ -64,8 +68,11 @@ def test_the_pinned_cpu_build_is_ok_and_a_cuda_build_on_linux_is_a_warning(monke
     for cuda in ("2.13.0+cu128", "2.13.0"):  # the second: PyPI's, which requires nvidia-* wheels
         _versions(monkeypatch, torch=cuda)
         if "+" not in cuda:
-            monkeypatch.setattr(importlib.metadata, "requires",
-                                lambda name: ['nvidia-cublas-cu12==12.8.4.1; platform_system == "Linux"'])
+            monkeypatch.setattr(
+                importlib.metadata,
+                "requires",
+                lambda name: ['nvidia-cublas-cu12==12.8.4.1; platform_system == "Linux"'],
+            )
         check = doctor.check_package("torch", {"torch": "2.13.0"})
         assert check.status == WARN and "CUDA build" in check.detail
 
@@ -104,6 +111,7 @@ def test_a_kernel_with_another_pp_demo_is_a_warning(monkeypatch, tmp_path):
 def test_no_kernel_spec_fails(monkeypatch):
     def no_kernel():
         raise LookupError("No such kernel named python3")
+
     monkeypatch.setattr(doctor, "kernel_python", no_kernel)
     check = doctor.check_kernel()
     assert check.status == FAIL and "no python3 kernel" in check.detail
@@ -159,7 +167,10 @@ def test_without_torch_the_torch_checks_are_skipped_and_nothing_starts(monkeypat
     out = capsys.readouterr().out
     assert "FAIL  torch: not installed" in out
     assert [line.split(":")[0] for line in out.splitlines() if line.startswith("skip")] == [
-        "skip  two ranks (gloo, 127.0.0.1)", "skip  quiet imports", "skip  reproduction"]
+        "skip  two ranks (gloo, 127.0.0.1)",
+        "skip  quiet imports",
+        "skip  reproduction",
+    ]
 
 
 def test_the_exit_status_is_1_on_any_fail_and_0_otherwise(monkeypatch, capsys):
@@ -173,8 +184,9 @@ def test_the_exit_status_is_1_on_any_fail_and_0_otherwise(monkeypatch, capsys):
 def test_python_m_pp_demo_doctor_runs_on_an_interpreter_without_torch():
     # -S: no site-packages, so neither torch nor anything else installed is importable
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-S", "-m", "pp_demo", "doctor"], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "pp_demo", "doctor"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
     assert done.returncode == 1, done.stderr
     assert done.stderr == ""
     lines = done.stdout.splitlines()

@@ -17,7 +17,7 @@ CASES = [(kind, p, m) for p in (2, 3) for kind in ("gpipe", "1f1b") for m in (p,
 @pytest.fixture(scope="module")
 def recorded():
     probes = [OrderProbe(kind, p, m) for kind, p, m in CASES] + [ShapeTrapProbe()]
-    results = run(probes, on="ranks", timeout_s=300)   # one start per stage count
+    results = run(probes, on="ranks", timeout_s=300)  # one start per stage count
     return dict(zip(CASES + ["trap"], results))
 
 

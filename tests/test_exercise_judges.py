@@ -28,17 +28,28 @@ def _mask_rule_by_hand(ids, mask, pad):
 
 def _causal_by_hand(mask):
     length = mask.shape[-1]
-    return torch.tensor([[[j <= i and row[j] == 1 for j in range(length)] for i in range(length)]
-                         for row in mask.tolist()])
+    return torch.tensor(
+        [[[j <= i and row[j] == 1 for j in range(length)] for i in range(length)] for row in mask.tolist()]
+    )
 
 
 RIGHT = [
-    ("01.1", _fix_by_hand), ("01.2", "right_pad_in_content"), ("01.3", 2),
-    ("03.1", [True, False]), ("03.2", [False, False]), ("03.3", [4, 1, 3]),
-    ("04.1", {3, 0}), ("04.2", _mask_rule_by_hand), ("04.3", 1),
-    ("06.1", [2, 1]), ("06.2", [0, 1, 2, 3]), ("06.3", _causal_by_hand),
-    ("07.1", "c"), ("07.2", ([3, 4, 5, 1, 1], [1, 1, 1, 0, 0])),
-    ("08.1", [(3, 4), (0, 4), (2, 1), (2, 4)]), ("08.2", ("first_pad", "count")),
+    ("01.1", _fix_by_hand),
+    ("01.2", "right_pad_in_content"),
+    ("01.3", 2),
+    ("03.1", [True, False]),
+    ("03.2", [False, False]),
+    ("03.3", [4, 1, 3]),
+    ("04.1", {3, 0}),
+    ("04.2", _mask_rule_by_hand),
+    ("04.3", 1),
+    ("06.1", [2, 1]),
+    ("06.2", [0, 1, 2, 3]),
+    ("06.3", _causal_by_hand),
+    ("07.1", "c"),
+    ("07.2", ([3, 4, 5, 1, 1], [1, 1, 1, 0, 0])),
+    ("08.1", [(3, 4), (0, 4), (2, 1), (2, 4)]),
+    ("08.2", ("first_pad", "count")),
 ]
 
 
@@ -62,8 +73,11 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
     ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
     ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is"),
-    ("04.2", lambda ids, mask, pad: _fix_by_hand(ids, pad),
-     "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3"),
+    (
+        "04.2",
+        lambda ids, mask, pad: _fix_by_hand(ids, pad),
+        "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3",
+    ),
     ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1, "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),
     ("04.3", 5, "5 is the true last real token"),
@@ -71,16 +85,22 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
     ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
     ("06.2", [1, 2, 3], "leaves out [0]"),
-    ("06.3", lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
-     "position 0 may attend to position 0 in your mask, but 0 is padding"),
+    (
+        "06.3",
+        lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
+        "position 0 may attend to position 0 in your mask, but 0 is padding",
+    ),
     ("06.3", lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1), "but 2 is a later position"),
     ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),
     ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
     ("07.2", "right_pad_in_content", "both pool 3"),
     ("07.2", ([0, 0, 5], [0, 0, 1]), "both pool 2"),
-    ("07.2", "trailing_eos", "the trailing-eos row"),                 # the row notebook 07 shows
-    ("08.1", [(0, 4), (1, 4), (2, 1), (3, 4)],
-     "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)"),
+    ("07.2", "trailing_eos", "the trailing-eos row"),  # the row notebook 07 shows
+    (
+        "08.1",
+        [(0, 4), (1, 4), (2, 1), (3, 4)],
+        "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)",
+    ),
     ("08.1", [(3, 4), (0, 4), (2, 1), (3, 4)], "row 3 [0,0,0,5,6]: first_pad gives -1"),
     ("08.2", ["first_pad"], "on [0] (pad id 0) count gives -1"),
     ("08.2", ["count", "first_pad", "rightmost_non_pad"], "rightmost_non_pad never goes below 0"),
@@ -101,15 +121,18 @@ def _fix_copied(ids, pad):
 SHORTCUTS = [  # calling the package's rule, or copying what the notebook printed nearby
     ("01.1", _fix_copied, "multiplies by arange, the expression printed above"),
     ("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad), "calls pp_demo.rules.rightmost_non_pad"),
-    ("01.1", lambda ids, pad: rules.pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
-     "calls pp_demo.rules.rightmost_non_pad"),
+    (
+        "01.1",
+        lambda ids, pad: rules.pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
+        "calls pp_demo.rules.rightmost_non_pad",
+    ),
     ("01.1", lambda ids, pad: _fix_by_hand(ids[:1], pad).expand(ids.shape[0]), "row 1"),  # row 0's answer for all
-    ("01.3", 3, "is not what the count rule pools"),   # notebook 01 prints count - 1 = 3 for the left row
-    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),   # the reproduction line notebook 03 prints for [left, right]
-    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),   # the same line, copied
-    ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),     # every row with a pad id in it
+    ("01.3", 3, "is not what the count rule pools"),  # notebook 01 prints count - 1 = 3 for the left row
+    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),  # the reproduction line notebook 03 prints for [left, right]
+    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),  # the same line, copied
+    ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),  # every row with a pad id in it
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.rules.rightmost_attended"),
-    ("06.1", [3], "row 1 [5,6,0,7,0,0]"),              # notebook 06's prediction for its own batch
+    ("06.1", [3], "row 1 [5,6,0,7,0,0]"),  # notebook 06's prediction for its own batch
     ("06.2", [0, 1], "is causal attention"),
     ("08.1", [(2, 5), (1, 3), (1, 5)], "a list of 4"),  # notebook 08's printed line for its own batch
 ]

@@ -19,7 +19,7 @@ def test_every_exercise_has_a_reference_solution():
 
 @pytest.mark.parametrize("key", sorted(SOLUTIONS))
 def test_reference_solution_is_correct(key, capsys):
-    assert check(key, SOLUTIONS[key]) is None   # the cell shows the printed line only
+    assert check(key, SOLUTIONS[key]) is None  # the cell shows the printed line only
     assert capsys.readouterr().out == f"[{key}] correct\n"
 
 
@@ -32,16 +32,25 @@ def test_a_function_stub_returning_ellipsis_is_not_attempted():
     assert status("01.1", lambda ids, pad: ...) == "not attempted yet"
 
 
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1,
-     "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch your rule pools 3, model.forward pools 5"),
-    ("01.1", lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
-     "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch your rule pools 5, model.forward pools 0"),
-    ("01.2", "left", "that lands on the true last real token"),
-    ("01.2", "trailing_eos", "not one of the review table's rows"),
-    ("01.3", 5, "is not what the count rule pools"),
-    ("01.3", "2", "as an int"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        (
+            "01.1",
+            lambda ids, pad: (ids != pad).sum(-1) - 1,
+            "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch your rule pools 3, model.forward pools 5",
+        ),
+        (
+            "01.1",
+            lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
+            "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch your rule pools 5, model.forward pools 0",
+        ),
+        ("01.2", "left", "that lands on the true last real token"),
+        ("01.2", "trailing_eos", "not one of the review table's rows"),
+        ("01.3", 5, "is not what the count rule pools"),
+        ("01.3", "2", "as an int"),
+    ],
+)
 def test_a_wrong_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
@@ -50,6 +59,7 @@ def test_a_wrong_answer_gets_a_counterexample(key, wrong, counterexample):
 def test_an_answer_that_raises_is_reported_not_raised():
     def broken(ids, pad):
         raise RuntimeError("typo")
+
     assert status("01.1", broken) == "not yet: your answer raised RuntimeError: typo"
 
 
@@ -64,19 +74,27 @@ def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_f
 
 # ---- notebook 02
 
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("02.1", 4, "counts both stages together"),
-    ("02.1", 1, "the forwards-only answer"),
-    ("02.1", 3, "the step lasts 10 slots"),
-    ("02.1", "2", "as an int"),
-    ("02.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
-    ("02.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5, but each stage is idle 2 of the step's 3 slots"),
-    ("02.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
-    ("02.2", 0.2, "should be a function"),
-    ("02.3", "hidden", "start from the hidden states"),
-    ("02.3", "attention_mask", "reads the attention mask"),
-    ("02.3", "labels", "not one of the tensors the first stage sends"),
-])
+
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("02.1", 4, "counts both stages together"),
+        ("02.1", 1, "the forwards-only answer"),
+        ("02.1", 3, "the step lasts 10 slots"),
+        ("02.1", "2", "as an int"),
+        ("02.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
+        (
+            "02.2",
+            lambda m, p: 1 / (m + 1),
+            "for m=1, p=3 you return 0.5, but each stage is idle 2 of the step's 3 slots",
+        ),
+        ("02.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
+        ("02.2", 0.2, "should be a function"),
+        ("02.3", "hidden", "start from the hidden states"),
+        ("02.3", "attention_mask", "reads the attention mask"),
+        ("02.3", "labels", "not one of the tensors the first stage sends"),
+    ],
+)
 def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
@@ -115,17 +133,20 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
 
 
 # ---- notebook 03: expected answers written by hand from the rows (count - 1 vs rightmost non-pad)
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3"),
-    ("03.1", [True], "the batch has 2 rows, your list has 1"),
-    ("03.1", [1, 0], "a list of True or False"),
-    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
-    ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
-    ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
-    ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
-    ("03.3", [7], "there is no row 7"),
-    ("03.3", "1", "a list of ints"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3"),
+        ("03.1", [True], "the batch has 2 rows, your list has 1"),
+        ("03.1", [1, 0], "a list of True or False"),
+        ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
+        ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+        ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
+        ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
+        ("03.3", [7], "there is no row 7"),
+        ("03.3", "1", "a list of ints"),
+    ],
+)
 def test_a_wrong_notebook_03_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
@@ -137,57 +158,75 @@ def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
 
 
 # ---- notebook 07: counterexamples written by hand from the cases (pad 0)
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) pools 3, the expression 5"),
-    ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
-    ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),
-    ("07.1", "e", "reads input_ids"),
-    ("07.1", "f", "not a class"),
-    ("07.1", ["c"], "not a class"),
-    ("07.2", "left", "on left [0,0,5,6,7,8] both pool 5"),
-    ("07.2", "all_pad", "marks no real token"),
-    ("07.2", ([5, 6], [0, 0]), "marks no real token"),
-    ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
-    ("07.2", "trailing_eos", "that is the trailing-eos row the notebook showed"),
-    ("07.2", ([5, 0], [1, 1]), "that is the trailing-eos row the notebook showed"),
-    ("07.2", ([5, 6], [1]), "of one length"),
-    ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
-    ("07.2", "tail", "not a padding case"),
-    ("07.2", 7, "a pair (input_ids, attention_mask)"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) pools 3, the expression 5"),
+        ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
+        ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),
+        ("07.1", "e", "reads input_ids"),
+        ("07.1", "f", "not a class"),
+        ("07.1", ["c"], "not a class"),
+        ("07.2", "left", "on left [0,0,5,6,7,8] both pool 5"),
+        ("07.2", "all_pad", "marks no real token"),
+        ("07.2", ([5, 6], [0, 0]), "marks no real token"),
+        ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
+        ("07.2", "trailing_eos", "that is the trailing-eos row the notebook showed"),
+        ("07.2", ([5, 0], [1, 1]), "that is the trailing-eos row the notebook showed"),
+        ("07.2", ([5, 6], [1]), "of one length"),
+        ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
+        ("07.2", "tail", "not a padding case"),
+        ("07.2", 7, "a pair (input_ids, attention_mask)"),
+    ],
+)
 def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
 
 
-@pytest.mark.parametrize("row", [
-    ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
-    ([0, 7, 3], [0, 1, 0]),        # left pad 0, right pad 3: c pools 2, d pools 1
-])
+@pytest.mark.parametrize(
+    "row",
+    [
+        ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
+        ([0, 7, 3], [0, 1, 0]),  # left pad 0, right pad 3: c pools 2, d pools 1
+    ],
+)
 def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
     assert status("07.2", row) == "correct"
 
 
 # ---- notebook 04: counterexamples written by hand from the rows (pad id 0 = eos id)
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
-    ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is the true"),
-    ("04.1", [3], "row 0 [5,6,7,0] with mask [1,1,1,1]: rightmost_non_pad pools 2, the true last real token is 3"),
-    ("04.1", [0, 5], "there is no row 5"),
-    ("04.1", "0", "a list of ints"),
-    ("04.2", lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
-     "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3"),
-    ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1,
-     "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3, the true last real token is 5"),
-    ("04.2", lambda ids, mask, pad: mask[:, -1:].long() * (ids.shape[-1] - 1),
-     "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) it returned"),  # shape (1, 1), not one per row
-    ("04.2", 3, "should be a function"),
-    ("04.3", 4, "4 is where rightmost_non_pad pools"),
-    ("04.3", 5, "5 is the true last real token"),
-    ("04.3", 3, "3 is where the count rule pools"),
-    ("04.3", 7, "7 is the last position"),
-    ("04.3", 1.0, "as an int"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
+        ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is the true"),
+        ("04.1", [3], "row 0 [5,6,7,0] with mask [1,1,1,1]: rightmost_non_pad pools 2, the true last real token is 3"),
+        ("04.1", [0, 5], "there is no row 5"),
+        ("04.1", "0", "a list of ints"),
+        (
+            "04.2",
+            lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
+            "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3",
+        ),
+        (
+            "04.2",
+            lambda ids, mask, pad: mask.sum(-1) - 1,
+            "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3, the true last real token is 5",
+        ),
+        (
+            "04.2",
+            lambda ids, mask, pad: mask[:, -1:].long() * (ids.shape[-1] - 1),
+            "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) it returned",
+        ),  # shape (1, 1), not one per row
+        ("04.2", 3, "should be a function"),
+        ("04.3", 4, "4 is where rightmost_non_pad pools"),
+        ("04.3", 5, "5 is the true last real token"),
+        ("04.3", 3, "3 is where the count rule pools"),
+        ("04.3", 7, "7 is the last position"),
+        ("04.3", 1.0, "as an int"),
+    ],
+)
 def test_a_wrong_notebook_04_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
@@ -198,8 +237,10 @@ def test_notebook_04_a_mask_rule_is_judged_on_every_row_of_a_batch():
     def first_row_only(ids, mask, pad):
         last = int((torch.arange(ids.shape[-1]) * mask[0]).argmax())
         return torch.full((ids.shape[0],), last)
+
     assert status("04.2", first_row_only).startswith(
-        "not yet: on row 2 of the batch of exercise 04.1 your rule pools 3, the true last real token is 2")
+        "not yet: on row 2 of the batch of exercise 04.1 your rule pools 3, the true last real token is 2"
+    )
 
 
 def test_notebook_04_function_stub_returning_ellipsis_is_not_attempted():
@@ -211,24 +252,36 @@ def test_notebook_04_row_indices_may_come_as_a_set():
 
 
 # ---- notebook 06: counterexamples written by hand from the rows (pad id 0)
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
-    ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
-    ("06.1", [5], "there is no row 5"),
-    ("06.1", "1", "a list of ints"),
-    ("06.2", [0, 1], "is causal attention, what model.forward's GPT-2 does"),
-    ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
-    ("06.2", [0, 1, 2], "leaves out [3]"),
-    ("06.2", [6], "there is no position 6"),
-    ("06.3", lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
-     "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 0 in your mask, but 0 is padding"),
-    ("06.3", lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1),
-     "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 2 in your mask, but 2 is a later position"),
-    ("06.3", lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1]).tril() * mask[:, None, :],
-     "return True/False (dtype torch.bool)"),
-    ("06.3", lambda mask: mask.bool(), "not a tensor of shape (1, 6, 6)"),
-    ("06.3", 3, "should be a function"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
+        ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
+        ("06.1", [5], "there is no row 5"),
+        ("06.1", "1", "a list of ints"),
+        ("06.2", [0, 1], "is causal attention, what model.forward's GPT-2 does"),
+        ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
+        ("06.2", [0, 1, 2], "leaves out [3]"),
+        ("06.2", [6], "there is no position 6"),
+        (
+            "06.3",
+            lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
+            "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 0 in your mask, but 0 is padding",
+        ),
+        (
+            "06.3",
+            lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1),
+            "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 2 in your mask, but 2 is a later position",
+        ),
+        (
+            "06.3",
+            lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1]).tril() * mask[:, None, :],
+            "return True/False (dtype torch.bool)",
+        ),
+        ("06.3", lambda mask: mask.bool(), "not a tensor of shape (1, 6, 6)"),
+        ("06.3", 3, "should be a function"),
+    ],
+)
 def test_a_wrong_notebook_06_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text
@@ -240,8 +293,10 @@ def test_notebook_06_the_mask_is_judged_on_every_row_of_a_batch():
         length = mask.shape[-1]
         row0 = torch.ones(length, length, dtype=torch.bool).tril() & mask[0].bool()[None, :]
         return row0.expand(mask.shape[0], -1, -1)
+
     assert status("06.3", first_row_only).startswith(
-        "not yet: on the review table's four rows as one batch, row 1: position 0 may not attend to position 0")
+        "not yet: on the review table's four rows as one batch, row 1: position 0 may not attend to position 0"
+    )
 
 
 def _allowed_by_definition(mask_row):
@@ -250,8 +305,13 @@ def _allowed_by_definition(mask_row):
     return [[j <= i and mask_row[j] == 1 for j in range(length)] for i in range(length)]
 
 
-@pytest.mark.parametrize("rows", [["left", "right", "left_pad_in_content", "right_pad_in_content"],
-                                  ["unpadded", "all_pad", "left", "right", "left", "unpadded"]])
+@pytest.mark.parametrize(
+    "rows",
+    [
+        ["left", "right", "left_pad_in_content", "right_pad_in_content"],
+        ["unpadded", "all_pad", "left", "right", "left", "unpadded"],
+    ],
+)
 def test_notebook_06_solution_equals_the_causal_padding_definition_written_by_loops(rows):
     from pp_demo.cases import as_batch
 
@@ -265,21 +325,24 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
 
 
 # ---- notebook 05: expected answers written by hand from the task (label = last real token % 3, pad 0)
-@pytest.mark.parametrize("key, wrong, counterexample", [
-    ("05.1", (1, 1), "1 is not the row's label"),            # 13 % 3, a token too early
-    ("05.1", (2, 2), "2 is not it: count the real tokens"),  # 14's class again: the count rule pools token 4
-    ("05.1", 2, "a pair of ints"),
-    ("05.1", (2, "1"), "a pair of ints"),
-    ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
-    ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
-    ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
-    ("05.2", "234", "a list of ints"),
-    ("05.3", [0, 1, 2, 3, 4], "the mask hides the pads from it"),        # causal, but pads are keys too
-    ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),  # every real token of the row
-    ("05.3", list(range(8)), "not every position"),                      # the shortcut: everything
-    ("05.3", [4], "position 4 is missing some"),
-    ("05.3", "34", "a list of ints"),
-])
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("05.1", (1, 1), "1 is not the row's label"),  # 13 % 3, a token too early
+        ("05.1", (2, 2), "2 is not it: count the real tokens"),  # 14's class again: the count rule pools token 4
+        ("05.1", 2, "a pair of ints"),
+        ("05.1", (2, "1"), "a pair of ints"),
+        ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
+        ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
+        ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
+        ("05.2", "234", "a list of ints"),
+        ("05.3", [0, 1, 2, 3, 4], "the mask hides the pads from it"),  # causal, but pads are keys too
+        ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),  # every real token of the row
+        ("05.3", list(range(8)), "not every position"),  # the shortcut: everything
+        ("05.3", [4], "position 4 is missing some"),
+        ("05.3", "34", "a list of ints"),
+    ],
+)
 def test_a_wrong_notebook_05_answer_gets_a_counterexample(key, wrong, counterexample):
     text = status(key, wrong)
     assert text.startswith("not yet:") and counterexample in text

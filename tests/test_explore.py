@@ -5,7 +5,7 @@ import pytest
 
 from pp_demo.cases import PaddingCase
 from pp_demo.cli import main
-from pp_demo.explorer import EXPLORE_RULES, explore, exploration_html, parse_row
+from pp_demo.explorer import EXPLORE_RULES, exploration_html, explore, parse_row
 from pp_demo.figures import draw_padding_table
 from pp_demo.table import format_padding_table
 
@@ -63,16 +63,19 @@ def test_rows_typed_as_text():
     assert parse_row("") == ()
 
 
-@pytest.mark.parametrize("ids, mask, pad, message", [
-    ("", None, 0, "the row is empty"),
-    ([], None, 0, "the row is empty"),
-    ("0 0 x", None, 0, "whole numbers, got 'x'"),
-    ([1, 2.5], None, 0, "whole numbers, got 2.5"),
-    ("1 2 3", "1 1", 0, "the mask has length 2 but the row has 3"),
-    ("1 2 3", "1 2 1", 0, "holds only 0"),
-    ("1 -2", None, 0, "between 0 and"),
-    ("1 2", None, -1, "the pad id must be"),
-])
+@pytest.mark.parametrize(
+    "ids, mask, pad, message",
+    [
+        ("", None, 0, "the row is empty"),
+        ([], None, 0, "the row is empty"),
+        ("0 0 x", None, 0, "whole numbers, got 'x'"),
+        ([1, 2.5], None, 0, "whole numbers, got 2.5"),
+        ("1 2 3", "1 1", 0, "the mask has length 2 but the row has 3"),
+        ("1 2 3", "1 2 1", 0, "holds only 0"),
+        ("1 -2", None, 0, "between 0 and"),
+        ("1 2", None, -1, "the pad id must be"),
+    ],
+)
 def test_bad_rows_get_one_line_errors(ids, mask, pad, message):
     with pytest.raises(ValueError, match=message) as error:
         explore(ids, mask, pad)

@@ -10,6 +10,7 @@ where a pad id sits among the real tokens and stops it at position 0.
 import itertools
 
 import pytest
+from conftest import COLOSSALAI_RULE, MATCHES_FORWARD
 
 from pp_demo.cases import as_batch
 from pp_demo.compare import compare_rows, forward_logits
@@ -17,8 +18,6 @@ from pp_demo.families import FAMILIES, build_model
 from pp_demo.jobs import Job
 from pp_demo.matrix import format_matrix, pipeline_matrix
 from pp_demo.runner import run
-
-from conftest import COLOSSALAI_RULE, MATCHES_FORWARD
 
 ALL = list(FAMILIES)
 SIX = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
@@ -33,8 +32,11 @@ def test_the_family_table_has_the_nine_families_of_the_seed_directory():
     assert {f: FAMILIES[f].colossalai_rule for f in FAMILIES} == COLOSSALAI_RULE
 
 
-@pytest.mark.parametrize("attn, splits", [(None, ALL_SPLITS), ("eager", [(2,), (1, 3), (1, 2, 3)])],
-                         ids=["default-attention-every-split", "eager"])
+@pytest.mark.parametrize(
+    "attn, splits",
+    [(None, ALL_SPLITS), ("eager", [(2,), (1, 3), (1, 2, 3)])],
+    ids=["default-attention-every-split", "eager"],
+)
 @pytest.mark.parametrize("family", ALL)
 def test_fix_equals_model_forward_at_every_split_into_two_three_and_four_stages(family, attn, splits):
     model = build_model(family, attn_implementation=attn)
@@ -58,8 +60,12 @@ def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts_at_ev
 
 def test_the_matrix_marks_each_family_rule_and_case():
     table = pipeline_matrix(["gpt2", "mistral", "llama"], SIX[:5])
-    for family, rule in [("gpt2", "first_pad_mod"), ("mistral", "first_pad"), ("llama", "count"),
-                         ("gpt2", "rightmost_non_pad")]:
+    for family, rule in [
+        ("gpt2", "first_pad_mod"),
+        ("mistral", "first_pad"),
+        ("llama", "count"),
+        ("gpt2", "rightmost_non_pad"),
+    ]:
         assert [table[family, rule, case] for case in SIX[:5]] == EXPECTED[rule]
     text = format_matrix(table)
     assert text.startswith("judged by model.forward")
@@ -70,7 +76,7 @@ def test_nine_families_as_two_and_three_ranks_equal_model_forward():
     jobs, batches = [], [as_batch(SIX), as_batch(TRAILING)]
     for family in ALL:
         model = build_model(family)
-        for points in (2, (1, 3)):   # two ranks, three ranks: one start each for all the jobs
+        for points in (2, (1, 3)):  # two ranks, three ranks: one start each for all the jobs
             for ids, mask in batches:
                 jobs.append(Job.infer(model, ids, mask, split_points=points, n_micro=2 if ids.shape[0] % 2 == 0 else 1))
             ids, mask = as_batch(SIX[:5])
@@ -89,5 +95,7 @@ def test_cli_families_prints_the_matrix_from_two_ranks(capsys):
     assert main(["families", "--distributed", "--family", "gpt2", "--cases", "left", "right_pad_in_content"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("judged by model.forward")
-    assert [line.split() for line in lines[3:]] == [["gpt2", "first_pad_mod", "✓", "✗"],
-                                                   ["gpt2", "rightmost_non_pad", "✓", "✓"]]
+    assert [line.split() for line in lines[3:]] == [
+        ["gpt2", "first_pad_mod", "✓", "✗"],
+        ["gpt2", "rightmost_non_pad", "✓", "✓"],
+    ]

@@ -42,10 +42,24 @@ def _close():
 def test_padding_grid_marks_every_cell_and_shows_the_rows_where_the_references_disagree():
     fig = draw_padding_table(rules=["first_pad", "rightmost_non_pad"])
     labels = [t.get_text() for t in fig.axes[0].texts]
-    assert "all_pad" in labels and "trailing_eos" in labels      # every case by default
+    assert "all_pad" in labels and "trailing_eos" in labels  # every case by default
     # by hand, judged by the true last real token (pad 0): first_pad, then the fix, per case
-    assert _verdicts(fig) == ["✓ -1", "✓ 5", "✓ 3", "✓ 3", "✓ -1", "✓ 5", "✗ 0", "✓ 3",
-                              "✓ -1", "✓ 5", "- -1", "- 0", "✗ 2", "✗ 2"]
+    assert _verdicts(fig) == [
+        "✓ -1",
+        "✓ 5",
+        "✓ 3",
+        "✓ 3",
+        "✓ -1",
+        "✓ 5",
+        "✗ 0",
+        "✓ 3",
+        "✓ -1",
+        "✓ 5",
+        "- -1",
+        "- 0",
+        "✗ 2",
+        "✗ 2",
+    ]
     edges = {p.get_edgecolor()[:3] for p in fig.axes[0].patches if not p.get_fill()}
     assert edges <= PALETTE | GREYS and mcolors.to_rgb(OKABE_ITO["vermillion"]) in edges
     assert _all_text_at_least_10pt(fig)
@@ -59,28 +73,30 @@ def test_pad_eos_figure_tells_a_real_eos_from_padding_and_judges_by_the_mask():
     assert _verdicts(fig) == ["✗ 2", "✓ 3", "✗ 0", "✓ 1"]
     sky = mcolors.to_rgb(OKABE_ITO["sky blue"])
     real_pad_ids = [p for p in fig.axes[0].patches if p.get_fill() and p.get_facecolor()[:3] == sky]
-    assert len(real_pad_ids) == 2 * 2          # two real tokens with the pad id, once per rule block
+    assert len(real_pad_ids) == 2 * 2  # two real tokens with the pad id, once per rule block
     assert _all_text_at_least_10pt(fig)
 
 
 def test_difference_bars_are_on_a_log_scale_with_the_tolerance_and_a_mark_per_bar():
-    comparisons = {("llama", "count"): RowComparison([False, True], [0.05, 0.0], 1e-6),
-                   ("llama", "rightmost_non_pad"): RowComparison([True, True], [0.0, 2e-7], 1e-6)}
+    comparisons = {
+        ("llama", "count"): RowComparison([False, True], [0.05, 0.0], 1e-6),
+        ("llama", "rightmost_non_pad"): RowComparison([True, True], [0.0, 2e-7], 1e-6),
+    }
     fig = draw_row_diffs(comparisons, ["left", "right"])
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"
-    assert [line.get_ydata()[0] for line in ax.lines] == [1e-6]          # the tolerance line
+    assert [line.get_ydata()[0] for line in ax.lines] == [1e-6]  # the tolerance line
     assert _verdicts(fig) == ["✗", "✓", "✓", "✓"]
     bars = {p.get_facecolor()[:3] for p in ax.patches}
     assert bars == {mcolors.to_rgb(OKABE_ITO["vermillion"]), mcolors.to_rgb(OKABE_ITO["bluish green"])}
-    assert all(p.get_height() > 0 for p in ax.patches)                  # a 0 is drawn at a floor
+    assert all(p.get_height() > 0 for p in ax.patches)  # a 0 is drawn at a floor
     assert _all_text_at_least_10pt(fig)
 
 
 def test_class_grid_marks_each_cell():
     fig = draw_class_grid()
     marks = _verdicts(fig)
-    assert marks[0] == "✗ 3" and "✓ 2,3,7" in marks                   # count on left; known_lengths, packed
+    assert marks[0] == "✗ 3" and "✓ 2,3,7" in marks  # count on left; known_lengths, packed
     fills = {p.get_facecolor()[:3] for p in fig.axes[0].patches}
     assert fills <= PALETTE | GREYS
     assert _all_text_at_least_10pt(fig)

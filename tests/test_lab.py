@@ -52,8 +52,9 @@ def test_make_lab_starts_headless_and_answers_then_stops_by_its_own_pid(tmp_path
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[name] = str(tmp_path / name.lower())
     log = open(tmp_path / "lab.log", "w")
-    lab = subprocess.Popen([sys.executable, "-m", "pp_demo.lab"], stdout=subprocess.PIPE, stderr=log,
-                           text=True, env=env)
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "pp_demo.lab"], stdout=subprocess.PIPE, stderr=log, text=True, env=env
+    )
     try:
         lines = []
         while not (lines and lines[-1].startswith("JupyterLab: ")):

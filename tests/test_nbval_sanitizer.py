@@ -31,16 +31,28 @@ def test_the_sanitize_file_has_patterns_nbval_can_read():
 def address_notebook(tmp_path_factory):
     cell = new_code_cell("print(f'<object object at {hex(id(object()))}>')", execution_count=1)
     cell.outputs = [new_output("stream", name="stdout", text=STORED)]
-    nb = new_notebook(cells=[cell], metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = new_notebook(
+        cells=[cell], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     path = tmp_path_factory.mktemp("nbval") / "address.ipynb"
     nbformat.write(nb, str(path))
     return path
 
 
 def _nbval(notebook, *extra):
-    command = [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
-               "--nbval-cell-timeout", "60", "-p", "no:cacheprovider", *extra, str(notebook)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-cell-timeout",
+        "60",
+        "-p",
+        "no:cacheprovider",
+        *extra,
+        str(notebook),
+    ]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=180)
 
 

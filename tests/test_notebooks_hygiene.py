@@ -59,8 +59,9 @@ def test_is_a_valid_nbformat_4_notebook(notebook):
 def test_code_cells_are_executed_once_in_order(notebook):
     name, nb = notebook
     counts = [cell.get("execution_count") for cell in _code_cells(nb)]
-    assert counts == list(range(1, len(counts) + 1)), \
+    assert counts == list(range(1, len(counts) + 1)), (
         f"{name}: execution counts {counts}; rerun it top to bottom with `make notebooks`"
+    )
 
 
 def test_no_stderr_and_no_errors(notebook):
@@ -68,8 +69,9 @@ def test_no_stderr_and_no_errors(notebook):
     for i, cell in enumerate(_code_cells(nb), 1):
         for output in cell["outputs"]:
             assert output["output_type"] != "error", f"{name} code cell {i} stored an error"
-            assert not (output["output_type"] == "stream" and output["name"] == "stderr"), \
+            assert not (output["output_type"] == "stream" and output["name"] == "stderr"), (
                 f"{name} code cell {i} wrote to stderr: {_text(output['text'])[:200]!r}"
+            )
 
 
 def test_outputs_hold_no_machine_paths_or_addresses(notebook):
@@ -79,15 +81,17 @@ def test_outputs_hold_no_machine_paths_or_addresses(notebook):
             for text in _output_texts(output):
                 for path in MACHINE_PATHS:
                     assert path not in text, f"{name} code cell {i} output shows {path!r}"
-                assert not ADDRESS.search(text), \
+                assert not ADDRESS.search(text), (
                     f"{name} code cell {i} output shows a memory address: {ADDRESS.search(text).group()}"
+                )
 
 
 def test_no_per_cell_execution_timestamps(notebook):
     name, nb = notebook
     for i, cell in enumerate(_code_cells(nb), 1):
-        assert "execution" not in cell.get("metadata", {}), \
+        assert "execution" not in cell.get("metadata", {}), (
             f"{name} code cell {i} stores execution timestamps; regenerate with `make notebooks`"
+        )
 
 
 def test_no_cell_relies_on_a_trailing_semicolon(notebook):
@@ -96,8 +100,9 @@ def test_no_cell_relies_on_a_trailing_semicolon(notebook):
     name, nb = notebook
     for i, cell in enumerate(_code_cells(nb), 1):
         lines = [line for line in _text(cell["source"]).splitlines() if line.strip()]
-        assert not (lines and lines[-1].split("#")[0].rstrip().endswith(";")), \
+        assert not (lines and lines[-1].split("#")[0].rstrip().endswith(";")), (
             f"{name} code cell {i} ends with ';': {lines[-1]!r}"
+        )
 
 
 def test_opens_with_what_you_will_learn(notebook):
@@ -113,8 +118,10 @@ def test_exercises_are_stored_unattempted(notebook):
     check_cells = [cell for cell in _code_cells(nb) if "check(" in _text(cell["source"])]
     assert check_cells, f"{name} has no exercise (a cell calling check(...))"
     for cell in check_cells:
-        stdout = "".join(_text(o["text"]) for o in cell["outputs"]
-                         if o["output_type"] == "stream" and o["name"] == "stdout")
-        assert NOT_ATTEMPTED.fullmatch(stdout), \
+        stdout = "".join(
+            _text(o["text"]) for o in cell["outputs"] if o["output_type"] == "stream" and o["name"] == "stdout"
+        )
+        assert NOT_ATTEMPTED.fullmatch(stdout), (
             f"{name}: exercise cell {_text(cell['source'])!r} is stored with {stdout!r}"
+        )
         assert "text/plain" not in str(cell["outputs"]), f"{name}: a check cell shows a value"

@@ -13,11 +13,11 @@ from pp_demo.families import build_model
 from pp_demo.onnx_export import PooledRows, export_onnx, run_onnx
 from pp_demo.stages import split_model
 
-
 CASES = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
 # another batch size and length than the export example: the axes are dynamic
-OTHER = torch.tensor([[0, 0, 0, 4, 5, 6, 7, 8, 9], [4, 5, 0, 0, 0, 0, 0, 0, 0],
-                      [1, 2, 3, 4, 5, 6, 7, 8, 0], [1, 2, 3, 4, 5, 6, 7, 8, 9]])
+OTHER = torch.tensor(
+    [[0, 0, 0, 4, 5, 6, 7, 8, 9], [4, 5, 0, 0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6, 7, 8, 0], [1, 2, 3, 4, 5, 6, 7, 8, 9]]
+)
 
 
 def _hidden(ids):
@@ -33,11 +33,14 @@ def test_fixed_rule_alone_matches_torch_on_the_cases_and_other_shapes(tmp_path, 
         assert torch.equal(run_onnx(path, hidden, batch), PooledRows("rightmost_non_pad")(hidden, batch))
 
 
-@pytest.mark.parametrize("rule, rows_right", [
-    ("first_pad", [False, True, False]),     # -1 on the left-padded and unpadded rows
-    ("first_pad_mod", [True, True, True]),   # the modulo turns -1 into L - 1
-    ("rightmost_non_pad", [True, True, True]),
-])
+@pytest.mark.parametrize(
+    "rule, rows_right",
+    [
+        ("first_pad", [False, True, False]),  # -1 on the left-padded and unpadded rows
+        ("first_pad_mod", [True, True, True]),  # the modulo turns -1 into L - 1
+        ("rightmost_non_pad", [True, True, True]),
+    ],
+)
 def test_legacy_exporter_reads_another_row_for_a_negative_position(tmp_path, rule, rows_right):
     ids, _ = as_batch(["left", "right", "unpadded"])
     hidden = _hidden(ids)
@@ -69,5 +72,9 @@ def test_last_stage_with_the_fix_matches_torch(tmp_path, exporter):
 
 def test_unknown_exporter_is_refused(tmp_path):
     with pytest.raises(ValueError, match="unknown exporter"):
-        export_onnx(PooledRows("count"), (torch.zeros(1, 2, 4), torch.zeros(1, 2, dtype=torch.long)),
-                    tmp_path / "x.onnx", "tflite")
+        export_onnx(
+            PooledRows("count"),
+            (torch.zeros(1, 2, 4), torch.zeros(1, 2, dtype=torch.long)),
+            tmp_path / "x.onnx",
+            "tflite",
+        )

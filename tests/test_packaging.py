@@ -22,9 +22,16 @@ CONSTRAINTS = ROOT / "constraints"
 # The two legs: the top-level pins each lock is resolved under.
 LEGS = {"pinned.lock.txt": "pinned.txt", "transformers5.lock.txt": "transformers5.txt"}
 # What the locks are resolved for (their header says so): markers are judged there.
-LOCK_PLATFORM = {"python_version": "3.11", "python_full_version": "3.11.0", "sys_platform": "linux",
-                 "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
-                 "implementation_name": "cpython", "platform_python_implementation": "CPython"}
+LOCK_PLATFORM = {
+    "python_version": "3.11",
+    "python_full_version": "3.11.0",
+    "sys_platform": "linux",
+    "platform_system": "Linux",
+    "platform_machine": "x86_64",
+    "os_name": "posix",
+    "implementation_name": "cpython",
+    "platform_python_implementation": "CPython",
+}
 
 
 def _project():
@@ -78,8 +85,9 @@ def test_every_requirement_is_locked_inside_its_range(lock):
     for req in _requirements(_lock_extras(lock)):
         name = canonicalize_name(req.name)
         assert name in pins, f"{req} is not in {lock}"
-        assert req.specifier.contains(pins[name], prereleases=True), \
+        assert req.specifier.contains(pins[name], prereleases=True), (
             f"{lock}: {name}=={pins[name]} is outside pyproject's {req.specifier}"
+        )
 
 
 def test_the_reproduction_lock_holds_every_extra():
@@ -93,8 +101,9 @@ def test_each_top_level_pin_is_what_its_lock_holds(lock):
         if name == "colossalai":  # outside the lock: installed --no-deps by `make colossalai`
             assert name not in pins
             continue
-        assert name in pins and _public(pins[name]) == version, \
+        assert name in pins and _public(pins[name]) == version, (
             f"{LEGS[lock]} pins {name}=={version}, {lock} has {pins.get(name)}"
+        )
 
 
 @pytest.mark.parametrize("lock", LEGS)
@@ -112,8 +121,9 @@ def test_environment_pins_equal_the_lock():
     for name, version in pins.items():
         assert name in locked, f"{name} is pinned in environment.yml but not in the lock"
         # torch by its release alone: which build pip takes depends on the machine (see the file)
-        assert version == (_public(locked[name]) if name == "torch" else locked[name]), \
+        assert version == (_public(locked[name]) if name == "torch" else locked[name]), (
             f"{name}: environment.yml {version}, lock {locked[name]}"
+        )
 
 
 def test_environment_lists_every_top_level_package():

@@ -13,7 +13,7 @@ import pytest
 import pp_demo
 
 PACKAGE = Path(pp_demo.__file__).parent
-SUBPACKAGES = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))   # exercises, bench
+SUBPACKAGES = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))  # exercises, bench
 MODULES = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__")) + SUBPACKAGES
 
 
@@ -30,7 +30,7 @@ def _imported_modules(source, depth=0):
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                if node.level - 1 == depth:           # from .x import y, or from . import x
+                if node.level - 1 == depth:  # from .x import y, or from . import x
                     found.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
             elif (node.module or "").startswith("pp_demo."):
                 found.add(node.module.split(".")[1])
@@ -60,19 +60,25 @@ def test_no_module_imports_one_listed_after_it():
             continue
         here = _module_of(path)
         depth = len(path.relative_to(PACKAGE).parts) - 1
-        upward += [f"{path.name} imports {m}" for m in _imported_modules(path.read_text(), depth)
-                   if m != here and order[m] > order[here]]
+        upward += [
+            f"{path.name} imports {m}"
+            for m in _imported_modules(path.read_text(), depth)
+            if m != here and order[m] > order[here]
+        ]
     assert upward == []
 
 
 def test_the_import_parser_sees_lazy_relative_and_absolute_imports():
     # The direction test is only as good as its parser: an import inside a function, a
     # `from . import x` and an absolute pp_demo import must all be found.
-    source = ("import torch\nfrom .rules import FIX\n\ndef f():\n    from . import cli\n"
-              "    import pp_demo.table\n    from pp_demo.checker import check_forward\n")
+    source = (
+        "import torch\nfrom .rules import FIX\n\ndef f():\n    from . import cli\n"
+        "    import pp_demo.table\n    from pp_demo.checker import check_forward\n"
+    )
     assert _imported_modules(source) == {"rules", "cli", "table", "checker"}
-    assert _imported_modules("from ..schedules import gpipe_slots\nfrom .core import register\n", depth=1) \
-        == {"schedules"}
+    assert _imported_modules("from ..schedules import gpipe_slots\nfrom .core import register\n", depth=1) == {
+        "schedules"
+    }
 
 
 def test_no_public_name_is_also_a_module_name():
@@ -86,8 +92,12 @@ def test_each_public_name_has_one_home_besides_the_package(name):
     obj = getattr(pp_demo, name)
     home = pp_demo._WHERE[name]
     assert name in importlib.import_module(f"pp_demo.{home}").__all__
-    others = [m for m in MODULES if m not in (home, "exercises", "cli")
-              and name in getattr(importlib.import_module(f"pp_demo.{m}"), "__all__", ())]
+    others = [
+        m
+        for m in MODULES
+        if m not in (home, "exercises", "cli")
+        and name in getattr(importlib.import_module(f"pp_demo.{m}"), "__all__", ())
+    ]
     assert others == [], f"{name} is also exported by {others}"
     if inspect.isfunction(obj) or inspect.isclass(obj):
         assert obj.__module__ == f"pp_demo.{home}"
@@ -95,8 +105,11 @@ def test_each_public_name_has_one_home_besides_the_package(name):
 
 def _unannotated(function):
     signature = inspect.signature(function)
-    missing = [p.name for p in signature.parameters.values()
-               if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty]
+    missing = [
+        p.name
+        for p in signature.parameters.values()
+        if p.name not in ("self", "cls") and p.annotation is inspect.Parameter.empty
+    ]
     if signature.return_annotation is inspect.Signature.empty and function.__name__ != "__init__":
         missing.append("return")
     return missing

@@ -15,7 +15,7 @@ from pp_demo import colossalai_compat
 from pp_demo.quiet import import_quietly, quiet
 
 # Like many libraries, it logs through a handler of its own, made at import on sys.stderr.
-TALKATIVE = '''
+TALKATIVE = """
 import logging, os, warnings
 logger = logging.getLogger("talkative_probe")
 logger.addHandler(logging.StreamHandler())
@@ -23,7 +23,7 @@ logger.warning("Failed to load a CPU kernel: no module named 'kernels'")
 warnings.warn("an optional CUDA add-on is missing")
 os.write(2, b"a C library probed the CPU\\n")
 LOADED = True
-'''
+"""
 
 
 @pytest.fixture
@@ -47,8 +47,9 @@ def test_the_throwaway_module_does_talk_when_imported_plainly(talkative, capfd):
     assert "probed the CPU" in err
 
 
-@pytest.mark.parametrize("importer", [import_quietly, colossalai_compat._import_quietly],
-                         ids=["import_quietly", "colossalai_compat"])
+@pytest.mark.parametrize(
+    "importer", [import_quietly, colossalai_compat._import_quietly], ids=["import_quietly", "colossalai_compat"]
+)
 def test_a_quiet_import_prints_nothing_on_stderr(talkative, capfd, importer):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -82,6 +83,7 @@ def test_a_broken_cuda_driver_means_the_cpu_without_a_warning(monkeypatch):
     def is_available():  # what torch does when the driver is too old
         warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old")
         return False
+
     monkeypatch.setattr(torch.cuda, "is_available", is_available)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

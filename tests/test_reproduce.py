@@ -35,7 +35,8 @@ def test_cli_several_split_points_run_more_stages_with_the_same_lines(capsys, po
     assert f"a {stages}-stage pipeline (all {stages} stages in this process)" in out
     assert [l for l in out.splitlines() if "row matches" in l] == [
         f"{'qwen2':<8} {'count':<18} row matches model.forward: [False, True]",
-        f"{'qwen2':<8} {'rightmost_non_pad':<18} row matches model.forward: [True, True]"]
+        f"{'qwen2':<8} {'rightmost_non_pad':<18} row matches model.forward: [True, True]",
+    ]
 
 
 @pytest.mark.parametrize("points", [["9"], ["3", "1"]])

@@ -11,9 +11,11 @@ import pytest
 import torch
 
 from pp_demo.cases import CASES
-from pp_demo.rules import RULES, FIX, get_rule, pooled_positions
+from pp_demo.rules import FIX, RULES, get_rule, pooled_positions
 
 #                        left right lpic rpic unpadded all_pad trailing_eos
+# A table, one row per line (the formatter would put one value per line).
+# fmt: off
 EXPECTED = {
     "count":              [3,   3,   2,   2,   5,       -1,     2],
     "first_pad_mod":      [5,   3,   5,   0,   5,        5,     2],
@@ -23,16 +25,16 @@ EXPECTED = {
     "attended_flip":      [5,   3,   5,   3,   5,        5,     3],
     "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],
 }
-PACKED_ONLY = {"known_lengths"}   # needs cu_seqlens: no padded case can feed it
-CASE_ORDER = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded",
-              "all_pad", "trailing_eos"]
+# fmt: on
+PACKED_ONLY = {"known_lengths"}  # needs cu_seqlens: no padded case can feed it
+CASE_ORDER = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad", "trailing_eos"]
 
 
 def test_every_rule_and_case_is_covered():
     padded = {name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs}
     assert set(RULES) - padded == PACKED_ONLY
     assert set(EXPECTED) == padded
-    assert CASE_ORDER == list(CASES)
+    assert list(CASES) == CASE_ORDER
 
 
 @pytest.mark.parametrize("rule", EXPECTED)
@@ -78,13 +80,17 @@ def test_no_pad_id_larger_batch_is_refused(rule):
 
 
 @pytest.mark.parametrize("rule", list(EXPECTED))
-@pytest.mark.parametrize("bad, error, message", [
-    (torch.tensor([5, 6, 0]), ValueError, "2-D"),
-    (torch.zeros(1, 3, 2, dtype=torch.long), ValueError, "2-D"),
-    (torch.tensor([[5.0, 6.0, 0.0]]), TypeError, "integer"),
-    (torch.zeros(1, 0, dtype=torch.long), ValueError, "empty"),
-    ([[5, 6, 0]], TypeError, "torch.Tensor"),
-], ids=["1-D", "3-D", "float", "empty", "list"])
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (torch.tensor([5, 6, 0]), ValueError, "2-D"),
+        (torch.zeros(1, 3, 2, dtype=torch.long), ValueError, "2-D"),
+        (torch.tensor([[5.0, 6.0, 0.0]]), TypeError, "integer"),
+        (torch.zeros(1, 0, dtype=torch.long), ValueError, "empty"),
+        ([[5, 6, 0]], TypeError, "torch.Tensor"),
+    ],
+    ids=["1-D", "3-D", "float", "empty", "list"],
+)
 def test_bad_ids_or_mask_get_a_clear_error(rule, bad, error, message):
     # the mask rules get the bad tensor as their mask, the id rules as their ids
     if "attention_mask" in RULES[rule].needs:
@@ -98,8 +104,9 @@ def test_bad_ids_or_mask_get_a_clear_error(rule, bad, error, message):
 @pytest.mark.parametrize("rule", list(EXPECTED))
 def test_mask_of_another_shape_is_refused(rule):
     with pytest.raises(ValueError, match="differs from input_ids"):
-        pooled_positions(rule, input_ids=torch.tensor([[5, 6, 0]]), pad_token_id=0,
-                         attention_mask=torch.ones(1, 4, dtype=torch.long))
+        pooled_positions(
+            rule, input_ids=torch.tensor([[5, 6, 0]]), pad_token_id=0, attention_mask=torch.ones(1, 4, dtype=torch.long)
+        )
 
 
 def test_mask_with_other_values_is_refused():

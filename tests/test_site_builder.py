@@ -25,7 +25,9 @@ def test_goals_are_the_bullets_under_what_you_will_learn_wrapped_lines_joined():
 
 
 def test_minutes_come_from_episode_metadata(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 09 · X\n\n## What you will learn\n\n- a\n  b")])
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell("# 09 · X\n\n## What you will learn\n\n- a\n  b")]
+    )
     nb.metadata["episode"] = {"teaching_minutes": 20, "exercise_minutes": 10}
     nbformat.write(nb, tmp_path / "09_x.ipynb")
     info = build_site.summary(tmp_path / "09_x.ipynb")

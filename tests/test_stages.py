@@ -9,14 +9,13 @@ from the review table, not computed by the code under test.
 import pytest
 import torch
 import transformers
+from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 from pp_demo.cases import as_batch
 from pp_demo.compare import compare_rows, forward_logits
 from pp_demo.families import build_model, get_family
 from pp_demo.local import pipeline_logits
 from pp_demo.stages import LastStage, MiddleStage, even_split_points, split_model
-
-from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 FAMILIES = ["llama", "qwen2", "opt"]
 ROWS = SIX_ROWS
@@ -59,10 +58,13 @@ RIGHT_PADDED = torch.tensor([[5, 6, 7, 8, 0, 0], [5, 6, 7, 8, 9, 0]])
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("rule, left_matches, right_matches", [
-    ("rightmost_non_pad", [True, True], [True, True]),
-    ("count", [False, False], [True, True]),     # the old code fails this test on left padding
-])
+@pytest.mark.parametrize(
+    "rule, left_matches, right_matches",
+    [
+        ("rightmost_non_pad", [True, True], [True, True]),
+        ("count", [False, False], [True, True]),  # the old code fails this test on left padding
+    ],
+)
 def test_pipeline_matches_model_forward_per_padding_side(family, rule, left_matches, right_matches):
     model = build_model(family)
     for ids, expected in [(LEFT_PADDED, left_matches), (RIGHT_PADDED, right_matches)]:
@@ -143,8 +145,11 @@ def test_no_pad_id_with_several_rows_is_refused():
 
 @pytest.mark.parametrize("points", [0, 4, -1, 2.0, True, [], [2, 2], [3, 1], [1, 2, 3, 4], [0, 2], "1"])
 def test_split_points_outside_the_layers_or_out_of_order_are_refused(points):
-    with pytest.raises(ValueError, match=r"split points must be strictly increasing ints in 1\.\.3 for a model "
-                                         r"with 4 layers .*, got"):
+    with pytest.raises(
+        ValueError,
+        match=r"split points must be strictly increasing ints in 1\.\.3 for a model "
+        r"with 4 layers .*, got",
+    ):
         split_model(build_model("llama"), points)
 
 
@@ -154,8 +159,9 @@ def test_unsupported_family_names_the_supported_ones():
 
 
 def test_unsupported_model_class_names_the_supported_ones():
-    config = transformers.LlamaConfig(vocab_size=32, hidden_size=16, intermediate_size=32,
-                                      num_hidden_layers=2, num_attention_heads=2)
+    config = transformers.LlamaConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2
+    )
     with pytest.raises(ValueError, match="unsupported model class LlamaForCausalLM.*LlamaForSequenceClassification"):
         split_model(transformers.LlamaForCausalLM(config))
 

@@ -17,8 +17,7 @@ from pp_demo.cases import CASES
 from pp_demo.figures import draw_class_grid
 from pp_demo.packed import PACKED, class_grid, pack, run_on_cases
 from pp_demo.rules import RULES, get_rule, known_lengths, pooled_positions
-from pp_demo.survey import (CLASSES, INCIDENTS, RULE_CLASS, SURVEY, format_classes, format_incidents,
-                            format_survey)
+from pp_demo.survey import CLASSES, INCIDENTS, RULE_CLASS, SURVEY, format_classes, format_incidents, format_survey
 
 # ---------------------------------------------------------------- the survey as data
 
@@ -55,8 +54,12 @@ EXPECTED_CITATIONS = {
 }
 
 EXPECTED_INCIDENTS = {
-    ("RLHFlow/RLHF-Reward-Modeling", 49), ("allenai/reward-bench", 154), ("allenai/reward-bench", 137),
-    ("huggingface/trl", 937), ("EleutherAI/gpt-neox", 1285), ("hiyouga/LLaMA-Factory", 689),
+    ("RLHFlow/RLHF-Reward-Modeling", 49),
+    ("allenai/reward-bench", 154),
+    ("allenai/reward-bench", 137),
+    ("huggingface/trl", 937),
+    ("EleutherAI/gpt-neox", 1285),
+    ("hiyouga/LLaMA-Factory", 689),
     ("huggingface/peft", 3620),
 }
 
@@ -102,8 +105,11 @@ def test_every_registered_rule_has_a_class_and_every_class_a_registered_rule():
     for c in CLASSES.values():
         assert all(name in RULES for name in c.rules)
     assert RULE_CLASS["count"] == "a" and RULE_CLASS["known_lengths"] == "e"
-    assert [n for n, letter in RULE_CLASS.items() if letter == "d"] == \
-        ["rightmost_attended", "attended_flip", "attended_cumsum"]
+    assert [n for n, letter in RULE_CLASS.items() if letter == "d"] == [
+        "rightmost_attended",
+        "attended_flip",
+        "attended_cumsum",
+    ]
 
 
 def test_the_rendered_table_comes_from_the_rows():
@@ -117,6 +123,7 @@ def test_the_rendered_table_comes_from_the_rows():
 
 
 # ---------------------------------------------------------------- rule (e) on a real packed batch
+
 
 def test_known_lengths_on_a_packed_batch():
     # three sequences of lengths 3, 1, 4 end to end in one row of 8 tokens
@@ -137,16 +144,20 @@ def test_the_packed_example_and_pack():
         pack([[5], []])
 
 
-@pytest.mark.parametrize("bad, error, message", [
-    ([0, 3], TypeError, "torch.Tensor"),
-    (torch.tensor([[0, 3]]), ValueError, "1-D"),
-    (torch.tensor([0.0, 3.0]), TypeError, "integer"),
-    (torch.tensor([True, False]), TypeError, "integer"),
-    (torch.tensor([0]), ValueError, "at least two"),
-    (torch.tensor([1, 3]), ValueError, "start at 0"),
-    (torch.tensor([0, 3, 2]), ValueError, "non-decreasing"),
-    (torch.tensor([0, 3, 3, 5]), ValueError, r"empty sequences \(numbers \[1\]\)"),
-], ids=["list", "2-D", "float", "bool", "one entry", "offset", "decreasing", "empty"])
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        ([0, 3], TypeError, "torch.Tensor"),
+        (torch.tensor([[0, 3]]), ValueError, "1-D"),
+        (torch.tensor([0.0, 3.0]), TypeError, "integer"),
+        (torch.tensor([True, False]), TypeError, "integer"),
+        (torch.tensor([0]), ValueError, "at least two"),
+        (torch.tensor([1, 3]), ValueError, "start at 0"),
+        (torch.tensor([0, 3, 2]), ValueError, "non-decreasing"),
+        (torch.tensor([0, 3, 3, 5]), ValueError, r"empty sequences \(numbers \[1\]\)"),
+    ],
+    ids=["list", "2-D", "float", "bool", "one entry", "offset", "decreasing", "empty"],
+)
 def test_known_lengths_refuses_what_it_cannot_answer(bad, error, message):
     with pytest.raises(error, match=message):
         pooled_positions("known_lengths", cu_seqlens=bad)
@@ -156,8 +167,7 @@ def test_known_lengths_needs_lengths_and_a_matching_row():
     with pytest.raises(ValueError, match="needs cu_seqlens"):
         pooled_positions("known_lengths", input_ids=torch.tensor([[5, 6]]), pad_token_id=0)
     with pytest.raises(ValueError, match="one row of 8 tokens"):
-        pooled_positions("known_lengths", input_ids=torch.tensor([[5, 6, 7]]),
-                         cu_seqlens=torch.tensor([0, 3, 4, 8]))
+        pooled_positions("known_lengths", input_ids=torch.tensor([[5, 6, 7]]), cu_seqlens=torch.tensor([0, 3, 4, 8]))
 
 
 # ---------------------------------------------------------------- the spellings of class (d)
@@ -179,19 +189,23 @@ def test_spellings_equal_the_canonical_rule_on_every_case_with_a_real_token(spel
 def test_spellings_equal_the_canonical_rule_on_random_masks(spelling):
     generator = torch.Generator().manual_seed(7)
     mask = torch.randint(0, 2, (200, 9), generator=generator)
-    mask[:, 4] = 1   # at least one attended token per row
-    assert torch.equal(pooled_positions(spelling, attention_mask=mask),
-                       pooled_positions("rightmost_attended", attention_mask=mask))
+    mask[:, 4] = 1  # at least one attended token per row
+    assert torch.equal(
+        pooled_positions(spelling, attention_mask=mask), pooled_positions("rightmost_attended", attention_mask=mask)
+    )
 
 
 def test_on_the_all_pad_row_the_spellings_disagree():
-    _, mask = CASES["all_pad"].tensors()   # six positions, none attended
-    got = {name: pooled_positions(name, attention_mask=mask).tolist()
-           for name in ["rightmost_attended", "attended_flip", "attended_cumsum"]}
+    _, mask = CASES["all_pad"].tensors()  # six positions, none attended
+    got = {
+        name: pooled_positions(name, attention_mask=mask).tolist()
+        for name in ["rightmost_attended", "attended_flip", "attended_cumsum"]
+    }
     assert got == {"rightmost_attended": [0], "attended_flip": [5], "attended_cumsum": [0]}
 
 
 # ---------------------------------------------------------------- the rule x case grid
+
 
 def test_the_grid_judges_every_rule_on_every_case_and_the_packed_batch():
     grid = {(v.rule, v.case): v for row in class_grid() for v in row}
@@ -202,8 +216,10 @@ def test_the_grid_judges_every_rule_on_every_case_and_the_packed_batch():
     assert [n for n in RULES if grid[n, "packed"].right] == ["known_lengths"]
     assert grid["count", "packed"].positions == (7,) and grid["first_pad", "packed"].positions == (-1,)
     # c and d part on the trailing eos
-    assert [grid["rightmost_non_pad", "trailing_eos"].status, grid["rightmost_attended", "trailing_eos"].status] \
-        == ["wrong", "right"]
+    assert [grid["rightmost_non_pad", "trailing_eos"].status, grid["rightmost_attended", "trailing_eos"].status] == [
+        "wrong",
+        "right",
+    ]
     assert grid["attended_flip", "all_pad"].status == "no answer"
 
 
@@ -219,8 +235,15 @@ def test_the_grid_figure_colours_one_cell_per_verdict():
 
 def test_run_on_cases_gives_the_raw_position_per_case():
     got = run_on_cases(lambda ids, mask, pad: get_rule("count").fn(ids, pad))
-    assert got == {"left": 3, "right": 3, "left_pad_in_content": 2, "right_pad_in_content": 2,
-                   "unpadded": 5, "all_pad": -1, "trailing_eos": 2}
+    assert got == {
+        "left": 3,
+        "right": 3,
+        "left_pad_in_content": 2,
+        "right_pad_in_content": 2,
+        "unpadded": 5,
+        "all_pad": -1,
+        "trailing_eos": 2,
+    }
 
 
 def test_projects_are_counted_once_per_repository_and_the_readme_says_how_many():

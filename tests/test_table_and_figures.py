@@ -21,9 +21,10 @@ def test_judged_by_the_true_last_real_token():
     assert marks["right_pad_in_content", "first_pad_mod"] is False
     assert marks["left_pad_in_content", "first_pad_mod"] is True
     # only the attention mask finds the real eos that ends a row
-    assert [marks["trailing_eos", r] for r in
-            ["count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended"]] \
-        == [False, False, False, False, True]
+    assert [
+        marks["trailing_eos", r]
+        for r in ["count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended"]
+    ] == [False, False, False, False, True]
     # the all-pad row has no real token: no verdict
     assert {marks["all_pad", r] for r in ["count", "rightmost_attended"]} == {None}
 
@@ -32,7 +33,7 @@ def test_judged_by_model_forward():
     marks = _marks("forward")
     assert marks["trailing_eos", "rightmost_non_pad"] is True
     assert marks["trailing_eos", "rightmost_attended"] is False
-    assert marks["all_pad", "count"] is False      # -1 reads position 5, forward pools 0
+    assert marks["all_pad", "count"] is False  # -1 reads position 5, forward pools 0
     assert marks["all_pad", "rightmost_non_pad"] is True
 
 
@@ -57,7 +58,7 @@ def test_the_figure_draws_one_outlined_cell_per_rule_and_case():
     outlined = [p for p in patches if not p.get_fill()]
     assert len(outlined) == 4
     red = [p for p in outlined if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
-    assert len(red) == 1        # count on the left-padded row
+    assert len(red) == 1  # count on the left-padded row
 
 
 def test_training_curves_split_by_side_and_draw_one_line_per_run_and_panel():
@@ -76,7 +77,7 @@ def test_training_curves_split_by_side_and_draw_one_line_per_run_and_panel():
     fig = draw_training_curves({"perfect": perfect, "uniform": uniform}, batches, window=2)
     assert len(fig.axes) == 4
     for ax in fig.axes:
-        assert len(ax.lines) == 3          # two runs and the chance line
+        assert len(ax.lines) == 3  # two runs and the chance line
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["perfect", "uniform"]
     with pytest.raises(ValueError, match="1 to 4 runs"):
         draw_training_curves({str(i): perfect for i in range(5)}, batches)

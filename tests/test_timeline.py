@@ -8,17 +8,27 @@ import matplotlib.colors as mcolors  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from pp_demo.schedule_figures import draw_timeline  # noqa: E402
-from pp_demo.schedules import gpipe_slots  # noqa: E402
 from pp_demo.palette import OKABE_ITO  # noqa: E402
-from pp_demo.schedules import peak_in_flight, schedule_order, timeline  # noqa: E402
+from pp_demo.schedule_figures import draw_timeline  # noqa: E402
+from pp_demo.schedules import (  # noqa: E402
+    gpipe_slots,  # noqa: E402
+    peak_in_flight,
+    schedule_order,
+    timeline,
+)
 
 
 def test_gpipe_on_two_stages_fills_then_drains_backwards_in_micro_batch_order():
     # stage 1 starts F0 once stage 0 finished it; B<i> on stage 0 waits for B<i> on stage 1
     assert timeline("gpipe", 2, 2) == [
-        (0, 0, "F0"), (0, 1, "F1"), (0, 4, "B0"), (0, 5, "B1"),
-        (1, 1, "F0"), (1, 2, "F1"), (1, 3, "B0"), (1, 4, "B1"),
+        (0, 0, "F0"),
+        (0, 1, "F1"),
+        (0, 4, "B0"),
+        (0, 5, "B1"),
+        (1, 1, "F0"),
+        (1, 2, "F1"),
+        (1, 3, "B0"),
+        (1, 4, "B1"),
     ]
 
 
@@ -55,8 +65,9 @@ def test_the_timeline_has_one_labelled_box_per_op_backwards_hatched_in_the_okabe
     assert sum(b.get_hatch() is not None for b in boxes) == p * m == sum(b.get_hatch() is None for b in boxes)
     palette = {mcolors.to_hex(c) for c in OKABE_ITO.values()}
     assert {mcolors.to_hex(b.get_facecolor()) for b in boxes} <= palette
-    assert [t.get_text() for t in texts if t.get_text().startswith("holds")] == \
-        [f"holds ≤ {m if kind == 'gpipe' else p - s}" for s in range(p)]
+    assert [t.get_text() for t in texts if t.get_text().startswith("holds")] == [
+        f"holds ≤ {m if kind == 'gpipe' else p - s}" for s in range(p)
+    ]
     sizes = [t.get_fontsize() for t in texts + fig.axes[0].get_yticklabels() + fig.axes[0].get_xticklabels()]
     assert min(sizes + [fig.axes[0].title.get_fontsize(), fig.axes[0].xaxis.label.get_fontsize()]) >= 10
 

@@ -12,14 +12,17 @@ from pp_demo.local import fixed_pipeline
 from pp_demo.tolerances import tolerance
 
 
-@pytest.mark.parametrize("device, dtype, expected", [
-    ("cpu", torch.float32, 1e-6),
-    ("cuda", torch.float32, 1e-5),
-    (torch.device("cuda", 0), torch.float32, 1e-5),
-    ("cpu", torch.bfloat16, 5e-2),
-    ("cuda", torch.bfloat16, 5e-2),
-    ("cpu", torch.float16, 1e-2),
-])
+@pytest.mark.parametrize(
+    "device, dtype, expected",
+    [
+        ("cpu", torch.float32, 1e-6),
+        ("cuda", torch.float32, 1e-5),
+        (torch.device("cuda", 0), torch.float32, 1e-5),
+        ("cpu", torch.bfloat16, 5e-2),
+        ("cuda", torch.bfloat16, 5e-2),
+        ("cpu", torch.float16, 1e-2),
+    ],
+)
 def test_the_tolerance_by_device_and_dtype(device, dtype, expected):
     assert tolerance(device, dtype) == expected
 

@@ -35,7 +35,7 @@ def test_the_fixed_pipeline_trains_exactly_like_model_forward(runs):
 
 def test_the_count_rule_pipeline_trains_on_other_outputs(runs):
     _, losses, _, count = runs
-    assert count.losses[0] != pytest.approx(losses[0], abs=1e-5)   # the first step already differs
+    assert count.losses[0] != pytest.approx(losses[0], abs=1e-5)  # the first step already differs
     assert max(abs(a - b) for a, b in zip(count.losses, losses)) > 0.1
 
 
@@ -43,8 +43,8 @@ def test_every_row_is_labelled_by_its_last_real_token():
     batch = make_batches(1, batch_size=32, seed=3)[0]
     last = (torch.arange(8) * batch.attention_mask).argmax(-1)
     assert torch.equal(batch.labels, batch.input_ids[torch.arange(32), last] % 3)
-    assert (batch.input_ids[batch.attention_mask == 1] != 0).all()    # the pad id is never a real token
-    assert batch.left_padded.any() and (~batch.left_padded).any()     # both sides in one batch
+    assert (batch.input_ids[batch.attention_mask == 1] != 0).all()  # the pad id is never a real token
+    assert batch.left_padded.any() and (~batch.left_padded).any()  # both sides in one batch
 
 
 def test_accuracy_is_split_by_padding_side():
@@ -63,6 +63,6 @@ def test_training_in_process_equals_training_on_ranks_and_leaves_the_model_as_it
     model = fresh_model()
     before = {n: p.clone() for n, p in model.named_parameters()}
     local = run([Job.train(model, make_batches(3, batch_size=16, seed=0), n_micro=2)], on="process")[0]
-    assert len(local.losses) == 3   # the first three steps of the same seeded batches
+    assert len(local.losses) == 3  # the first three steps of the same seeded batches
     assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses[:3])) <= 1e-5
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())

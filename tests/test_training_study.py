@@ -57,8 +57,9 @@ def test_the_rerun_lands_where_the_committed_file_says(rerun):
     committed, fresh = rerun
     for name in CLAIMS[MAJOR]["outcomes"]:
         stored = {s["seed"]: outcome(s["held_out_accuracy"]) for s in committed["runs"][name]["seeds"]}
-        assert [outcome(s["held_out_accuracy"]) for s in fresh["runs"][name]["seeds"]] == \
-            [stored[seed] for seed in TEST_SEEDS], name
+        assert [outcome(s["held_out_accuracy"]) for s in fresh["runs"][name]["seeds"]] == [
+            stored[seed] for seed in TEST_SEEDS
+        ], name
 
 
 def test_what_a_pad_position_sees_is_the_claimed_one():
@@ -101,7 +102,7 @@ def test_the_eos_variant_keeps_labels_and_puts_the_pad_id_among_real_tokens():
     eos = with_eos(batch, seed=2)
     assert torch.equal(eos.attention_mask, batch.attention_mask) and torch.equal(eos.labels, batch.labels)
     inner = (eos.input_ids == 0) & (eos.attention_mask == 1)
-    assert torch.equal(inner.sum(-1), (batch.attention_mask.sum(-1) >= 3).long())   # one eos per row of 3+
+    assert torch.equal(inner.sum(-1), (batch.attention_mask.sum(-1) >= 3).long())  # one eos per row of 3+
     last = (torch.arange(8) * eos.attention_mask).argmax(-1)
     assert torch.equal(eos.input_ids[torch.arange(64), last], batch.input_ids[torch.arange(64), last])
     # where it shows: the first-pad rule misses the last real token on right-padded or full rows with an eos
@@ -120,8 +121,9 @@ def test_the_study_figure_draws_every_seed_and_side_with_text_of_10_pt_or_more()
     from pp_demo.study_figures import draw_study_distributions
 
     seeds = [{"held_out_accuracy": {"left": 0.4, "right": 0.95}}] * 3
-    fig = draw_study_distributions({"4.x": {"runs": {n: {"seeds": seeds} for n in RUNS}},
-                                    "5.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}})
-    assert [len(ax.collections) for ax in fig.axes] == [len(RUNS) * 2 * 3] * 2   # one point per run, side, seed
+    fig = draw_study_distributions(
+        {"4.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}, "5.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}}
+    )
+    assert [len(ax.collections) for ax in fig.axes] == [len(RUNS) * 2 * 3] * 2  # one point per run, side, seed
     texts = [t for ax in fig.axes for t in (ax.title, ax.yaxis.label, *ax.get_xticklabels(), *ax.texts)]
     assert min(t.get_fontsize() for t in texts if t.get_text()) >= 10

@@ -33,7 +33,9 @@ def _sdist(requirement):
 
 def test_there_are_two_diffs_the_change_on_three_files_the_follow_up_on_five():
     assert [sorted(split_patch(d.read_text())) for d in DIFFS] == [
-        ["llama", "opt", "qwen2"], ["bloom", "falcon", "gpt2", "gptj", "mistral"]]
+        ["llama", "opt", "qwen2"],
+        ["bloom", "falcon", "gpt2", "gptj", "mistral"],
+    ]
 
 
 @pytest.mark.parametrize("requirement", list(SDISTS))
@@ -41,13 +43,15 @@ def test_both_diffs_apply_with_patch_p1_to_the_extracted_sdist(requirement, tmp_
     stem = SDISTS[requirement]
     extract_package(_sdist(requirement), stem, tmp_path)
     for diff in DIFFS:
-        done = subprocess.run(["patch", "-p1", "--dry-run"], input=diff.read_text(), text=True,
-                              cwd=tmp_path, capture_output=True)
+        done = subprocess.run(
+            ["patch", "-p1", "--dry-run"], input=diff.read_text(), text=True, cwd=tmp_path, capture_output=True
+        )
         assert done.returncode == 0, f"{diff.name} on {stem}: {done.stdout} {done.stderr}"
         assert "fuzz" not in done.stdout
     # against the nightly, only qwen2.py's hunk moves (it has 9 lines fewer above it)
-    change = subprocess.run(["patch", "-p1", "--dry-run"], input=DIFFS[0].read_text(), text=True, cwd=tmp_path,
-                            capture_output=True).stdout
+    change = subprocess.run(
+        ["patch", "-p1", "--dry-run"], input=DIFFS[0].read_text(), text=True, cwd=tmp_path, capture_output=True
+    ).stdout
     assert ("offset" in change) == ("nightly" in stem)
 
 
@@ -63,22 +67,42 @@ def test_the_sdists_are_found_anywhere_under_a_wheelhouse(tmp_path):
 
 # The review table's four rows, and rows written by hand from the arithmetic: one before the
 # first pad id, modulo L, against the rightmost non-pad position.
-@pytest.mark.parametrize("row, wrong", [
-    ([0, 0, 5, 6, 7, 8], False), ([5, 6, 7, 8, 0, 0], False), ([0, 0, 5, 0, 7, 8], False),
-    ([5, 0, 7, 8, 0, 0], True),
-    ([0, 5, 6, 0], True),       # padded on both sides: pools the last pad, no pad inside needed
-    ([5, 0, 7, 8], True),       # unpadded, a pad id (eos) inside
-    ([5, 6, 7, 8], False), ([5, 6, 0, 0], False), ([0, 5, 0, 7], False),
-])
+@pytest.mark.parametrize(
+    "row, wrong",
+    [
+        ([0, 0, 5, 6, 7, 8], False),
+        ([5, 6, 7, 8, 0, 0], False),
+        ([0, 0, 5, 0, 7, 8], False),
+        ([5, 0, 7, 8, 0, 0], True),
+        ([0, 5, 6, 0], True),  # padded on both sides: pools the last pad, no pad inside needed
+        ([5, 0, 7, 8], True),  # unpadded, a pad id (eos) inside
+        ([5, 6, 7, 8], False),
+        ([5, 6, 0, 0], False),
+        ([0, 5, 0, 7], False),
+    ],
+)
 def test_where_the_first_pad_forms_are_wrong(row, wrong):
     assert first_pad_wrong(row) is wrong
 
 
 def test_without_network_and_cache_verify_pr_says_so_in_one_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), PIP_NO_INDEX="1", PP_DEMO_CACHE=str(tmp_path / "cache"))
-    done = subprocess.run([sys.executable, "-m", "pp_demo", "verify-pr", "--wheelhouse", str(tmp_path),
-                           "--out", str(tmp_path / "out.json")], env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pp_demo",
+            "verify-pr",
+            "--wheelhouse",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "out.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode != 0
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "colossalai-0.5.0" in done.stderr
@@ -91,8 +115,13 @@ def fresh_record(tmp_path_factory):
         _sdist(requirement)
     out = tmp_path_factory.mktemp("verify_pr") / "verify_pr.json"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", "pp_demo", "verify-pr", "--wheelhouse", str(WHEELHOUSE),
-                           "--out", str(out)], env=env, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(
+        [sys.executable, "-m", "pp_demo", "verify-pr", "--wheelhouse", str(WHEELHOUSE), "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads(out.read_text())
 

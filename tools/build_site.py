@@ -6,7 +6,6 @@ folder reads offline: open ``site/index.html``. Usage: ``python tools/build_site
 """
 
 import html
-import json
 import pathlib
 import re
 import shutil
@@ -19,9 +18,11 @@ from nbconvert import HTMLExporter
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TEMPLATE = pathlib.Path(__file__).with_name("offline.html.j2")
-STYLE = ("body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
-         "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td,th{padding:.3rem .6rem;vertical-align:top;"
-         "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}")
+STYLE = (
+    "body{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.45}"
+    "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td,th{padding:.3rem .6rem;vertical-align:top;"
+    "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}"
+)
 
 
 def _markdown(text: str) -> str:
@@ -30,8 +31,10 @@ def _markdown(text: str) -> str:
 
 
 def _page(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
-            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
+        f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
+    )
 
 
 def _alt_texts(nb: Any) -> None:
@@ -67,8 +70,11 @@ def summary(path: pathlib.Path) -> dict[str, Any]:
         elif goals and line.startswith(" ") and line.strip():  # a goal wrapped onto the next line
             goals[-1] += " " + line.strip()
     episode = nb.metadata.get("episode", {})
-    minutes = [f"{episode[key]} min {label}" for key, label in
-               (("teaching_minutes", "teaching"), ("exercise_minutes", "exercises")) if key in episode]
+    minutes = [
+        f"{episode[key]} min {label}"
+        for key, label in (("teaching_minutes", "teaching"), ("exercise_minutes", "exercises"))
+        if key in episode
+    ]
     return {"title": title, "goals": goals, "minutes": ", ".join(minutes)}
 
 
@@ -86,13 +92,17 @@ def index_page(notebooks: list[pathlib.Path], readme: str, guide: bool) -> str:
         info = summary(path)
         goals = "".join(f"<li>{_markdown(goal).strip()[3:-4]}</li>" for goal in info["goals"])
         minutes = f"<br><small>{html.escape(info['minutes'])}</small>" if info["minutes"] else ""
-        rows.append(f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'
-                    f"<td><ul>{goals}</ul></td></tr>")
-    parts = [_markdown(intro),
-             "<h2>The notebooks, in order</h2>",
-             "<p>Each page shows the notebook as stored, outputs included; its link downloads the "
-             ".ipynb to run it yourself.</p>",
-             "<table><tr><th>notebook</th><th>what you will learn</th></tr>" + "".join(rows) + "</table>"]
+        rows.append(
+            f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'
+            f"<td><ul>{goals}</ul></td></tr>"
+        )
+    parts = [
+        _markdown(intro),
+        "<h2>The notebooks, in order</h2>",
+        "<p>Each page shows the notebook as stored, outputs included; its link downloads the "
+        ".ipynb to run it yourself.</p>",
+        "<table><tr><th>notebook</th><th>what you will learn</th></tr>" + "".join(rows) + "</table>",
+    ]
     if guide:
         parts.append('<h2>For instructors</h2><p><a href="facilitator.html">The facilitator guide</a></p>')
     parts.append("<h2>Commands</h2>")
@@ -116,8 +126,7 @@ def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     guide = root / "docs" / "facilitator.md"
     if guide.exists():
         pages.append(out / "facilitator.html")
-        pages[-1].write_text(_page("Facilitator guide", _markdown(guide.read_text(encoding="utf-8"))),
-                             encoding="utf-8")
+        pages[-1].write_text(_page("Facilitator guide", _markdown(guide.read_text(encoding="utf-8"))), encoding="utf-8")
     readme = (root / "README.md").read_text(encoding="utf-8")
     (out / "index.html").write_text(index_page(notebooks, readme, guide.exists()), encoding="utf-8")
     return [out / "index.html"] + pages

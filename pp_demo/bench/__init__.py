@@ -30,9 +30,22 @@ from .report import BOUND_RULE, format_bench, load_results, readme_block, summar
 from .timers import BenchJob
 from .work import BenchSize, capacity, one_process_times
 
-__all__ = ["BenchSize", "BenchJob", "check_bench", "run_bench", "format_bench", "draw_bench", "load_results",
-           "summary_lines", "readme_block", "write_readme_block", "ideal_speedup", "limit_speedup", "busy_stages",
-           "BOUND_RULE"]
+__all__ = [
+    "BenchSize",
+    "BenchJob",
+    "check_bench",
+    "run_bench",
+    "format_bench",
+    "draw_bench",
+    "load_results",
+    "summary_lines",
+    "readme_block",
+    "write_readme_block",
+    "ideal_speedup",
+    "limit_speedup",
+    "busy_stages",
+    "BOUND_RULE",
+]
 
 MODES = ("inference", "training")
 
@@ -48,9 +61,14 @@ def _versions() -> dict[str, str]:
     import torch
     import transformers
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
-            "platform": platform.platform(terse=True), "processor": platform.processor() or platform.machine(),
-            "cpus": str(os.cpu_count())}
+    return {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": str(os.cpu_count()),
+    }
 
 
 def _load() -> list[float]:
@@ -69,9 +87,15 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
         raise ValueError(f"the warm-up count is 0 or more, got {warmup}")
 
 
-def run_bench(size: BenchSize | None = None, stages: tuple[int, ...] = (2, 3),
-              micro_batches: tuple[int, ...] = (2, 4, 8), warmup: int = 1, repeats: int = 3,
-              progress: Callable[[str], None] = lambda line: None, timeout_s: float = 1800) -> dict[str, Any]:
+def run_bench(
+    size: BenchSize | None = None,
+    stages: tuple[int, ...] = (2, 3),
+    micro_batches: tuple[int, ...] = (2, 4, 8),
+    warmup: int = 1,
+    repeats: int = 3,
+    progress: Callable[[str], None] = lambda line: None,
+    timeout_s: float = 1800,
+) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase."""
     from ..runner import run
 
@@ -89,20 +113,44 @@ def run_bench(size: BenchSize | None = None, stages: tuple[int, ...] = (2, 3),
     rows = []
     for p in stages:
         progress(f"the pipeline on {p} ranks, m = {', '.join(map(str, micro_batches))} ...")
-        answers: list[Any] = run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches],
-                                 on="ranks", timeout_s=timeout_s) or []
+        answers: list[Any] = (
+            run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches], on="ranks", timeout_s=timeout_s)
+            or []
+        )
         for m, answer in zip(micro_batches, answers, strict=True):
             ranks = answer["ranks"]
             for mode in MODES:
-                best_alone = {"one_process_whole_batch": min(alone[f"{mode}/0"]),
-                              "one_process_micro_batches_in_turn": min(alone[f"{mode}/{m}"])}
-                rows.append(pipeline_row(p, m, mode, ranks[0]["schedule"][mode], [r["steps"][mode] for r in ranks],
-                                         best_alone, caps[mode]["c"]))
+                best_alone = {
+                    "one_process_whole_batch": min(alone[f"{mode}/0"]),
+                    "one_process_micro_batches_in_turn": min(alone[f"{mode}/{m}"]),
+                }
+                rows.append(
+                    pipeline_row(
+                        p,
+                        m,
+                        mode,
+                        ranks[0]["schedule"][mode],
+                        [r["steps"][mode] for r in ranks],
+                        best_alone,
+                        caps[mode]["c"],
+                    )
+                )
     progress(f"done in {time.monotonic() - started:.0f} s")
-    return {"settings": {"size": size.as_dict(), "stages": list(stages), "micro_batches": list(micro_batches),
-                         "modes": list(MODES), "warmup": warmup, "repeats": repeats, "threads_per_process": 1,
-                         "statistic": "fastest of the repeats", "backend": "gloo"},
-            "load_average": {"start": load_start, "end": _load()}, "versions": _versions(),
-            "one_process_s": {k: round(min(v), 4) for k, v in alone.items()},
-            "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
-            "rows": rows}
+    return {
+        "settings": {
+            "size": size.as_dict(),
+            "stages": list(stages),
+            "micro_batches": list(micro_batches),
+            "modes": list(MODES),
+            "warmup": warmup,
+            "repeats": repeats,
+            "threads_per_process": 1,
+            "statistic": "fastest of the repeats",
+            "backend": "gloo",
+        },
+        "load_average": {"start": load_start, "end": _load()},
+        "versions": _versions(),
+        "one_process_s": {k: round(min(v), 4) for k, v in alone.items()},
+        "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
+        "rows": rows,
+    }

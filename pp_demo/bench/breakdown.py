@@ -47,17 +47,26 @@ def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str
         waits = [(a, b) for kind, a, b in intervals if kind == "W"]
         waiting_on_work = sum(_overlap(w, neighbours) for w in waits)
         waited = sum(b - a for a, b in waits)
-        ranks.append({"compute_s": compute, "p2p_wait_s": waited - waiting_on_work,
-                      "idle_s": waiting_on_work + (start - t0) + (t1 - end),
-                      "bookkeeping_s": (end - start) - compute - waited,
-                      # the timeline leaves out the waits too short to draw (most are)
-                      "timeline": [[kind, round(a - t0, 4), round(b - t0, 4)] for kind, a, b in intervals
-                                   if kind != "W" or b - a >= 5e-4]})
+        ranks.append(
+            {
+                "compute_s": compute,
+                "p2p_wait_s": waited - waiting_on_work,
+                "idle_s": waiting_on_work + (start - t0) + (t1 - end),
+                "bookkeeping_s": (end - start) - compute - waited,
+                # the timeline leaves out the waits too short to draw (most are)
+                "timeline": [
+                    [kind, round(a - t0, 4), round(b - t0, 4)]
+                    for kind, a, b in intervals
+                    if kind != "W" or b - a >= 5e-4
+                ],
+            }
+        )
     return {"wall_s": t1 - t0, "ranks": ranks}
 
 
-def pipeline_row(p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]],
-                 one_process: dict[str, float], c: float) -> dict[str, Any]:
+def pipeline_row(
+    p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]], one_process: dict[str, float], c: float
+) -> dict[str, Any]:
     """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit.
 
     The baseline is the best one-thread run of the same work: one process on the whole
@@ -69,11 +78,23 @@ def pipeline_row(p: int, m: int, mode: str, schedule: str, rank_steps: list[list
     source = min(candidates, key=lambda k: candidates[k])
     baseline, wall = candidates[source], best["wall_s"]
     speedup, ideal, limit = baseline / wall, ideal_speedup(p, m), limit_speedup(p, m, c)
-    return {"p": p, "m": m, "mode": mode, "schedule": schedule, "pipeline_s": _r(wall),
-            "baseline_s": _r(baseline), "baseline_from": source, "baseline_candidates_s": _rd(candidates),
-            "speedup": _r(speedup), "ideal": _r(ideal), "limit": _r(limit), "of_ideal": _r(speedup / ideal),
-            "of_limit": _r(speedup / limit), "steps_s": [_r(s["wall_s"]) for s in steps],
-            "breakdown": [{k: (_r(v) if k != "timeline" else v) for k, v in r.items()} for r in best["ranks"]]}
+    return {
+        "p": p,
+        "m": m,
+        "mode": mode,
+        "schedule": schedule,
+        "pipeline_s": _r(wall),
+        "baseline_s": _r(baseline),
+        "baseline_from": source,
+        "baseline_candidates_s": _rd(candidates),
+        "speedup": _r(speedup),
+        "ideal": _r(ideal),
+        "limit": _r(limit),
+        "of_ideal": _r(speedup / ideal),
+        "of_limit": _r(speedup / limit),
+        "steps_s": [_r(s["wall_s"]) for s in steps],
+        "breakdown": [{k: (_r(v) if k != "timeline" else v) for k, v in r.items()} for r in best["ranks"]],
+    }
 
 
 def _r(x: float) -> float:

@@ -11,17 +11,29 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RESULTS", "BOUND_RULE", "OF_LIMIT_NOISE", "measured_quietly", "load_results", "summary_lines",
-           "format_bench", "readme_block", "write_readme_block", "check_readme"]
+__all__ = [
+    "RESULTS",
+    "BOUND_RULE",
+    "OF_LIMIT_NOISE",
+    "measured_quietly",
+    "load_results",
+    "summary_lines",
+    "format_bench",
+    "readme_block",
+    "write_readme_block",
+    "check_readme",
+]
 
 RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
 OF_LIMIT_NOISE = 0.05
 _PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
-BOUND_RULE = ("of_ideal <= 1 in every row, exactly as stored: the baseline is the best one-thread run of the same "
-              "work, the pipeline's own compute among the candidates, so a row above the ideal means the machine's "
-              "load changed between the measurements (run again on a quieter machine). of_limit <= 1 + 0.05 in a "
-              "run measured quietly (see measured_quietly): the capacity c is measured apart from the pipeline, "
-              "one timing varies by about 5%, and on a busy machine c measures the other users as well.")
+BOUND_RULE = (
+    "of_ideal <= 1 in every row, exactly as stored: the baseline is the best one-thread run of the same "
+    "work, the pipeline's own compute among the candidates, so a row above the ideal means the machine's "
+    "load changed between the measurements (run again on a quieter machine). of_limit <= 1 + 0.05 in a "
+    "run measured quietly (see measured_quietly): the capacity c is measured apart from the pipeline, "
+    "one timing varies by about 5%, and on a busy machine c measures the other users as well."
+)
 
 
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
@@ -41,9 +53,11 @@ def measured_quietly(result: dict[str, Any]) -> bool:
 def _load_line(result: dict[str, Any]) -> str:
     start, end = result["load_average"]["start"], result["load_average"]["end"]
     cpus = result["versions"]["cpus"]
-    return (f"load average (1, 5, 15 min) at the start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
-            f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs"
-            + ("" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)"))
+    return (
+        f"load average (1, 5, 15 min) at the start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
+        f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs"
+        + ("" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)")
+    )
 
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
@@ -51,30 +65,42 @@ def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
     one process with its two ratios. The committed file when ``result`` is None."""
     result = load_results() if result is None else result
     caps = result["capacity"]
-    lines = [_load_line(result),
-             "two one-thread processes at once give c = " + ", ".join(f"{caps[m]['c']:.2f} ({m})" for m in caps)
-             + " times one"]
+    lines = [
+        _load_line(result),
+        "two one-thread processes at once give c = "
+        + ", ".join(f"{caps[m]['c']:.2f} ({m})" for m in caps)
+        + " times one",
+    ]
     for row in result["rows"]:
-        lines.append(f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): {row['speedup']:.2f}x "
-                     f"the best one process; {row['of_ideal']:.2f} of the GPipe ideal {row['ideal']:.2f}x, "
-                     f"{row['of_limit']:.2f} of this machine's limit {row['limit']:.2f}x")
+        lines.append(
+            f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): {row['speedup']:.2f}x "
+            f"the best one process; {row['of_ideal']:.2f} of the GPipe ideal {row['ideal']:.2f}x, "
+            f"{row['of_limit']:.2f} of this machine's limit {row['limit']:.2f}x"
+        )
     return lines
 
 
 def _parts(row: dict[str, Any]) -> str:
-    return " | ".join(f"{r['compute_s']:.2f} {r['idle_s']:.2f} {r['p2p_wait_s']:.2f} {r['bookkeeping_s']:.2f}"
-                      for r in row["breakdown"])
+    return " | ".join(
+        f"{r['compute_s']:.2f} {r['idle_s']:.2f} {r['p2p_wait_s']:.2f} {r['bookkeeping_s']:.2f}"
+        for r in row["breakdown"]
+    )
 
 
 def format_bench(result: dict[str, Any]) -> str:
     """The table the command prints, with each rank's breakdown in seconds."""
-    lines = [*summary_lines(result)[:2], "",
-             f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
-             f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)"]
+    lines = [
+        *summary_lines(result)[:2],
+        "",
+        f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
+        f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)",
+    ]
     for row in result["rows"]:
-        lines.append(f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} "
-                     f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
-                     f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f}  {_parts(row)}")
+        lines.append(
+            f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} "
+            f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
+            f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f}  {_parts(row)}"
+        )
     return "\n".join(lines)
 
 
@@ -82,16 +108,22 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
     """The README's table, from the results file (a test keeps the README equal to it): ratios
     and shares, no seconds."""
     result = load_results() if result is None else result
-    lines = [f"Measured with {_load_line(result)}; c = "
-             + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items()) + ".", "",
-             "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | "
-             "per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Measured with {_load_line(result)}; c = "
+        + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
+        + ".",
+        "",
+        "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | "
+        "per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in result["rows"]:
         parts = "; ".join(" / ".join(f"{100 * r[k] / row['pipeline_s']:.0f}" for k in _PARTS) for r in row["breakdown"])
-        lines.append(f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
-                     f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
-                     f"{parts} |")
+        lines.append(
+            f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
+            f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
+            f"{parts} |"
+        )
     return "\n".join(lines)
 
 

@@ -42,6 +42,7 @@ class _Recorder:
                 return call(*args, **kwargs)
             finally:
                 self.intervals.append((kind, start, time.monotonic()))
+
         return wrapper
 
 
@@ -73,8 +74,11 @@ class BenchJob:
             names = {}
             for mode in self.modes:
                 training = mode == "training"
-                job = (Job.step(model, ids, mask, labels, split_points=points, n_micro=self.n_micro) if training
-                       else Job.infer(model, ids, mask, split_points=points, n_micro=self.n_micro))
+                job = (
+                    Job.step(model, ids, mask, labels, split_points=points, n_micro=self.n_micro)
+                    if training
+                    else Job.infer(model, ids, mask, split_points=points, n_micro=self.n_micro)
+                )
                 schedule, module = cache.get(job, ids.shape, training)
                 module.train(training)
                 names[mode] = type(schedule).__name__

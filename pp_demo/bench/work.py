@@ -41,8 +41,15 @@ class BenchSize:
         from ..families import build_model
 
         model: torch.nn.Module = build_model(
-            self.family, hidden_size=self.hidden, num_hidden_layers=self.layers, intermediate_size=2 * self.hidden,
-            num_attention_heads=8, num_key_value_heads=8, vocab_size=1024, max_position_embeddings=max(64, self.seq))
+            self.family,
+            hidden_size=self.hidden,
+            num_hidden_layers=self.layers,
+            intermediate_size=2 * self.hidden,
+            num_attention_heads=8,
+            num_key_value_heads=8,
+            vocab_size=1024,
+            max_position_embeddings=max(64, self.seq),
+        )
         return model
 
     def batch_tensors(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -104,8 +111,9 @@ def _worker(size: BenchSize, tasks: list[Task], warmup: int, repeats: int, barri
     out.put(times)
 
 
-def _run_processes(n: int, size: BenchSize, tasks: list[Task], warmup: int,
-                   repeats: int) -> list[dict[str, list[float]]]:
+def _run_processes(
+    n: int, size: BenchSize, tasks: list[Task], warmup: int, repeats: int
+) -> list[dict[str, list[float]]]:
     """``n`` one-thread processes running ``tasks`` in lockstep; each one's run durations."""
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context: Any = multiprocessing.get_context(method)

@@ -3,7 +3,7 @@
 The convention itself is described in ``pp_demo.exercises``.
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,7 +23,7 @@ class Exercise:
     key: str
     question: str
     judge: Callable[[object], str | None]
-    refuse_package_rules: bool = False   # the answer is a rule: calling pp_demo.rules' own is refused
+    refuse_package_rules: bool = False  # the answer is a rule: calling pp_demo.rules' own is refused
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -36,9 +36,11 @@ def register(key: str, question: str, refuse_package_rules: bool = False) -> Cal
     """Decorator: file a judge function as exercise ``key`` (other modules add theirs).
     With ``refuse_package_rules`` the pooling rules of ``pp_demo.rules`` raise while the
     answer is judged, so a judge that sets it must not call them itself."""
+
     def add(judge: Judge) -> Judge:
         EXERCISES[key] = Exercise(key, question, judge, refuse_package_rules)
         return judge
+
     return add
 
 
@@ -79,6 +81,7 @@ def check(key: str, answer: object) -> None:
 
 # ---- small helpers the notebooks' judges share
 
+
 def ids_text(case: PaddingCase) -> str:
     return row_text(case.input_ids)
 
@@ -104,6 +107,7 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
 
 
 # ---- judging from the definition, not from the package's answer
+
 
 def forward_pools(ids, pad):
     """Where ``model.forward`` pools a row, from its definition, in plain Python: the
@@ -138,6 +142,7 @@ def package_rules_hidden():
     def hidden(name):
         def refuse(*args, **kwargs):
             raise PackageRuleCalled(f"your answer calls pp_demo.rules.{name}: write the expression itself")
+
         return refuse
 
     saved_fns = {rule.fn.__name__: rule.fn for rule in rules.RULES.values()}
@@ -154,7 +159,7 @@ def package_rules_hidden():
         rules.RULES.update(saved_rules)
 
 
-_SHOWN: set[str] = set()   # exercises whose one counterexample has been shown
+_SHOWN: set[str] = set()  # exercises whose one counterexample has been shown
 
 
 def one_counterexample(key: str, misjudged: list[str]) -> str | None:
@@ -168,8 +173,10 @@ def one_counterexample(key: str, misjudged: list[str]) -> str | None:
         _SHOWN.add(key)
         more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
         return misjudged[0] + more
-    return (f"{len(misjudged)} row(s) still misjudged; the counterexample was shown on your first try: "
-            "work each row out from the rule's definition")
+    return (
+        f"{len(misjudged)} row(s) still misjudged; the counterexample was shown on your first try: "
+        "work each row out from the rule's definition"
+    )
 
 
 def forget_attempts() -> None:

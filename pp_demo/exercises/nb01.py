@@ -22,10 +22,13 @@ def _batches_for_01_1():
     """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
     case of length 6 as one batch, then random batches of other lengths and sizes."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6]
-    batches = [(six, "the length-6 padding cases as one batch"),
-               ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4")]
-    batches += [(_random_rows(5, length, seed), f"a random batch of length {length}")
-                for seed, length in enumerate((3, 7, 9))]
+    batches = [
+        (six, "the length-6 padding cases as one batch"),
+        ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4"),
+    ]
+    batches += [
+        (_random_rows(5, length, seed), f"a random batch of length {length}") for seed, length in enumerate((3, 7, 9))
+    ]
     return batches
 
 
@@ -33,20 +36,25 @@ def _copies_the_fix(rule):
     """Whether the answer's source multiplies by ``arange``, the expression notebook 01 prints."""
     try:
         source = inspect.getsource(rule)
-    except (OSError, TypeError):   # no source to read (a builtin, a rule made on the fly): judge it
+    except (OSError, TypeError):  # no source to read (a builtin, a rule made on the fly): judge it
         return False
     return "arange" in source
 
 
-@register("01.1", "Write a rule from input_ids and pad_token_id that pools where model.forward "
-                  "pools on every padding case, without the arange of the fix shown above.",
-          refuse_package_rules=True)
+@register(
+    "01.1",
+    "Write a rule from input_ids and pad_token_id that pools where model.forward "
+    "pools on every padding case, without the arange of the fix shown above.",
+    refuse_package_rules=True,
+)
 def _judge_forward_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
     if _copies_the_fix(rule):
-        return ("that multiplies by arange, the expression printed above: find the rightmost non-pad id "
-                "another way (flip the row, and mind the all-pad row)")
+        return (
+            "that multiplies by arange, the expression printed above: find the rightmost non-pad id "
+            "another way (flip the row, and mind the all-pad row)"
+        )
     for rows, label in _batches_for_01_1():
         got = rule(torch.tensor(rows), PAD)
         if _is_stub(got):
@@ -61,24 +69,26 @@ def _judge_forward_rule(rule):
     return None
 
 
-@register("01.2", "Name the one row of the review table where the first-pad rule (with the "
-                  "modulo) pools the wrong token.")
+@register(
+    "01.2", "Name the one row of the review table where the first-pad rule (with the modulo) pools the wrong token."
+)
 def _judge_first_pad_row(name):
     if name not in REVIEW_TABLE:
         return f"{name!r} is not one of the review table's rows: {', '.join(REVIEW_TABLE)}"
     case = CASES[name]
     lands_on = first_pad_pools(case.input_ids, PAD)
     if lands_on == case.true_last:
-        return (f"on {name} {row_text(case.input_ids)} find the first pad id and step back one: "
-                "that lands on the true last real token")
+        return (
+            f"on {name} {row_text(case.input_ids)} find the first pad id and step back one: "
+            "that lands on the true last real token"
+        )
     return None
 
 
 _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
 
 
-@register("01.3", "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? "
-                  "Give an int.")
+@register("01.3", "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? Give an int.")
 def _judge_count_prediction(position):
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"

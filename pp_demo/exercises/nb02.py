@@ -13,8 +13,11 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
     return length - sum(1 for s, *_ in slots if s == stage), length
 
 
-@register("02.1", "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
-                  "does stage 0 sit idle between the step's first and last slot? Give an int.")
+@register(
+    "02.1",
+    "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
+    "does stage 0 sit idle between the step's first and last slot? Give an int.",
+)
 def _judge_idle_slots(answer: object) -> str | None:
     if not isinstance(answer, int) or isinstance(answer, bool):
         return f"give a number of slots as an int, not {type(answer).__name__}"
@@ -25,8 +28,10 @@ def _judge_idle_slots(answer: object) -> str | None:
         return f"{answer} counts both stages together; the question asks about stage 0 alone"
     if answer == _gpipe_idle(4, 0, backward=False)[0]:
         return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice"
-    return (f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
-            "stage 0's row of draw_timeline(\"gpipe\", 2, 4)")
+    return (
+        f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
+        'stage 0\'s row of draw_timeline("gpipe", 2, 4)'
+    )
 
 
 def _is_one_argument_stub(function: Callable[..., object]) -> bool:
@@ -37,8 +42,11 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
         return False
 
 
-@register("02.2", "Write bubble_fraction(m, p): the share of the slots of a GPipe step on p stages "
-                  "(forwards only, m micro-batches) in which a stage sits idle.")
+@register(
+    "02.2",
+    "Write bubble_fraction(m, p): the share of the slots of a GPipe step on p stages "
+    "(forwards only, m micro-batches) in which a stage sits idle.",
+)
 def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
     # From the definition: the step lasts m + p - 1 slots (the last micro-batch enters
     # stage p - 1 at slot m - 1 + p - 1); each stage works m of them and idles p - 1.
@@ -56,22 +64,28 @@ def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
                 raise NotAttempted
             idle, length = p - 1, m + p - 1
             if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
-                return (f"for m={m}, p={p} you return {got!r}, but each stage is idle {idle} of the "
-                        f"step's {length} slots")
+                return (
+                    f"for m={m}, p={p} you return {got!r}, but each stage is idle {idle} of the step's {length} slots"
+                )
     return None
 
 
 _SENT = ("hidden", "input_ids", "attention_mask")
 
 
-@register("02.3", "The first stage sends hidden, input_ids and attention_mask. Which one would the "
-                  "last stage not need if it pooled from the attention mask (rightmost_attended)?")
+@register(
+    "02.3",
+    "The first stage sends hidden, input_ids and attention_mask. Which one would the "
+    "last stage not need if it pooled from the attention mask (rightmost_attended)?",
+)
 def _judge_unneeded_tensor(name: object) -> str | None:
     if name not in _SENT:
         return f"{name!r} is not one of the tensors the first stage sends: {', '.join(_SENT)}"
     if name == "hidden":
         return "the last stage's layers start from the hidden states: without them there is nothing to run"
     if name == "attention_mask":
-        return ("rightmost_attended reads the attention mask, and the last stage's layers need it "
-                "too, to keep padding out of attention")
+        return (
+            "rightmost_attended reads the attention mask, and the last stage's layers need it "
+            "too, to keep padding out of attention"
+        )
     return None

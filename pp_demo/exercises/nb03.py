@@ -22,29 +22,44 @@ def _judge_verdicts(key, answer, rows):
         return "give a list of True or False, one per row, like the reproduction line"
     if len(answer) != len(rows):
         return f"the batch has {len(rows)} rows, your list has {len(answer)}"
-    misjudged = [_why(i, row) for i, (said, row) in enumerate(zip(answer, rows, strict=True))
-                 if said != (count_pools(row, PAD) == forward_pools(row, PAD))]
+    misjudged = [
+        _why(i, row)
+        for i, (said, row) in enumerate(zip(answer, rows, strict=True))
+        if said != (count_pools(row, PAD) == forward_pools(row, PAD))
+    ]
     return one_counterexample(key, misjudged)
 
 
-@register("03.1", "Predict the count rule's reproduction line with the rows swapped: right-padded "
-                  "[5,6,7,8,0,0] first, left-padded [0,0,5,6,7,8] second. A list of bools.")
+@register(
+    "03.1",
+    "Predict the count rule's reproduction line with the rows swapped: right-padded "
+    "[5,6,7,8,0,0] first, left-padded [0,0,5,6,7,8] second. A list of bools.",
+)
 def _judge_swapped_reproduction(answer):
     return _judge_verdicts("03.1", answer, _SWAPPED_REPRO)
 
 
-@register("03.2", "Predict the count rule's verdict per row on a left-padded batch such as the pull "
-                  "request's test uses, [[0,0,5,6,7,8], [0,5,6,7,8,9]]. A list of bools.")
+@register(
+    "03.2",
+    "Predict the count rule's verdict per row on a left-padded batch such as the pull "
+    "request's test uses, [[0,0,5,6,7,8], [0,5,6,7,8,9]]. A list of bools.",
+)
 def _judge_left_batch(answer):
     return _judge_verdicts("03.2", answer, _LEFT_PADDED)
 
 
-@register("03.3", "Which rows (indices) of the five-row mixed batch does the count rule pool at a "
-                  "different position from model.forward?")
+@register(
+    "03.3",
+    "Which rows (indices) of the five-row mixed batch does the count rule pool at a "
+    "different position from model.forward?",
+)
 def _judge_wrong_rows(answer):
     answer = index_list(answer, len(_MIXED_BATCH))
     if isinstance(answer, str):
         return answer
-    misjudged = [_why(i, row) for i, row in enumerate(_MIXED_BATCH)
-                 if (i in answer) != (count_pools(row, PAD) != forward_pools(row, PAD))]
+    misjudged = [
+        _why(i, row)
+        for i, row in enumerate(_MIXED_BATCH)
+        if (i in answer) != (count_pools(row, PAD) != forward_pools(row, PAD))
+    ]
     return one_counterexample("03.3", misjudged)

@@ -22,15 +22,15 @@ from .core import (
 
 # A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
 # some carry an eos inside the text. The true last real token is read from the mask.
-_EOS_BATCH = (((5, 6, 7, 0), (1, 1, 1, 1)),
-              ((0, 0, 5, 6), (0, 0, 1, 1)),
-              ((5, 0, 6, 0), (1, 1, 1, 0)),
-              ((5, 6, 0, 0), (1, 1, 1, 0)),
-              ((0, 5, 0, 6), (0, 1, 1, 1)))
+_EOS_BATCH = (
+    ((5, 6, 7, 0), (1, 1, 1, 1)),
+    ((0, 0, 5, 6), (0, 0, 1, 1)),
+    ((5, 0, 6, 0), (1, 1, 1, 0)),
+    ((5, 6, 0, 0), (1, 1, 1, 0)),
+    ((0, 5, 0, 6), (0, 1, 1, 1)),
+)
 # a prompt <eos> response <eos> row, right-padded (exercise 04.3)
 _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
-
-
 
 
 def _eos_batch():
@@ -39,8 +39,11 @@ def _eos_batch():
     return ids, mask
 
 
-@register("04.1", "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
-                  "pool somewhere other than the true last real token?")
+@register(
+    "04.1",
+    "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
+    "pool somewhere other than the true last real token?",
+)
 def _judge_rightmost_non_pad_rows(answer):
     answer = index_list(answer, len(_EOS_BATCH))
     if isinstance(answer, str):
@@ -59,15 +62,21 @@ def _judge_rightmost_non_pad_rows(answer):
 
 def _mask_rule_rows():
     """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
-    rows = [(case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
-            for case in CASES.values() if case.true_last is not None]
+    rows = [
+        (case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
+        for case in CASES.values()
+        if case.true_last is not None
+    ]
     rows.append((_eos_batch(), "the batch of exercise 04.1"))
     return rows
 
 
-@register("04.2", "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
-                  "last real token of every row that has one, a row ending in a real eos included.",
-          refuse_package_rules=True)
+@register(
+    "04.2",
+    "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
+    "last real token of every row that has one, a row ending in a real eos included.",
+    refuse_package_rules=True,
+)
 def _judge_mask_rule(rule):
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
@@ -85,18 +94,22 @@ def _judge_mask_rule(rule):
     return None
 
 
-@register("04.3", "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
-                  "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.")
+@register(
+    "04.3",
+    "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
+    "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.",
+)
 def _judge_first_pad_prediction(position):
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
     ids, mask = _PAIR_ROW
     if position == first_pad_pools(ids, PAD):
         return None
-    hints = {forward_pools(ids, PAD): "where rightmost_non_pad pools",
-             true_last(mask): "the true last real token, the closing eos",
-             count_pools(ids, PAD): "where the count rule pools",
-             len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with "
-                           "a pad id or has none"}
+    hints = {
+        forward_pools(ids, PAD): "where rightmost_non_pad pools",
+        true_last(mask): "the true last real token, the closing eos",
+        count_pools(ids, PAD): "where the count rule pools",
+        len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with a pad id or has none",
+    }
     hint = f"; {position} is {hints[position]}" if position in hints else ""
     return f"{position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"

@@ -8,17 +8,20 @@ from ..cases import PAD
 from ..rules import count_minus_one
 from .core import index_list, register, true_last
 
-_LABELS_05 = 3   # labels of the training task: the last real token's id modulo 3
-_ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))   # exercise 05.1
-_LENGTH_05 = 8   # row length of the training task
+_LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
+_ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))  # exercise 05.1
+_LENGTH_05 = 8  # row length of the training task
 
 
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-@register("05.1", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
-                  "(its label, the class of the token the count rule pools), a pair of ints.")
+@register(
+    "05.1",
+    "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
+    "(its label, the class of the token the count rule pools), a pair of ints.",
+)
 def _judge_label_and_pooled_class(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
         return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
@@ -34,8 +37,10 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     if label != want_label:
         return f"{label} is not the row's label: that is the class (id modulo 3) of its last real token"
     if pooled_class != want_pooled:
-        return (f"{pooled_class} is not it: count the real tokens and subtract one to find the position "
-                "the count rule pools, then take that token's id modulo 3")
+        return (
+            f"{pooled_class} is not it: count the real tokens and subtract one to find the position "
+            "the count rule pools, then take that token's id modulo 3"
+        )
     return None
 
 
@@ -45,8 +50,11 @@ def _count_pools_a_pad(real: int) -> bool:
     return int(ids[0, int(count_minus_one(ids, PAD)[0])]) == PAD
 
 
-@register("05.2", "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
-                  "which r does the count rule pool a pad? A list (or set) of ints.")
+@register(
+    "05.2",
+    "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
+    "which r does the count rule pool a pad? A list (or set) of ints.",
+)
 def _judge_pad_pooled_counts(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
         return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
@@ -61,8 +69,10 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
         if (r in answer) != pad:
             first_real = _LENGTH_05 - r
             what = "a pad" if pad else "a real token"
-            return (f"with r={r} the real tokens fill positions {first_real}-{_LENGTH_05 - 1}; the count rule "
-                    f"pools position {r - 1}, {what}")
+            return (
+                f"with r={r} the real tokens fill positions {first_real}-{_LENGTH_05 - 1}; the count rule "
+                f"pools position {r - 1}, {what}"
+            )
     return None
 
 
@@ -74,8 +84,11 @@ def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
     return [p for p in range(pooled + 1) if mask[p]]
 
 
-@register("05.3", "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
-                  "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.")
+@register(
+    "05.3",
+    "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
+    "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.",
+)
 def _judge_visible_positions(answer: object) -> str | None:
     answer = index_list(answer, _LENGTH_05, "positions")
     if isinstance(answer, str):
@@ -88,9 +101,13 @@ def _judge_visible_positions(answer: object) -> str | None:
     if set(answer) == set(range(_LENGTH_05)):
         return f"not every position: find the position the count rule pools ({pooled}) and what it attends to"
     if any(p > pooled for p in answer):
-        return (f"the count rule pools position {pooled}, and attention is causal: nothing after it, "
-                f"the last real token {ids[-1]} included, reaches it")
+        return (
+            f"the count rule pools position {pooled}, and attention is causal: nothing after it, "
+            f"the last real token {ids[-1]} included, reaches it"
+        )
     if any(not mask[p] for p in answer):
-        return (f"the pooled position {pooled} is a real token: the mask hides the pads from it as keys, "
-                "so nothing at a pad reaches it")
+        return (
+            f"the pooled position {pooled} is a real token: the mask hides the pads from it as keys, "
+            "so nothing at a pad reaches it"
+        )
     return f"a position sees itself and every real token before it: position {pooled} is missing some"

@@ -14,8 +14,11 @@ _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 
 _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
 
 
-@register("06.1", "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
-                  "five-row batch does it pool at another position than model.forward?")
+@register(
+    "06.1",
+    "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
+    "five-row batch does it pool at another position than model.forward?",
+)
 def _judge_bloom_rows(answer):
     answer = index_list(answer, len(_BLOOM_BATCH), "rows")
     if isinstance(answer, str):
@@ -25,13 +28,17 @@ def _judge_bloom_rows(answer):
         pooled, wanted = first_pad_pools(row, PAD), forward_pools(row, PAD)
         if (i in answer) != (pooled != wanted):
             also = " too" if pooled == wanted else ""
-            misjudged.append(f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, "
-                             f"model.forward pools {wanted}{also}")
+            misjudged.append(
+                f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, model.forward pools {wanted}{also}"
+            )
     return one_counterexample("06.1", misjudged)
 
 
-@register("06.2", "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
-                  "positions does position 1 attend to in the first layer? A list of ints.")
+@register(
+    "06.2",
+    "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
+    "positions does position 1 attend to in the first layer? A list of ints.",
+)
 def _judge_gpt2_view(answer):
     ids, mask = _GPT2_ROW
     answer = index_list(answer, len(ids), "positions")
@@ -41,12 +48,16 @@ def _judge_gpt2_view(answer):
     if set(answer) == seen:
         return None
     if set(answer) == {0, 1}:
-        return ("[0, 1] is causal attention, what model.forward's GPT-2 does; ColossalAI's mask has no "
-                "causal part, and sdpa adds none when it is handed a mask")
+        return (
+            "[0, 1] is causal attention, what model.forward's GPT-2 does; ColossalAI's mask has no "
+            "causal part, and sdpa adds none when it is handed a mask"
+        )
     padding = sorted(set(answer) - seen)
     if padding:
-        return (f"{padding} {'is' if len(padding) == 1 else 'are'} padding: the padding part is the part of "
-                "the mask ColossalAI does pass")
+        return (
+            f"{padding} {'is' if len(padding) == 1 else 'are'} padding: the padding part is the part of "
+            "the mask ColossalAI does pass"
+        )
     return f"{sorted(answer)} leaves out {sorted(seen - set(answer))}, which the mask ColossalAI passes leaves open"
 
 
@@ -56,8 +67,7 @@ def _may_attend(mask_row: list[int], i: int, j: int) -> bool:
 
 
 def _mask_batches():
-    batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})")
-               for case in CASES.values()]
+    batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})") for case in CASES.values()]
     batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
     return batches
 
@@ -72,8 +82,12 @@ def _first_wrong_entry(got, mask):
     return None
 
 
-@register("06.3", "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
-                  "position i may attend to position j in model.forward's GPT-2.", refuse_package_rules=True)
+@register(
+    "06.3",
+    "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
+    "position i may attend to position j in model.forward's GPT-2.",
+    refuse_package_rules=True,
+)
 def _judge_causal_padding_mask(make_mask):
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
@@ -93,6 +107,7 @@ def _judge_causal_padding_mask(make_mask):
             if got[b, i, j]:
                 why = "a later position" if j > i else "padding"
                 return f"{where}: position {i} may attend to position {j} in your mask, but {j} is {why}"
-            return (f"{where}: position {i} may not attend to position {j} in your mask, "
-                    f"but {j} is an earlier real token")
+            return (
+                f"{where}: position {i} may not attend to position {j} in your mask, but {j} is an earlier real token"
+            )
     return None

@@ -1,6 +1,5 @@
 """Exercises of notebook 07 · the bug class (checked by ``pp_demo.exercises.check``)."""
 
-
 from ..cases import CASES, PAD
 from ..survey import CLASSES
 from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_text, true_last
@@ -9,10 +8,10 @@ _PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded
 
 # Where each class lands on one padded row, from its definition in plain Python (pad id 0).
 _LANDS_ON = {
-    "a": lambda ids, mask: count_pools(ids, PAD),       # count of non-pad ids, minus one
-    "b": lambda ids, mask: first_pad_pools(ids, PAD),   # one before the first pad id
-    "c": lambda ids, mask: forward_pools(ids, PAD),     # the last non-pad id
-    "d": lambda ids, mask: true_last(mask) or 0,        # the last attended position
+    "a": lambda ids, mask: count_pools(ids, PAD),  # count of non-pad ids, minus one
+    "b": lambda ids, mask: first_pad_pools(ids, PAD),  # one before the first pad id
+    "c": lambda ids, mask: forward_pools(ids, PAD),  # the last non-pad id
+    "d": lambda ids, mask: true_last(mask) or 0,  # the last attended position
 }
 
 
@@ -64,9 +63,12 @@ def _as_row(answer):
     return ids, mask, row_text(ids)
 
 
-@register("07.2", "The trailing-eos row shown above separates class c from class d. Find another kind of "
-                  "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
-                  "last, on which c and d pool different positions.")
+@register(
+    "07.2",
+    "The trailing-eos row shown above separates class c from class d. Find another kind of "
+    "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
+    "last, on which c and d pool different positions.",
+)
 def _judge_c_versus_d(answer):
     row = _as_row(answer)
     if isinstance(row, str):
@@ -76,10 +78,14 @@ def _judge_c_versus_d(answer):
     if last is None:
         return f"on {label} the mask marks no real token: there is no right answer to disagree about"
     if ids[last] == PAD:
-        return (f"on {label} the last real token carries the pad id: that is the trailing-eos row the notebook "
-                "showed. Find a row whose last real token is an ordinary id")
+        return (
+            f"on {label} the last real token carries the pad id: that is the trailing-eos row the notebook "
+            "showed. Find a row whose last real token is an ordinary id"
+        )
     c, d = _LANDS_ON["c"](ids, mask), _LANDS_ON["d"](ids, mask)
     if c == d:
-        return (f"on {label} both pool {c}: class c trusts the pad id to mark padding. What if the padding "
-                "does not carry it?")
+        return (
+            f"on {label} both pool {c}: class c trusts the pad id to mark padding. What if the padding "
+            "does not carry it?"
+        )
     return None

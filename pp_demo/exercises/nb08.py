@@ -28,15 +28,21 @@ def _as_pairs(answer, count):
         return f"give a list of {count} (row, position) pairs, one per row"
     pairs = []
     for pair in answer:
-        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)):
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
+        ):
             return f"{pair!r} is not a (row, position) pair of ints"
         pairs.append(tuple(pair))
     return pairs
 
 
-@register("08.1", "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
-                  "[5,6,0,0,0], [0,0,0,5,6]]: which (row, position) does each row read? A list of pairs.")
+@register(
+    "08.1",
+    "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
+    "[5,6,0,0,0], [0,0,0,5,6]]: which (row, position) does each row read? A list of pairs.",
+)
 def _judge_legacy_reads(answer):
     pairs = _as_pairs(answer, len(_BATCH_08_1))
     if isinstance(pairs, str):
@@ -46,8 +52,10 @@ def _judge_legacy_reads(answer):
         reads = _legacy_reads(_BATCH_08_1, b)
         if said != reads:
             raw = _first_pad_raw(_BATCH_08_1[b])
-            misjudged.append(f"row {b} {row_text(_BATCH_08_1[b])}: first_pad gives {raw}, so the flat index is "
-                             f"{b} * {len(_BATCH_08_1[0])} + ({raw}); it reads {reads}, not {said}")
+            misjudged.append(
+                f"row {b} {row_text(_BATCH_08_1[b])}: first_pad gives {raw}, so the flat index is "
+                f"{b} * {len(_BATCH_08_1[0])} + ({raw}); it reads {reads}, not {said}"
+            )
     return one_counterexample("08.1", misjudged)
 
 
@@ -70,8 +78,11 @@ def _negative_example(rule):
     return None
 
 
-@register("08.2", "Which of count, first_pad, rightmost_non_pad, rightmost_attended can return a negative "
-                  "position, the thing the modulo guards against under the legacy exporter? A list of names.")
+@register(
+    "08.2",
+    "Which of count, first_pad, rightmost_non_pad, rightmost_attended can return a negative "
+    "position, the thing the modulo guards against under the legacy exporter? A list of names.",
+)
 def _judge_negative_rules(answer):
     if isinstance(answer, str) or not hasattr(answer, "__iter__") or not all(isinstance(a, str) for a in answer):
         return f"give a list of rule names, from {', '.join(_RAW)}"
@@ -87,4 +98,3 @@ def _judge_negative_rules(answer):
             ids, mask = example
             return f"on {row_text(ids)} (pad id {PAD}) {rule} gives {_RAW[rule](ids, mask)}"
     return None
-

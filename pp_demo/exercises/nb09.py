@@ -10,8 +10,14 @@ from ..rules import FIX, pooled_positions
 from ..verify_pr_worker import batches
 from .core import index_list, register, row_text
 
-ROWS_09 = ([5, 6, 0, 0, 0, 0], [0, 5, 6, 7, 0, 0], [0, 0, 0, 5, 0, 6], [5, 0, 0, 6, 7, 8],
-           [5, 6, 7, 8, 9, 0], [0, 0, 5, 6, 7, 0])
+ROWS_09 = (
+    [5, 6, 0, 0, 0, 0],
+    [0, 5, 6, 7, 0, 0],
+    [0, 0, 0, 5, 0, 6],
+    [5, 0, 0, 6, 7, 8],
+    [5, 6, 7, 8, 9, 0],
+    [0, 0, 5, 6, 7, 0],
+)
 """Six rows (pad id 0) for exercise 09.1."""
 
 
@@ -22,8 +28,11 @@ def _first_pad_misses() -> list[int]:
     return [i for i, (p, q) in enumerate(zip(first_pad, fix, strict=True)) if p != q]
 
 
-@register("09.1", "Which rows of ROWS_09 (their indices) does GPT-2's unpatched pipeline forward pool "
-                  "at a different position than model.forward?")
+@register(
+    "09.1",
+    "Which rows of ROWS_09 (their indices) does GPT-2's unpatched pipeline forward pool "
+    "at a different position than model.forward?",
+)
 def _judge_first_pad_rows(answer: Any) -> str | None:
     picked = index_list(answer, len(ROWS_09))
     if isinstance(picked, str):
@@ -55,8 +64,11 @@ def failing_pairs(variant: str) -> set[tuple[str, str]]:
     return out
 
 
-@register("09.2", "The change is applied to llama.py and opt.py but not qwen2.py. Which (family, side) "
-                  "pairs fail the test of claim 2? A set of tuples like ('llama', 'right').")
+@register(
+    "09.2",
+    "The change is applied to llama.py and opt.py but not qwen2.py. Which (family, side) "
+    "pairs fail the test of claim 2? A set of tuples like ('llama', 'right').",
+)
 def _judge_minus_qwen2(answer: Any) -> str | None:
     try:
         pairs = {(str(f), str(s)) for f, s in answer}

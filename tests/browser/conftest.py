@@ -13,8 +13,15 @@ if not os.environ.get("PP_DEMO_BROWSER"):
     collect_ignore_glob = ["test_*.py"]
 
 # Nothing but the pages under test may use the network: no updates, sync or field trials.
-QUIET_FLAGS = ["--disable-background-networking", "--disable-component-update", "--disable-default-apps",
-               "--disable-sync", "--disable-domain-reliability", "--no-first-run", "--no-default-browser-check"]
+QUIET_FLAGS = [
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--disable-domain-reliability",
+    "--no-first-run",
+    "--no-default-browser-check",
+]
 
 
 @pytest.fixture(scope="session")
@@ -23,8 +30,9 @@ def browser():
 
     executable = shutil.which("chromium")
     if executable is None:
-        pytest.fail("chromium is not installed: run `make test-browser` as root or `apt-get install chromium`",
-                    pytrace=False)
+        pytest.fail(
+            "chromium is not installed: run `make test-browser` as root or `apt-get install chromium`", pytrace=False
+        )
     args = QUIET_FLAGS + (["--no-sandbox"] if os.geteuid() == 0 else [])  # root has no user namespace sandbox
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=args)
@@ -41,7 +49,9 @@ def page(browser):
     page.on("console", lambda msg: msg.type == "error" and page.problems.append(f"console: {msg.text}"))
     page.on("pageerror", lambda error: page.problems.append(f"page error: {error}"))
     page.on("request", lambda request: page.urls.append(request.url))
-    page.on("response", lambda response: response.status >= 400
-            and page.problems.append(f"HTTP {response.status}: {response.url}"))
+    page.on(
+        "response",
+        lambda response: response.status >= 400 and page.problems.append(f"HTTP {response.status}: {response.url}"),
+    )
     yield page
     context.close()

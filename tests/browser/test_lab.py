@@ -49,13 +49,28 @@ def lab(tmp_path):
     home = tmp_path / "notebooks"
     home.mkdir()
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / NOTEBOOK)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{
-        name: str(tmp_path / name.lower()) for name in
-        ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")})
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        **{
+            name: str(tmp_path / name.lower())
+            for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")
+        },
+    )
     port, token = _free_port(), secrets.token_hex(16)
-    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip", "127.0.0.1", "--port", str(port),
-               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home}",
-               "--LabApp.expose_app_in_browser=True"] + (["--allow-root"] if os.geteuid() == 0 else [])
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={home}",
+        "--LabApp.expose_app_in_browser=True",
+    ] + (["--allow-root"] if os.geteuid() == 0 else [])
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -147,8 +162,7 @@ def test_run_all_then_type_a_row(page, lab):
     # Type the review row [0,0,5,0,7,8]: count 2, first pad mod L 5, fix 5; the mask's last 1 at 5.
     page.locator(".pp-explore-ids input").fill("0 0 5 0 7 8")
     page.locator(".pp-explore-mask input").fill("0 0 1 1 1 1")
-    page.wait_for_function(
-        "() => document.querySelector('.pp-explore-table').innerText.includes('mask [0,0,1,1,1,1]')")
+    page.wait_for_function("() => document.querySelector('.pp-explore-table').innerText.includes('mask [0,0,1,1,1,1]')")
     shown = _answer(page)
     typed = _lands_on(shown)
     assert (typed["count"], typed["first_pad_mod"], typed["rightmost_non_pad"]) == (2, 5, 5), shown

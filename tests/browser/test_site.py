@@ -6,8 +6,8 @@ import functools
 import http.server
 import importlib.util
 import json
-import re
 import pathlib
+import re
 import threading
 from urllib.parse import urljoin, urlparse
 
@@ -42,8 +42,12 @@ def site_url(tmp_path_factory):
 
 def _stored_figures():
     notebooks = [json.loads(p.read_text(encoding="utf-8")) for p in (ROOT / "notebooks").glob("[0-9]*.ipynb")]
-    return sum("image/png" in output.get("data", {}) for nb in notebooks for cell in nb["cells"]
-               for output in cell.get("outputs", []))
+    return sum(
+        "image/png" in output.get("data", {})
+        for nb in notebooks
+        for cell in nb["cells"]
+        for output in cell.get("outputs", [])
+    )
 
 
 def _local_links(page, base):
@@ -55,7 +59,8 @@ def _check_page(page, url):
     response = page.goto(url, wait_until="load")
     assert response is not None and response.ok, f"{url}: HTTP {response and response.status}"
     images = page.eval_on_selector_all(
-        "img", "imgs => imgs.map(i => ({ok: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt') || ''}))")
+        "img", "imgs => imgs.map(i => ({ok: i.complete && i.naturalWidth > 0, alt: i.getAttribute('alt') || ''}))"
+    )
     assert all(image["ok"] for image in images), f"{url}: an image did not decode"
     assert all(image["alt"].strip() for image in images), f"{url}: an image has no alt text"
     return len(images)
