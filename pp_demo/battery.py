@@ -81,7 +81,7 @@ def random_batches(
     for length in lengths:
         for size in batch_sizes:
             rows = [_random_row(length, pad_token_id, vocab_size, generator) for _ in range(size)]
-            ids, mask = (torch.stack(parts) for parts in zip(*rows))
+            ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
             batches.append(Batch(ids, mask, name=f"random_L{length}_B{size}"))
     return batches
 

@@ -182,7 +182,7 @@ def _consistent_rules(cases: list["CaseCheck"], pad_token_id: int) -> list[str]:
                 )
                 % case.input_ids.shape[1]
             )
-            ok &= all(int(p) in row.pooled_at for p, row in zip(positions, case.rows))
+            ok &= all(int(p) in row.pooled_at for p, row in zip(positions, case.rows, strict=True))
         if ok:
             consistent.append(name)
     return consistent

@@ -148,7 +148,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     print()
     print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
     print(f"batch: {_rows_text()}; pad id 0")
-    for (family, rule), result in zip(runs, results):
+    for (family, rule), result in zip(runs, results, strict=True):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
 

@@ -98,7 +98,7 @@ def reproduce_runs(
     if results is None:
         return None
     comparisons = []
-    for job, result in zip(jobs, results):
+    for job, result in zip(jobs, results, strict=True):
         assert isinstance(result, Inference)  # an inference job's result
         comparisons.append(compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device)))
     return comparisons

@@ -83,10 +83,10 @@ def pipeline_matrix(
     if results is None:
         return None
     table: Matrix = {}
-    for (family, rule, group, model, ids, mask), result in zip(runs, results):
+    for (family, rule, group, model, ids, mask), result in zip(runs, results, strict=True):
         assert isinstance(result, Inference)  # an inference job's result
         compared = compare_rows(result.logits, forward_logits(model, ids, mask), tolerance(result.device))
-        for case, match in zip(group, compared.matches):
+        for case, match in zip(group, compared.matches, strict=True):
             table[family, rule, case] = match
     return table
 
@@ -99,10 +99,12 @@ def format_matrix(table: Matrix) -> str:
     lines = [
         f"judged by model.forward (exactness): {RIGHT} the pipeline's logits equal it, {WRONG} they differ",
         "",
-        f"{'family':<8} {'rule':<18} " + " ".join(f"{c:>{w}}" for c, w in zip(cases, widths)),
+        f"{'family':<8} {'rule':<18} " + " ".join(f"{c:>{w}}" for c, w in zip(cases, widths, strict=True)),
     ]
     for family, rule in rows:
         marks = [table.get((family, rule, c)) for c in cases]
-        cells = " ".join(f"{NO_ANSWER if m is None else (RIGHT if m else WRONG):>{w}}" for m, w in zip(marks, widths))
+        cells = " ".join(
+            f"{NO_ANSWER if m is None else (RIGHT if m else WRONG):>{w}}" for m, w in zip(marks, widths, strict=True)
+        )
         lines.append(f"{family:<8} {rule:<18} {cells}")
     return "\n".join(lines)

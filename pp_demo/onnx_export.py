@@ -56,7 +56,7 @@ def _quiet() -> Iterator[None]:
             warnings.simplefilter("ignore")
             yield
     finally:
-        for logger, level in zip(loggers, levels):
+        for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
 
 
@@ -109,5 +109,5 @@ def run_onnx(path: "str | os.PathLike[str]", *args: torch.Tensor) -> torch.Tenso
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3  # errors only: its warnings go to stderr
     session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    feeds = {i.name: a.detach().cpu().numpy() for i, a in zip(session.get_inputs(), args)}
+    feeds = {i.name: a.detach().cpu().numpy() for i, a in zip(session.get_inputs(), args, strict=True)}
     return torch.from_numpy(session.run(None, feeds)[0])

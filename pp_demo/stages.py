@@ -17,6 +17,7 @@ so its last stage, however many stages come before it, runs the same pooling cod
 import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import torch
@@ -161,7 +162,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
         isinstance(points, (tuple, list))
         and len(points) > 0
         and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
-        and all(a < b for a, b in zip(points, points[1:]))
+        and all(a < b for a, b in pairwise(points))
     )
     if not valid:
         raise ValueError(
@@ -211,7 +212,7 @@ def split_model(
     modules: list[nn.Module] = []
     score: nn.Module = model.score
     pad_token_id: int | None = model.config.pad_token_id
-    for i, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+    for i, (start, stop) in enumerate(pairwise(bounds)):
         first, last = i == 0, i == len(points)
         pruned = _prune(body, family, layers[start:stop], first, last)
         if first:

@@ -31,7 +31,7 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
     versions = list(results_by_version)
     runs = list(next(iter(results_by_version.values()))["runs"])
     fig, axes = plt.subplots(1, len(versions), figsize=(6.8 * len(versions), 5.2), sharey=True, squeeze=False)
-    for ax, version in zip(axes[0], versions):
+    for ax, version in zip(axes[0], versions, strict=True):
         for x, name in enumerate(runs):
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]

@@ -313,10 +313,12 @@ def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Seque
     """Fixed-width text table; long cells wrap inside their column."""
 
     def block(cells: Sequence[Cell]) -> list[str]:
-        wrapped = [_wrap(c, w) for c, w in zip(cells, widths)]
+        wrapped = [_wrap(c, w) for c, w in zip(cells, widths, strict=True)]
         height = max(len(w) for w in wrapped)
         return [
-            "  ".join(f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths)).rstrip()
+            "  ".join(
+                f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths, strict=True)
+            ).rstrip()
             for i in range(height)
         ]
 

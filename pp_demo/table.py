@@ -140,10 +140,10 @@ def format_padding_table(
         f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find; positions are raw (-1 reads the last)",
         "",
         f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_head:>9}  "
-        + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths)),
+        + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths, strict=True)),
     ]
     for row in table:
         expected = "none" if row[0].expected is None else str(row[0].expected[0])
-        cells = "  ".join(f"{f'{c.position} {c.mark}':>{w}}" for c, w in zip(row, widths))
+        cells = "  ".join(f"{f'{c.position} {c.mark}':>{w}}" for c, w in zip(row, widths, strict=True))
         lines.append(f"{row[0].case:<{case_w}}{ids_text[row[0].case]:<{ids_w}}{expected:>9}  {cells}")
     return "\n".join(lines)

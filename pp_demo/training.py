@@ -110,5 +110,5 @@ def accuracy_by_side(logits: torch.Tensor, batch: TrainingBatch) -> dict[str, fl
     right = logits.argmax(-1).eq(batch.labels)
     return {
         side: float(right[rows].float().mean()) if rows.any() else float("nan")
-        for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded))
+        for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded), strict=True)
     }

@@ -81,7 +81,7 @@ def test_a_miss_is_a_wrong_token_not_noise():
     model = _model("llama")
     ids, mask = as_batch(ROWS)
     diff = compare_rows(colossalai_forward(model, ids, mask), forward_logits(model, ids, mask), ATOL)
-    assert min(d for d, ok in zip(diff.max_abs_diff, diff.matches) if not ok) > 0.01
+    assert min(d for d, ok in zip(diff.max_abs_diff, diff.matches, strict=True) if not ok) > 0.01
 
 
 def test_the_checker_names_the_count_rule_for_colossalai_llama():

@@ -50,7 +50,7 @@ def _jobs():
 def runs():
     jobs = _jobs()
     results = run(jobs.values(), on="ranks", timeout_s=300)
-    return {key: (job, result) for (key, job), result in zip(jobs.items(), results)}
+    return {key: (job, result) for (key, job), result in zip(jobs.items(), results, strict=True)}
 
 
 STAGES = pytest.mark.parametrize("p", [2, 3], ids=["two-ranks", "three-ranks"])
@@ -171,7 +171,7 @@ def test_cli_reproduce_distributed_on_three_ranks_prints_the_same_lines(capsys):
     assert main(["reproduce", "--distributed", "--family", "llama", "--split-at", "1", "3"]) == 0
     out = capsys.readouterr().out
     assert "a three-stage pipeline (three ranks on torch.distributed.pipelining)" in out
-    assert [l for l in out.splitlines() if "row matches" in l] == EXPECTED_LINES
+    assert [line for line in out.splitlines() if "row matches" in line] == EXPECTED_LINES
 
 
 def _torchrun(nproc, *args):
@@ -199,7 +199,7 @@ def _torchrun(nproc, *args):
 def test_torchrun_runs_the_cli_as_three_ranks_and_only_one_prints():
     done = _torchrun(3, "--split-at", "1", "3")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert [l for l in done.stdout.splitlines() if "row matches" in l] == EXPECTED_LINES
+    assert [line for line in done.stdout.splitlines() if "row matches" in line] == EXPECTED_LINES
     assert done.stdout.count("judged by the true last real token") == 1
     assert "three ranks on torch.distributed.pipelining" in done.stdout
 

@@ -18,7 +18,7 @@ CASES = [(kind, p, m) for p in (2, 3) for kind in ("gpipe", "1f1b") for m in (p,
 def recorded():
     probes = [OrderProbe(kind, p, m) for kind, p, m in CASES] + [ShapeTrapProbe()]
     results = run(probes, on="ranks", timeout_s=300)  # one start per stage count
-    return dict(zip(CASES + ["trap"], results))
+    return dict(zip(CASES + ["trap"], results, strict=True))
 
 
 @pytest.mark.parametrize("kind, p, m", CASES)

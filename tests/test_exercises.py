@@ -38,12 +38,14 @@ def test_a_function_stub_returning_ellipsis_is_not_attempted():
         (
             "01.1",
             lambda ids, pad: (ids != pad).sum(-1) - 1,
-            "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch your rule pools 3, model.forward pools 5",
+            "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch "
+            "your rule pools 3, model.forward pools 5",
         ),
         (
             "01.1",
             lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
-            "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch your rule pools 5, model.forward pools 0",
+            "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch "
+            "your rule pools 5, model.forward pools 0",
         ),
         ("01.2", "left", "that lands on the true last real token"),
         ("01.2", "trailing_eos", "not one of the review table's rows"),

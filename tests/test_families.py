@@ -42,7 +42,7 @@ def test_fix_equals_model_forward_at_every_split_into_two_three_and_four_stages(
     model = build_model(family, attn_implementation=attn)
     batches = [as_batch(SIX), as_batch(TRAILING)]
     jobs = [Job.infer(model, ids, mask, split_points=points) for points in splits for ids, mask in batches]
-    for job, result in zip(jobs, run(jobs, on="process")):
+    for job, result in zip(jobs, run(jobs, on="process"), strict=True):
         reference = forward_logits(model, job.batch.input_ids, job.batch.attention_mask)
         assert float((result.logits - reference).abs().max()) <= 1e-6, job.split_points
 
@@ -54,7 +54,7 @@ def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts_at_ev
     rule = COLOSSALAI_RULE[family]
     reference = forward_logits(model, ids, mask)
     jobs = [Job.infer(model, ids, mask, rule=rule, split_points=points) for points in ALL_SPLITS]
-    for job, result in zip(jobs, run(jobs, on="process")):
+    for job, result in zip(jobs, run(jobs, on="process"), strict=True):
         assert compare_rows(result.logits, reference, atol=1e-6).matches == EXPECTED[rule], job.split_points
 
 
@@ -82,7 +82,7 @@ def test_nine_families_as_two_and_three_ranks_equal_model_forward():
             ids, mask = as_batch(SIX[:5])
             jobs.append(Job.infer(model, ids, mask, rule=COLOSSALAI_RULE[family], split_points=points))
     results = run(jobs, on="ranks", timeout_s=300)
-    for job, result in zip(jobs, results):
+    for job, result in zip(jobs, results, strict=True):
         reference = forward_logits(job.model, job.batch.input_ids, job.batch.attention_mask)
         matches = compare_rows(result.logits, reference, atol=1e-6).matches
         expected = EXPECTED[job.rule] if job.rule != "rightmost_non_pad" else [True] * len(matches)

@@ -51,7 +51,7 @@ def test_make_lab_starts_headless_and_answers_then_stops_by_its_own_pid(tmp_path
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
         env[name] = str(tmp_path / name.lower())
-    log = open(tmp_path / "lab.log", "w")
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115  (open for the server's whole life; closed in finally)
     lab = subprocess.Popen(
         [sys.executable, "-m", "pp_demo.lab"], stdout=subprocess.PIPE, stderr=log, text=True, env=env
     )

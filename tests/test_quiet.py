@@ -67,7 +67,7 @@ def test_logging_and_warnings_work_again_after_a_quiet_block(caplog):
     logging.getLogger("talkative_probe").error("shown after the block")
     assert [r.getMessage() for r in caplog.records] == ["shown after the block"]
     with pytest.warns(UserWarning, match="shown too"):
-        warnings.warn("shown too")
+        warnings.warn("shown too", stacklevel=1)
 
 
 def test_a_failed_quiet_import_still_raises():
@@ -81,7 +81,7 @@ def test_a_broken_cuda_driver_means_the_cpu_without_a_warning(monkeypatch):
     from pp_demo.compare import default_device
 
     def is_available():  # what torch does when the driver is too old
-        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old")
+        warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old", stacklevel=1)
         return False
 
     monkeypatch.setattr(torch.cuda, "is_available", is_available)

@@ -23,7 +23,7 @@ def test_cli_reproduce_prints_the_table_and_both_rules_for_the_three_families(ca
 
 def test_cli_flags_choose_family_rule_and_split_point(capsys):
     main(["reproduce", "--family", "opt", "--rule", "count", "--split-at", "3", "--micro-batches", "2"])
-    lines = [l for l in capsys.readouterr().out.splitlines() if "row matches" in l]
+    lines = [line for line in capsys.readouterr().out.splitlines() if "row matches" in line]
     assert lines == [f"{'opt':<8} {'count':<18} row matches model.forward: [False, True]"]
 
 
@@ -33,7 +33,7 @@ def test_cli_several_split_points_run_more_stages_with_the_same_lines(capsys, po
     out = capsys.readouterr().out
     stages = {2: "three", 3: "four"}[len(points)]
     assert f"a {stages}-stage pipeline (all {stages} stages in this process)" in out
-    assert [l for l in out.splitlines() if "row matches" in l] == [
+    assert [line for line in out.splitlines() if "row matches" in line] == [
         f"{'qwen2':<8} {'count':<18} row matches model.forward: [False, True]",
         f"{'qwen2':<8} {'rightmost_non_pad':<18} row matches model.forward: [True, True]",
     ]

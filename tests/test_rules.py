@@ -93,10 +93,8 @@ def test_no_pad_id_larger_batch_is_refused(rule):
 )
 def test_bad_ids_or_mask_get_a_clear_error(rule, bad, error, message):
     # the mask rules get the bad tensor as their mask, the id rules as their ids
-    if "attention_mask" in RULES[rule].needs:
-        inputs = {"attention_mask": bad}
-    else:
-        inputs = {"input_ids": bad, "pad_token_id": 0}
+    mask_rule = "attention_mask" in RULES[rule].needs
+    inputs = {"attention_mask": bad} if mask_rule else {"input_ids": bad, "pad_token_id": 0}
     with pytest.raises(error, match=message):
         pooled_positions(rule, **inputs)
 

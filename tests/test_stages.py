@@ -49,7 +49,7 @@ def test_count_rule_differs_exactly_where_count_is_not_the_rightmost_non_pad(mod
     result = compare_rows(logits, forward_logits(model, ids, mask), atol=1e-6)
     assert result.matches == COUNT_RULE_MATCHES
     # a miss is a different token's logits, not rounding: far above the tolerance
-    assert min(d for d, ok in zip(result.max_abs_diff, result.matches) if not ok) > 1e-3
+    assert min(d for d, ok in zip(result.max_abs_diff, result.matches, strict=True) if not ok) > 1e-3
 
 
 # ---- the seed's test, ported: left- and right-padded batches, parametrized over the rule

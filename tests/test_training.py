@@ -27,7 +27,7 @@ def runs():
 def test_the_fixed_pipeline_trains_exactly_like_model_forward(runs):
     reference, losses, fixed, _ = runs
     assert isinstance(fixed, Training) and len(fixed.losses) == STEPS
-    assert max(abs(a - b) for a, b in zip(fixed.losses, losses)) <= 1e-5
+    assert max(abs(a - b) for a, b in zip(fixed.losses, losses, strict=True)) <= 1e-5
     trained = load_params(fresh_model(), fixed.params)
     for name, p in reference.named_parameters():
         assert torch.allclose(dict(trained.named_parameters())[name], p, atol=1e-5, rtol=0), name
@@ -36,7 +36,7 @@ def test_the_fixed_pipeline_trains_exactly_like_model_forward(runs):
 def test_the_count_rule_pipeline_trains_on_other_outputs(runs):
     _, losses, _, count = runs
     assert count.losses[0] != pytest.approx(losses[0], abs=1e-5)  # the first step already differs
-    assert max(abs(a - b) for a, b in zip(count.losses, losses)) > 0.1
+    assert max(abs(a - b) for a, b in zip(count.losses, losses, strict=True)) > 0.1
 
 
 def test_every_row_is_labelled_by_its_last_real_token():
@@ -64,5 +64,5 @@ def test_training_in_process_equals_training_on_ranks_and_leaves_the_model_as_it
     before = {n: p.clone() for n, p in model.named_parameters()}
     local = run([Job.train(model, make_batches(3, batch_size=16, seed=0), n_micro=2)], on="process")[0]
     assert len(local.losses) == 3  # the first three steps of the same seeded batches
-    assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses[:3])) <= 1e-5
+    assert max(abs(a - b) for a, b in zip(local.losses, fixed.losses[:3], strict=True)) <= 1e-5
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())

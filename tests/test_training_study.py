@@ -80,9 +80,9 @@ def test_pad_pooled_rows_train_something_only_where_a_pad_sees_the_row():
     settings = StudySettings(steps=6, batch_size=16)
     batches = make_batches(settings.steps, batch_size=16, seed=1)
     models = [fresh_model(seed=1), fresh_model(seed=1)]
-    for model, name in zip(models, ("count", "count, pad-pooled rows out of the loss")):
+    for model, name in zip(models, ("count", "count, pad-pooled rows out of the loss"), strict=True):
         train_through_stages(model, batches, RUNS[name], settings)
-    same = all(torch.equal(a, b) for a, b in zip(models[0].parameters(), models[1].parameters()))
+    same = all(torch.equal(a, b) for a, b in zip(models[0].parameters(), models[1].parameters(), strict=True))
     assert same == (not CLAIMS[MAJOR]["pad_sees_the_row"])
 
 

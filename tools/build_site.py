@@ -32,7 +32,8 @@ def _markdown(text: str) -> str:
 
 def _page(title: str, body: str) -> str:
     return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>{html.escape(title)}</title>'
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+        f"<title>{html.escape(title)}</title>"
         f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n"
     )
 
