@@ -31,15 +31,22 @@ _UNIT = 0.34  # inches per grid square: a two-digit id at MIN_FONT_PT fits insid
 _VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
 
 
-def _mark(right):
+def _mark(right: bool | None) -> str:
     return NO_ANSWER if right is None else (RIGHT if right else WRONG)
 
 
-def _colour(right):
+def _colour(right: bool | None) -> str:
     return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
 
 
-def _draw_blocks(rows, rules, verdicts, pad_token_id, row_labels, heading):
+def _draw_blocks(
+    rows: Sequence[tuple[Sequence[int], Sequence[int]]],
+    rules: Sequence[str],
+    verdicts: Sequence[Sequence[tuple[int, int, bool | None]]],
+    pad_token_id: int,
+    row_labels: Sequence[str],
+    heading: str,
+) -> Figure:
     """The grid both padding figures share: one block of squares per rule, one line per row.
 
     ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
@@ -90,7 +97,7 @@ _KEY = (
 )
 
 
-def _title(first_line, inches):
+def _title(first_line: str, inches: float) -> str:
     """The title and the key, wrapped to the figure's width at MIN_FONT_PT."""
     chars = max(40, int(inches * 72 / (0.6 * MIN_FONT_PT)))
     return "\n".join(textwrap.fill(line, chars) for line in (first_line, *_KEY))
@@ -277,8 +284,12 @@ def side_curves(
 
     from .training import accuracy_by_side
 
-    curves = {"loss": {side: [] for side in _SIDES}, "accuracy": {side: [] for side in _SIDES}}
+    curves: dict[str, dict[str, list[float]]] = {
+        "loss": {side: [] for side in _SIDES},
+        "accuracy": {side: [] for side in _SIDES},
+    }
     for logits, batch in zip(step_logits, batches, strict=True):
+        assert batch.labels is not None and batch.left_padded is not None  # make_batches sets both
         loss = F.cross_entropy(logits.float().cpu(), batch.labels, reduction="none")
         accuracy = accuracy_by_side(logits.cpu(), batch)
         for side, rows in zip(_SIDES, (batch.left_padded, ~batch.left_padded)):

@@ -51,6 +51,7 @@ def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str
     that micro-batch, a backward the next stage's backward of it. Empty slots are the bubble."""
     order = schedule_order(kind, n_stages, n_micro)
     done: dict[tuple[int, str], int] = {}  # (stage, op) -> the slot after it finishes
+    placed: list[tuple[int, int, str]]
     free, nxt, placed = [0] * n_stages, [0] * n_stages, []
     while len(placed) < n_stages * 2 * n_micro:
         for stage, ops in enumerate(order):

@@ -3,10 +3,10 @@
 The convention itself is described in ``pp_demo.exercises``.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NoReturn
 
 from ..cases import PaddingCase, row_text
 
@@ -109,19 +109,19 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
 # ---- judging from the definition, not from the package's answer
 
 
-def forward_pools(ids, pad):
+def forward_pools(ids: Sequence[int], pad: int) -> int:
     """Where ``model.forward`` pools a row, from its definition, in plain Python: the
     rightmost position whose id is not the pad id, 0 when there is none."""
     return max((i for i, t in enumerate(ids) if t != pad), default=0)
 
 
-def count_pools(ids, pad, wrap=True):
+def count_pools(ids: Sequence[int], pad: int, wrap: bool = True) -> int:
     """Where the count rule lands, by counting in plain Python (wrapped to the row)."""
     position = sum(1 for t in ids if t != pad) - 1
     return position % len(ids) if wrap else position
 
 
-def first_pad_pools(ids, pad):
+def first_pad_pools(ids: Sequence[int], pad: int) -> int:
     """Where the first-pad rule lands: one before the first pad id, wrapped to the row
     (no pad id at all: the raw rule sees argmax 0 as well, so -1, the last position)."""
     first = next((i for i, t in enumerate(ids) if t == pad), 0)
@@ -133,14 +133,14 @@ class PackageRuleCalled(Exception):
 
 
 @contextmanager
-def package_rules_hidden():
+def package_rules_hidden() -> Iterator[None]:
     """While judging a function answer, every pooling rule of ``pp_demo.rules`` (module
     functions and ``RULES`` entries) raises, so an answer that calls the package's
     rule instead of writing the expression is told so."""
     from .. import rules
 
-    def hidden(name):
-        def refuse(*args, **kwargs):
+    def hidden(name: str) -> Callable[..., NoReturn]:
+        def refuse(*args: object, **kwargs: object) -> NoReturn:
             raise PackageRuleCalled(f"your answer calls pp_demo.rules.{name}: write the expression itself")
 
         return refuse

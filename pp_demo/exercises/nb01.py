@@ -5,6 +5,7 @@ The judges work from the definitions in plain Python (``core.forward_pools``,
 
 import inspect
 import random
+from collections.abc import Callable
 
 import torch
 
@@ -12,13 +13,13 @@ from ..cases import CASES, PAD, REVIEW_TABLE, row_text
 from .core import NotAttempted, _is_stub, count_pools, first_pad_pools, forward_pools, register
 
 
-def _random_rows(count, length, seed):
+def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
     """Rows of one length with pads anywhere (left, right, inside, none, all), pad id 0."""
     pick = random.Random(seed)
     return [[pick.choice((PAD, PAD, 5, 6, 7, 8, 9)) for _ in range(length)] for _ in range(count)]
 
 
-def _batches_for_01_1():
+def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
     """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
     case of length 6 as one batch, then random batches of other lengths and sizes."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6]
@@ -32,7 +33,7 @@ def _batches_for_01_1():
     return batches
 
 
-def _copies_the_fix(rule):
+def _copies_the_fix(rule: Callable[..., object]) -> bool:
     """Whether the answer's source multiplies by ``arange``, the expression notebook 01 prints."""
     try:
         source = inspect.getsource(rule)
@@ -47,7 +48,7 @@ def _copies_the_fix(rule):
     "pools on every padding case, without the arange of the fix shown above.",
     refuse_package_rules=True,
 )
-def _judge_forward_rule(rule):
+def _judge_forward_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
     if _copies_the_fix(rule):
@@ -72,7 +73,7 @@ def _judge_forward_rule(rule):
 @register(
     "01.2", "Name the one row of the review table where the first-pad rule (with the modulo) pools the wrong token."
 )
-def _judge_first_pad_row(name):
+def _judge_first_pad_row(name: object) -> str | None:
     if name not in REVIEW_TABLE:
         return f"{name!r} is not one of the review table's rows: {', '.join(REVIEW_TABLE)}"
     case = CASES[name]
@@ -89,7 +90,7 @@ _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
 
 
 @register("01.3", "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? Give an int.")
-def _judge_count_prediction(position):
+def _judge_count_prediction(position: object) -> str | None:
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
     if position != count_pools(_PREDICT_ROW, PAD):

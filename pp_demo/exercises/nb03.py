@@ -3,6 +3,8 @@
 Verdicts come from the definitions, counted in plain Python: the count rule lands on
 (number of non-pad ids - 1) wrapped to the row, ``model.forward`` on the rightmost non-pad id."""
 
+from collections.abc import Sequence
+
 from ..cases import PAD, row_text
 from .core import count_pools, forward_pools, index_list, one_counterexample, register
 
@@ -11,13 +13,13 @@ _LEFT_PADDED = ((0, 0, 5, 6, 7, 8), (0, 5, 6, 7, 8, 9))
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
 
-def _why(i, row):
+def _why(i: int, row: Sequence[int]) -> str:
     count, forward = count_pools(row, PAD), forward_pools(row, PAD)
     also = " too" if count == forward else ""
     return f"row {i} {row_text(row)}: the count rule pools {count}, model.forward pools {forward}{also}"
 
 
-def _judge_verdicts(key, answer, rows):
+def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> str | None:
     if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
         return "give a list of True or False, one per row, like the reproduction line"
     if len(answer) != len(rows):
@@ -35,7 +37,7 @@ def _judge_verdicts(key, answer, rows):
     "Predict the count rule's reproduction line with the rows swapped: right-padded "
     "[5,6,7,8,0,0] first, left-padded [0,0,5,6,7,8] second. A list of bools.",
 )
-def _judge_swapped_reproduction(answer):
+def _judge_swapped_reproduction(answer: object) -> str | None:
     return _judge_verdicts("03.1", answer, _SWAPPED_REPRO)
 
 
@@ -44,7 +46,7 @@ def _judge_swapped_reproduction(answer):
     "Predict the count rule's verdict per row on a left-padded batch such as the pull "
     "request's test uses, [[0,0,5,6,7,8], [0,5,6,7,8,9]]. A list of bools.",
 )
-def _judge_left_batch(answer):
+def _judge_left_batch(answer: object) -> str | None:
     return _judge_verdicts("03.2", answer, _LEFT_PADDED)
 
 
@@ -53,7 +55,7 @@ def _judge_left_batch(answer):
     "Which rows (indices) of the five-row mixed batch does the count rule pool at a "
     "different position from model.forward?",
 )
-def _judge_wrong_rows(answer):
+def _judge_wrong_rows(answer: object) -> str | None:
     answer = index_list(answer, len(_MIXED_BATCH))
     if isinstance(answer, str):
         return answer

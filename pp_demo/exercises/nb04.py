@@ -33,7 +33,7 @@ _EOS_BATCH = (
 _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
 
 
-def _eos_batch():
+def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
     ids = torch.tensor([row for row, _ in _EOS_BATCH])
     mask = torch.tensor([m for _, m in _EOS_BATCH])
     return ids, mask
@@ -44,7 +44,7 @@ def _eos_batch():
     "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
     "pool somewhere other than the true last real token?",
 )
-def _judge_rightmost_non_pad_rows(answer):
+def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
     answer = index_list(answer, len(_EOS_BATCH))
     if isinstance(answer, str):
         return answer
@@ -60,7 +60,7 @@ def _judge_rightmost_non_pad_rows(answer):
     return one_counterexample("04.1", misjudged)
 
 
-def _mask_rule_rows():
+def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
     rows = [
         (case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
@@ -77,7 +77,7 @@ def _mask_rule_rows():
     "last real token of every row that has one, a row ending in a real eos included.",
     refuse_package_rules=True,
 )
-def _judge_mask_rule(rule):
+def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
     for (ids, mask), label in _mask_rule_rows():
@@ -99,7 +99,7 @@ def _judge_mask_rule(rule):
     "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
     "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.",
 )
-def _judge_first_pad_prediction(position):
+def _judge_first_pad_prediction(position: object) -> str | None:
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
     ids, mask = _PAIR_ROW

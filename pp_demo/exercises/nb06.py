@@ -19,7 +19,7 @@ _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 
     "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
     "five-row batch does it pool at another position than model.forward?",
 )
-def _judge_bloom_rows(answer):
+def _judge_bloom_rows(answer: object) -> str | None:
     answer = index_list(answer, len(_BLOOM_BATCH), "rows")
     if isinstance(answer, str):
         return answer
@@ -39,7 +39,7 @@ def _judge_bloom_rows(answer):
     "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
     "positions does position 1 attend to in the first layer? A list of ints.",
 )
-def _judge_gpt2_view(answer):
+def _judge_gpt2_view(answer: object) -> str | None:
     ids, mask = _GPT2_ROW
     answer = index_list(answer, len(ids), "positions")
     if isinstance(answer, str):
@@ -66,13 +66,13 @@ def _may_attend(mask_row: list[int], i: int, j: int) -> bool:
     return j <= i and mask_row[j] == 1
 
 
-def _mask_batches():
+def _mask_batches() -> list[tuple[torch.Tensor, str]]:
     batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})") for case in CASES.values()]
     batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
     return batches
 
 
-def _first_wrong_entry(got, mask):
+def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int, int] | None:
     """``(b, i, j)`` of the first entry of ``got`` that breaks the definition, or None."""
     for b, mask_row in enumerate(mask.tolist()):
         for i in range(len(mask_row)):
@@ -88,7 +88,7 @@ def _first_wrong_entry(got, mask):
     "position i may attend to position j in model.forward's GPT-2.",
     refuse_package_rules=True,
 )
-def _judge_causal_padding_mask(make_mask):
+def _judge_causal_padding_mask(make_mask: object) -> str | None:
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
     for mask, label in _mask_batches():

@@ -1,5 +1,10 @@
 """Exercises of notebook 07 · the bug class (checked by ``pp_demo.exercises.check``)."""
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
 from ..cases import CASES, PAD
 from ..survey import CLASSES
 from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_text, true_last
@@ -15,12 +20,12 @@ _LANDS_ON = {
 }
 
 
-def mystery_07(input_ids, attention_mask, pad_token_id):
+def mystery_07(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     """An expression of the kind found in real pooling code, for exercise 07.1."""
     return (input_ids != pad_token_id).long().cumsum(-1).argmax(-1)
 
 
-def _class_counterexample(fn, letter):
+def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor], letter: str) -> str | None:
     """The first case with a real token where ``fn`` and class ``letter`` land apart, or None."""
     rule = CLASSES[letter].rule
     for case in CASES.values():
@@ -35,7 +40,7 @@ def _class_counterexample(fn, letter):
 
 
 @register("07.1", "Run mystery_07 on the padding cases and name its class: one of 'a', 'b', 'c', 'd', 'e'.")
-def _judge_mystery_class(letter):
+def _judge_mystery_class(letter: object) -> str | None:
     if not isinstance(letter, str) or letter not in CLASSES:
         return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
     if letter == "e":
@@ -43,7 +48,7 @@ def _judge_mystery_class(letter):
     return _class_counterexample(mystery_07, letter)
 
 
-def _as_row(answer):
+def _as_row(answer: Any) -> tuple[Sequence[int], Sequence[int], str] | str:
     """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair, else a problem."""
     if isinstance(answer, str):
         if answer not in CASES:
@@ -69,7 +74,7 @@ def _as_row(answer):
     "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
     "last, on which c and d pool different positions.",
 )
-def _judge_c_versus_d(answer):
+def _judge_c_versus_d(answer: object) -> str | None:
     row = _as_row(answer)
     if isinstance(row, str):
         return row

@@ -5,6 +5,7 @@ legacy exporter's flattened lookup (row b, position p reads element ``b * L + p`
 batch flattened to ``B * L`` rows, a negative number counting back from its end)."""
 
 import itertools
+from collections.abc import Sequence
 
 from ..cases import PAD, row_text
 from .core import one_counterexample, register
@@ -12,18 +13,18 @@ from .core import one_counterexample, register
 _BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))
 
 
-def _first_pad_raw(ids):
+def _first_pad_raw(ids: Sequence[int]) -> int:
     """``first_pad`` without the modulo: one before the first pad id (argmax 0 when none)."""
     return next((i for i, t in enumerate(ids) if t == PAD), 0) - 1
 
 
-def _legacy_reads(batch, b):
+def _legacy_reads(batch: Sequence[Sequence[int]], b: int) -> tuple[int, int]:
     """The (row, position) the legacy export makes row ``b`` read with ``first_pad``."""
     length = len(batch[0])
     return divmod((b * length + _first_pad_raw(batch[b])) % (len(batch) * length), length)
 
 
-def _as_pairs(answer, count):
+def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
     if not isinstance(answer, (list, tuple)) or len(answer) != count:
         return f"give a list of {count} (row, position) pairs, one per row"
     pairs = []
@@ -43,7 +44,7 @@ def _as_pairs(answer, count):
     "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
     "[5,6,0,0,0], [0,0,0,5,6]]: which (row, position) does each row read? A list of pairs.",
 )
-def _judge_legacy_reads(answer):
+def _judge_legacy_reads(answer: object) -> str | None:
     pairs = _as_pairs(answer, len(_BATCH_08_1))
     if isinstance(pairs, str):
         return pairs
@@ -68,7 +69,7 @@ _RAW = {
 }
 
 
-def _negative_example(rule):
+def _negative_example(rule: str) -> tuple[tuple[int, ...], list[int]] | None:
     """A short row ``(ids, mask)`` (real where the id is not pad) on which ``rule`` is negative, or None."""
     for length in range(1, 5):
         for ids in itertools.product((PAD, 5), repeat=length):
@@ -83,7 +84,7 @@ def _negative_example(rule):
     "Which of count, first_pad, rightmost_non_pad, rightmost_attended can return a negative "
     "position, the thing the modulo guards against under the legacy exporter? A list of names.",
 )
-def _judge_negative_rules(answer):
+def _judge_negative_rules(answer: object) -> str | None:
     if isinstance(answer, str) or not hasattr(answer, "__iter__") or not all(isinstance(a, str) for a in answer):
         return f"give a list of rule names, from {', '.join(_RAW)}"
     answer = set(answer)
