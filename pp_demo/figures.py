@@ -152,7 +152,7 @@ def draw_pad_eos_rows(
         verdicts.append(cells)
     labels = row_labels or [f"row {i}" for i in range(len(ids))]
     heading = "pad == eos: where each rule pools, judged by the true last real token"
-    return _draw_blocks(list(zip(ids, mask)), list(rules), verdicts, pad_token_id, labels, heading)
+    return _draw_blocks(list(zip(ids, mask, strict=True)), list(rules), verdicts, pad_token_id, labels, heading)
 
 
 _HATCHES = ["//", "", "..", "xx", "\\\\"]
@@ -167,13 +167,16 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
-    colours, hatches = dict(zip(rules, SERIES)), dict(zip(rules, _HATCHES))
+    colours, hatches = (
+        dict(zip(rules, SERIES, strict=False)),
+        dict(zip(rules, _HATCHES, strict=False)),
+    )  # more styles than rules
     atol = max(c.atol for c in comparisons.values())
     floor = atol / 100
     top = max(max(c.max_abs_diff) for c in comparisons.values())
     fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families), 4.4), sharey=True, squeeze=False)
     width = 0.8 / len(rules)
-    for ax, family in zip(axes[0], families):
+    for ax, family in zip(axes[0], families, strict=True):
         for j, rule in enumerate(rules):
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
@@ -292,7 +295,7 @@ def side_curves(
         assert batch.labels is not None and batch.left_padded is not None  # make_batches sets both
         loss = F.cross_entropy(logits.float().cpu(), batch.labels, reduction="none")
         accuracy = accuracy_by_side(logits.cpu(), batch)
-        for side, rows in zip(_SIDES, (batch.left_padded, ~batch.left_padded)):
+        for side, rows in zip(_SIDES, (batch.left_padded, ~batch.left_padded), strict=True):
             curves["loss"][side].append(float(loss[rows].mean()) if rows.any() else float("nan"))
             curves["accuracy"][side].append(accuracy[side])
     return curves
@@ -316,7 +319,9 @@ def draw_training_curves(runs: Mapping[str, Any], batches: Sequence[TrainingBatc
     num_labels = next(iter(runs.values()))[0].shape[-1]
     chance = {"loss": math.log(num_labels), "accuracy": 1 / num_labels}
     fig, axes = plt.subplots(2, 2, figsize=(9.0, 5.6), sharex=True, sharey="row")
-    for (name, step_logits), (colour, style, width) in zip(runs.items(), _RUN_STYLES):
+    for (name, step_logits), (colour, style, width) in zip(
+        runs.items(), _RUN_STYLES, strict=False
+    ):  # at most as many runs as styles
         curves = side_curves(step_logits, batches)
         for row, metric in enumerate(("loss", "accuracy")):
             for col, side in enumerate(_SIDES):

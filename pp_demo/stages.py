@@ -18,7 +18,7 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -210,8 +210,8 @@ def split_model(
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]
     modules: list[nn.Module] = []
-    score: nn.Module = model.score
-    pad_token_id: int | None = model.config.pad_token_id
+    score = cast(nn.Module, model.score)  # every *ForSequenceClassification head is `score`
+    pad_token_id = cast("int | None", getattr(model.config, "pad_token_id", None))
     for i, (start, stop) in enumerate(pairwise(bounds)):
         first, last = i == 0, i == len(points)
         pruned = _prune(body, family, layers[start:stop], first, last)
