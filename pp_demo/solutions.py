@@ -102,7 +102,7 @@ SOLUTIONS.update(
 SOLUTIONS.update(
     {
         # flat index b * 5 + first_pad; -1 counts back from the end of the flattened batch
-        "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],
+        "08.1": [(3, 4), (0, 4), (2, 1), (2, 4)],  # flat index b * L + first_pad; below 0 wraps to the batch end
         "08.2": ["count", "first_pad"],  # count on an all-pad row gives -1 too, not only first_pad
     }
 )

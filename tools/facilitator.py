@@ -144,7 +144,7 @@ def _answer_lines(answer: Any) -> list[str]:
 
 def exercise_lines(titles: list[str]) -> list[str]:
     from pp_demo import solutions
-    from pp_demo.exercises import EXERCISES, status
+    from pp_demo.exercises import EXERCISES, forget_attempts, status
     from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
 
     notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}
@@ -168,6 +168,7 @@ def exercise_lines(titles: list[str]) -> list[str]:
                 f"- Why: {notes.get(key, '(no explanation recorded)')}",
             ]
             for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
+                forget_attempts()  # each wrong answer as an attendee's first try: its counterexample
                 label = shown or f"`{_show(wrong)}`"
                 lines.append(
                     f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
