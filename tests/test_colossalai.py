@@ -11,7 +11,7 @@ import colossalai  # a plain import: a missing ColossalAI is an error here, neve
 import pytest
 import torch
 import transformers
-from conftest import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
+from review_table import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
 
 from pp_demo.cases import as_batch
 from pp_demo.checker import check_forward
@@ -23,7 +23,7 @@ from pp_demo.local import pipeline_logits
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ATOL = 1e-6  # CPU fp32, as everywhere in the workbook
 ROWS = FIVE_ROWS
-EXPECTED = MATCHES_FORWARD  # from the review table (tests/conftest.py)
+EXPECTED = MATCHES_FORWARD  # from the review table (tests/review_table.py)
 RULES = {family: rule for family, rule in COLOSSALAI_RULE.items() if rule != "rightmost_non_pad"}
 
 # GPT-2 under sdpa (transformers' default) differs from model.forward for another reason

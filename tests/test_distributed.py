@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
+from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 from pp_demo import PipelineError, run
 from pp_demo.cases import as_batch
@@ -24,7 +24,7 @@ from pp_demo.local import pipeline_logits
 FAMILIES = ["llama", "qwen2", "opt"]
 ROWS = SIX_ROWS
 LABELS = torch.tensor([0, 1, 2, 0, 1, 2])
-COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/conftest.py)
+COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/review_table.py)
 
 
 def _jobs():

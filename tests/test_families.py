@@ -10,7 +10,7 @@ where a pad id sits among the real tokens and stops it at position 0.
 import itertools
 
 import pytest
-from conftest import COLOSSALAI_RULE, MATCHES_FORWARD
+from review_table import COLOSSALAI_RULE, MATCHES_FORWARD
 
 from pp_demo.cases import as_batch
 from pp_demo.compare import compare_rows, forward_logits
@@ -22,7 +22,7 @@ from pp_demo.runner import run
 ALL = list(FAMILIES)
 SIX = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]
 TRAILING = ["trailing_eos"]
-EXPECTED = MATCHES_FORWARD  # per rule, on FIVE_ROWS, from the review table (tests/conftest.py)
+EXPECTED = MATCHES_FORWARD  # per rule, on FIVE_ROWS, from the review table (tests/review_table.py)
 # every way to cut 4 layers into 2, 3 or 4 stages of at least one layer each
 ALL_SPLITS = [points for k in (1, 2, 3) for points in itertools.combinations((1, 2, 3), k)]
 

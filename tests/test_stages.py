@@ -9,7 +9,7 @@ from the review table, not computed by the code under test.
 import pytest
 import torch
 import transformers
-from conftest import COUNT_RULE_MATCHES_SIX, SIX_ROWS
+from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 from pp_demo.cases import as_batch
 from pp_demo.compare import compare_rows, forward_logits
@@ -19,7 +19,7 @@ from pp_demo.stages import LastStage, MiddleStage, even_split_points, split_mode
 
 FAMILIES = ["llama", "qwen2", "opt"]
 ROWS = SIX_ROWS
-COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/conftest.py)
+COUNT_RULE_MATCHES = COUNT_RULE_MATCHES_SIX  # from the review table (tests/review_table.py)
 
 
 @pytest.fixture(scope="module", params=FAMILIES)

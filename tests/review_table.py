@@ -3,8 +3,9 @@ the pull request (which position each rule pools on each padding row) and Coloss
 0.5.0's source (which rule each family's pipeline forward uses). Not computed by pp_demo,
 so a test that compares pp_demo with them can fail.
 
-Importable from any test module as ``from conftest import ...`` (pytest puts ``tests/`` on
-the path for its conftest).
+Importable from any test module as ``from review_table import ...`` (pytest puts ``tests/``
+on the path). Not a conftest: ``tests/browser`` has a conftest of its own, and two modules
+named ``conftest`` cannot both be imported by that name.
 """
 
 FIVE_ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded"]
