@@ -34,9 +34,10 @@ def _headless(environ: Mapping[str, str]) -> bool:
 
 
 def lab_command(
-    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None
+    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None, root: Path = NOTEBOOKS
 ) -> tuple[list[str], list[str], str]:
-    """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL."""
+    """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL.
+    ``root`` is the folder Lab serves (the notebooks; the browser test gives a copy)."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = _free_port(), secrets.token_hex(16)
     command = [
@@ -56,8 +57,8 @@ def lab_command(
     if _headless(environ):
         command.append("--no-browser")
         notes.append("no display found: not opening a browser; open the URL below in yours")
-    if NOTEBOOKS.is_dir():
-        command.append(str(NOTEBOOKS))
+    if root.is_dir():
+        command.append(str(root))
     return command, notes, f"http://127.0.0.1:{port}/lab?token={token}"
 
 

@@ -9,26 +9,19 @@ the notebook (so the stored one is never saved over); it is stopped by its own p
 import os
 import pathlib
 import re
-import secrets
 import shutil
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 
 import pytest
 
+from pp_demo.lab import lab_command
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "tmp"
 NOTEBOOK = "01_four_padding_rows.ipynb"
 TIMEOUT_MS = 120_000
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _wait_ready(process, url, log):
@@ -57,25 +50,13 @@ def lab(tmp_path):
             for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")
         },
     )
-    port, token = _free_port(), secrets.token_hex(16)
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        "--no-browser",
-        "--ip",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={home}",
-        "--LabApp.expose_app_in_browser=True",
-    ] + (["--allow-root"] if os.geteuid() == 0 else [])
+    # make lab's own command (as root --allow-root; no display here, so --no-browser)
+    command, _, url = lab_command(["--LabApp.expose_app_in_browser=True"], environ={}, root=home)
+    base, token = url.split("/lab?token=")
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        base = f"http://127.0.0.1:{port}"
         _wait_ready(process, f"{base}/api/status?token={token}", log)
         yield base, token
     finally:
