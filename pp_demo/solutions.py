@@ -17,7 +17,8 @@ def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
 
 SOLUTIONS = {
     "01.1": _forward_rule,
-    "01.2": "right_pad_in_content",
+    "01.2": ([5, 0, 6, 0, 0], [1, 1, 1, 0, 0]),  # a pad id among the real tokens stops it: pools 0, last real 2
+    # (so does a real eos that carries the pad id: [5, 6, 0, 0] with mask [1, 1, 1, 0])
     "01.3": 2,  # three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5
     "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
     "02.2": lambda m, p: (p - 1) / (m + p - 1),  # p - 1 idle slots in a step of m + p - 1
@@ -93,7 +94,7 @@ SOLUTIONS.update(
     {
         "09.1": [1, 3, 5],  # wrong when the first pad follows a real token and a real token follows it (3),
         # or when the row starts and ends with a pad (1, 5); 0, 2 and 4 are fine
-        "09.2": {("qwen2", "left")},  # only the unpatched count, and only where pads come first
+        "09.2": {("llama", "left"), ("opt", "left")},  # each file its own count; wrong only where pads come first
     }
 )
 

@@ -47,8 +47,9 @@ def test_a_function_stub_returning_ellipsis_is_not_attempted():
             "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch "
             "your rule pools 5, model.forward pools 0",
         ),
-        ("01.2", "left", "that lands on the true last real token"),
-        ("01.2", "trailing_eos", "not one of the review table's rows"),
+        ("01.2", "left", "lands on 5: the true last real token"),
+        ("01.2", "no_such_case", "is not a padding case"),
+        ("01.2", ([5, 0], [1]), "of one length"),
         ("01.3", 5, "is not what the count rule pools"),
         ("01.3", "2", "as an int"),
     ],
@@ -280,7 +281,7 @@ def test_notebook_04_row_indices_may_come_as_a_set():
             lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1]).tril() * mask[:, None, :],
             "return True/False (dtype torch.bool)",
         ),
-        ("06.3", lambda mask: mask.bool(), "not a tensor of shape (1, 6, 6)"),
+        ("06.3", lambda mask: mask.bool(), "a tensor of shape (1, 6), not (1, 6, 6)"),
         ("06.3", 3, "should be a function"),
     ],
 )

@@ -3,14 +3,24 @@
 The convention itself is described in ``pp_demo.exercises``.
 """
 
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from ..cases import PaddingCase, row_text
+from ..cases import CASES, PaddingCase, row_text
+from .refusals import calls_watched, refused_code
 
-__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted", "forget_attempts"]
+__all__ = [
+    "Exercise",
+    "EXERCISES",
+    "PACKAGE_RULES",
+    "check",
+    "status",
+    "register",
+    "NotAttempted",
+    "forget_attempts",
+    "row_answer",
+]
 
 NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
@@ -23,7 +33,8 @@ class Exercise:
     key: str
     question: str
     judge: Callable[[object], str | None]
-    refuse_package_rules: bool = False  # the answer is a rule: calling pp_demo.rules' own is refused
+    # modules whose functions the answer may not call: the library's own implementation of it
+    refuse: tuple[str, ...] = ()
 
 
 EXERCISES: dict[str, Exercise] = {}
@@ -32,13 +43,17 @@ EXERCISES: dict[str, Exercise] = {}
 Judge = Callable[[Any], "str | None"]
 
 
-def register(key: str, question: str, refuse_package_rules: bool = False) -> Callable[[Judge], Judge]:
+# what an answer that is a rule may not call: the package's own rules
+PACKAGE_RULES = ("pp_demo.rules",)
+
+
+def register(key: str, question: str, refuse: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
     """Decorator: file a judge function as exercise ``key`` (other modules add theirs).
-    With ``refuse_package_rules`` the pooling rules of ``pp_demo.rules`` raise while the
-    answer is judged, so a judge that sets it must not call them itself."""
+    An answer that calls a function of a module in ``refuse`` is told to write it itself
+    (``pp_demo.exercises.refusals``), so a judge that refuses a module must not call it."""
 
     def add(judge: Judge) -> Judge:
-        EXERCISES[key] = Exercise(key, question, judge, refuse_package_rules)
+        EXERCISES[key] = Exercise(key, question, judge, refuse)
         return judge
 
     return add
@@ -59,18 +74,15 @@ def status(key: str, answer: object) -> str:
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
     if _is_stub(answer):
         return NOT_ATTEMPTED
-    try:
-        if exercise.refuse_package_rules:
-            with package_rules_hidden():
-                problem = exercise.judge(answer)
-        else:
+    with calls_watched(refused_code(exercise.refuse)) as called:
+        try:
             problem = exercise.judge(answer)
-    except NotAttempted:
-        return NOT_ATTEMPTED
-    except PackageRuleCalled as error:
-        problem = str(error)
-    except Exception as error:  # the reader's code may raise anything; report, don't crash
-        problem = f"your answer raised {type(error).__name__}: {error}"
+        except NotAttempted:
+            return NOT_ATTEMPTED
+        except Exception as error:  # the reader's code may raise anything; report, don't crash
+            problem = f"your answer raised {type(error).__name__}: {error}"
+    if called:  # whatever it returned, it was not written from the definition
+        problem = f"your answer calls {called[0]}: write it yourself from the definition"
     return CORRECT if problem is None else f"not yet: {problem}"
 
 
@@ -106,6 +118,27 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
     return indices
 
 
+def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
+    """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair of
+    lists of ints, else the problem with the answer as text."""
+    if isinstance(answer, str):
+        if answer not in CASES:
+            return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
+        case = CASES[answer]
+        return list(case.input_ids), list(case.attention_mask), f"{answer} {ids_text(case)}"
+    try:
+        ids, mask = (list(part) for part in answer)
+    except (TypeError, ValueError):
+        return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
+    if not ids or len(ids) != len(mask):
+        return "input_ids and attention_mask must be non-empty and of one length"
+    if not all(isinstance(t, int) and not isinstance(t, bool) for t in ids + mask):
+        return "input_ids and attention_mask must hold ints"
+    if any(m not in (0, 1) for m in mask):
+        return "the attention mask holds only 0 and 1"
+    return ids, mask, row_text(ids)
+
+
 # ---- judging from the definition, not from the package's answer
 
 
@@ -126,37 +159,6 @@ def first_pad_pools(ids: Sequence[int], pad: int) -> int:
     (no pad id at all: the raw rule sees argmax 0 as well, so -1, the last position)."""
     first = next((i for i, t in enumerate(ids) if t == pad), 0)
     return (first - 1) % len(ids)
-
-
-class PackageRuleCalled(Exception):
-    """Raised when an answer calls the package's own implementation of a rule."""
-
-
-@contextmanager
-def package_rules_hidden() -> Iterator[None]:
-    """While judging a function answer, every pooling rule of ``pp_demo.rules`` (module
-    functions and ``RULES`` entries) raises, so an answer that calls the package's
-    rule instead of writing the expression is told so."""
-    from .. import rules
-
-    def hidden(name: str) -> Callable[..., NoReturn]:
-        def refuse(*args: object, **kwargs: object) -> NoReturn:
-            raise PackageRuleCalled(f"your answer calls pp_demo.rules.{name}: write the expression itself")
-
-        return refuse
-
-    saved_fns = {rule.fn.__name__: rule.fn for rule in rules.RULES.values()}
-    saved_rules = dict(rules.RULES)
-    try:
-        for name in saved_fns:
-            setattr(rules, name, hidden(name))
-        for key, rule in saved_rules.items():
-            rules.RULES[key] = replace(rule, fn=hidden(rule.fn.__name__))
-        yield
-    finally:
-        for name, fn in saved_fns.items():
-            setattr(rules, name, fn)
-        rules.RULES.update(saved_rules)
 
 
 _SHOWN: set[str] = set()  # exercises whose one counterexample has been shown

@@ -9,8 +9,18 @@ from collections.abc import Callable
 
 import torch
 
-from ..cases import CASES, PAD, REVIEW_TABLE, row_text
-from .core import NotAttempted, _is_stub, count_pools, first_pad_pools, forward_pools, register
+from ..cases import CASES, PAD, row_text
+from .core import (
+    PACKAGE_RULES,
+    NotAttempted,
+    _is_stub,
+    count_pools,
+    first_pad_pools,
+    forward_pools,
+    register,
+    row_answer,
+    true_last,
+)
 
 
 def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
@@ -46,7 +56,7 @@ def _copies_the_fix(rule: Callable[..., object]) -> bool:
     "01.1",
     "Write a rule from input_ids and pad_token_id that pools where model.forward "
     "pools on every padding case, without the arange of the fix shown above.",
-    refuse_package_rules=True,
+    refuse=PACKAGE_RULES,
 )
 def _judge_forward_rule(rule: object) -> str | None:
     if not callable(rule):
@@ -70,19 +80,39 @@ def _judge_forward_rule(rule: object) -> str | None:
     return None
 
 
+def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
+    """The case whose row notebook 01 prints (every case is in one of its tables), or None."""
+    for case in CASES.values():
+        if list(case.input_ids) == ids and list(case.attention_mask) == mask:
+            return case.name
+    return None
+
+
 @register(
-    "01.2", "Name the one row of the review table where the first-pad rule (with the modulo) pools the wrong token."
+    "01.2",
+    "Build a row of your own (input_ids, attention_mask), pad id 0, on which first_pad_mod "
+    "pools somewhere other than the true last real token. A row printed in notebook 01 does not count.",
 )
-def _judge_first_pad_row(name: object) -> str | None:
-    if name not in REVIEW_TABLE:
-        return f"{name!r} is not one of the review table's rows: {', '.join(REVIEW_TABLE)}"
-    case = CASES[name]
-    lands_on = first_pad_pools(case.input_ids, PAD)
-    if lands_on == case.true_last:
-        return (
-            f"on {name} {row_text(case.input_ids)} find the first pad id and step back one: "
-            "that lands on the true last real token"
-        )
+def _judge_first_pad_row(answer: object) -> str | None:
+    row = row_answer(answer)
+    if isinstance(row, str):
+        return row
+    ids, mask, label = row
+    odd = [i for i, (t, m) in enumerate(zip(ids, mask, strict=True)) if m == 0 and t != PAD]
+    if odd:  # padding that is not the pad id would be a different question (notebook 07's)
+        return f"position {odd[0]} is padding (mask 0) but holds id {ids[odd[0]]}: pad with the pad id 0"
+    last = true_last(mask)
+    if last is None:
+        return f"on {label} the mask marks no real token: there is no true last real token to miss"
+    lands_on = first_pad_pools(ids, PAD)
+    if lands_on == last:
+        # with no pad id in the row, argmax over all zeros answers 0 all the same
+        first = ids.index(PAD) if PAD in ids else 0
+        found = f"the first pad id is at {first}" if PAD in ids else "there is no pad id, so argmax gives 0"
+        return f"on {label} {found}; one before it, {first - 1}, lands on {lands_on}: the true last real token"
+    printed = _printed_in_notebook_01(ids, mask)
+    if printed:  # right, but copied: the notebook's tables print these rows with their verdicts
+        return f"{row_text(ids)} with mask {row_text(mask)} is the {printed} row printed above: build one of your own"
     return None
 
 

@@ -7,6 +7,7 @@ import torch
 
 from ..cases import CASES, PAD
 from .core import (
+    PACKAGE_RULES,
     NotAttempted,
     _is_stub,
     count_pools,
@@ -75,7 +76,7 @@ def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     "04.2",
     "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
     "last real token of every row that has one, a row ending in a real eos included.",
-    refuse_package_rules=True,
+    refuse=PACKAGE_RULES,
 )
 def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):

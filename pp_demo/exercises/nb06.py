@@ -7,7 +7,16 @@ mask lets position i see j when j <= i and j is a real token."""
 import torch
 
 from ..cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
-from .core import NotAttempted, _is_stub, first_pad_pools, forward_pools, index_list, one_counterexample, register
+from .core import (
+    PACKAGE_RULES,
+    NotAttempted,
+    _is_stub,
+    first_pad_pools,
+    forward_pools,
+    index_list,
+    one_counterexample,
+    register,
+)
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
@@ -86,7 +95,8 @@ def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int,
     "06.3",
     "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
     "position i may attend to position j in model.forward's GPT-2.",
-    refuse_package_rules=True,
+    # the package's rules, and transformers' own mask builders (4.x and 5.x): they are the answer
+    refuse=(*PACKAGE_RULES, "transformers.modeling_attn_mask_utils", "transformers.masking_utils"),
 )
 def _judge_causal_padding_mask(make_mask: object) -> str | None:
     if not callable(make_mask):
@@ -96,8 +106,13 @@ def _judge_causal_padding_mask(make_mask: object) -> str | None:
         if _is_stub(got):
             raise NotAttempted
         batch, length = mask.shape
-        if not isinstance(got, torch.Tensor) or got.shape != (batch, length, length):
-            return f"on {label} it returned {got!r}, not a tensor of shape ({batch}, {length}, {length})"
+        if not isinstance(got, torch.Tensor):
+            return f"on {label} it returned {type(got).__name__}, not a tensor of shape ({batch}, {length}, {length})"
+        if got.shape != (batch, length, length):
+            return (
+                f"on {label} it returned a tensor of shape {tuple(got.shape)}, not ({batch}, {length}, {length}): "
+                "one row per query position i, one column per key position j"
+            )
         if got.dtype != torch.bool:
             return f"on {label} it returned a tensor of {got.dtype}; return True/False (dtype torch.bool)"
         wrong = _first_wrong_entry(got, mask)

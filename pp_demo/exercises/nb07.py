@@ -1,13 +1,12 @@
 """Exercises of notebook 07 · the bug class (checked by ``pp_demo.exercises.check``)."""
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import torch
 
 from ..cases import CASES, PAD
 from ..survey import CLASSES
-from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_text, true_last
+from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
 
 _PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
 
@@ -48,26 +47,6 @@ def _judge_mystery_class(letter: object) -> str | None:
     return _class_counterexample(mystery_07, letter)
 
 
-def _as_row(answer: Any) -> tuple[Sequence[int], Sequence[int], str] | str:
-    """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair, else a problem."""
-    if isinstance(answer, str):
-        if answer not in CASES:
-            return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
-        case = CASES[answer]
-        return case.input_ids, case.attention_mask, f"{answer} {ids_text(case)}"
-    try:
-        ids, mask = (list(part) for part in answer)
-    except (TypeError, ValueError):
-        return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
-    if not ids or len(ids) != len(mask):
-        return "input_ids and attention_mask must be non-empty and of one length"
-    if not all(isinstance(t, int) and not isinstance(t, bool) for t in ids + mask):
-        return "input_ids and attention_mask must hold ints"
-    if any(m not in (0, 1) for m in mask):
-        return "the attention mask holds only 0 and 1"
-    return ids, mask, row_text(ids)
-
-
 @register(
     "07.2",
     "The trailing-eos row shown above separates class c from class d. Find another kind of "
@@ -75,7 +54,7 @@ def _as_row(answer: Any) -> tuple[Sequence[int], Sequence[int], str] | str:
     "last, on which c and d pool different positions.",
 )
 def _judge_c_versus_d(answer: object) -> str | None:
-    row = _as_row(answer)
+    row = row_answer(answer)
     if isinstance(row, str):
         return row
     ids, mask, label = row

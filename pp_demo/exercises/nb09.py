@@ -2,13 +2,9 @@
 
 from typing import Any
 
-import torch
-
 from ..cases import PAD
-from ..pr_claims import predicted
-from ..rules import FIX, pooled_positions
 from ..verify_pr_worker import batches
-from .core import index_list, register, row_text
+from .core import count_pools, first_pad_pools, forward_pools, index_list, one_counterexample, register, row_text
 
 ROWS_09 = (
     [5, 6, 0, 0, 0, 0],
@@ -22,10 +18,15 @@ ROWS_09 = (
 
 
 def _first_pad_misses() -> list[int]:
-    ids = torch.tensor(ROWS_09)
-    first_pad = pooled_positions("first_pad_mod", input_ids=ids, pad_token_id=PAD).tolist()
-    fix = pooled_positions(FIX, input_ids=ids, pad_token_id=PAD).tolist()
-    return [i for i, (p, q) in enumerate(zip(first_pad, fix, strict=True)) if p != q]
+    """The rows where one before the first pad id (wrapped) is not the last non-pad id."""
+    return [i for i, row in enumerate(ROWS_09) if first_pad_pools(row, PAD) != forward_pools(row, PAD)]
+
+
+def _why_09_1(i: int) -> str:
+    row = ROWS_09[i]
+    a, b = first_pad_pools(row, PAD), forward_pools(row, PAD)
+    verdict = "the same position" if a == b else "different positions"
+    return f"row {i} {row_text(row)}: the first-pad form pools {a}, model.forward {b}: {verdict}"
 
 
 @register(
@@ -37,39 +38,34 @@ def _judge_first_pad_rows(answer: Any) -> str | None:
     picked = index_list(answer, len(ROWS_09))
     if isinstance(picked, str):
         return picked
-    truth = _first_pad_misses()
-    for i in sorted(set(picked) ^ set(truth)):
-        ids = torch.tensor([ROWS_09[i]])
-        a = int(pooled_positions("first_pad_mod", input_ids=ids, pad_token_id=PAD)[0])
-        b = int(pooled_positions(FIX, input_ids=ids, pad_token_id=PAD)[0])
-        verdict = "the same position" if a == b else "different positions"
-        return f"row {i} {row_text(ROWS_09[i])}: the first-pad form pools {a}, model.forward {b}: {verdict}"
-    return None
+    return one_counterexample("09.1", [_why_09_1(i) for i in sorted(set(picked) ^ set(_first_pad_misses()))])
 
 
 _SIDES = ("left", "right")
 _FAMILIES = ("llama", "qwen2", "opt")
+_KEEP_THE_COUNT = ("llama", "opt")  # 09.2: the change is applied to qwen2.py only
 
 
-def failing_pairs(variant: str) -> set[tuple[str, str]]:
-    """The (family, side) pairs the rules say claim 2's test fails on, for a variant."""
-    data = batches()
-    out = set()
-    for family in _FAMILIES:
-        for side in _SIDES:
-            ids = data[f"{side}-padded"][0]
-            fix = pooled_positions(FIX, input_ids=ids, pad_token_id=PAD).tolist()
-            if predicted(variant, family, ids) != fix:
-                out.add((family, side))
-    return out
+def _test_rows(side: str) -> list[list[int]]:
+    """The rows of claim 2's test for one padding side (pp_demo.verify_pr_worker's batch)."""
+    rows: list[list[int]] = batches()[f"{side}-padded"][0].tolist()
+    return rows
+
+
+def _fails_claim_2(family: str, side: str) -> bool:
+    """From the definitions: a family fails on a side when its forward still counts and the
+    count lands off the last non-pad id on a row of that side's batch."""
+    return family in _KEEP_THE_COUNT and any(
+        count_pools(row, PAD) != forward_pools(row, PAD) for row in _test_rows(side)
+    )
 
 
 @register(
     "09.2",
-    "The change is applied to llama.py and opt.py but not qwen2.py. Which (family, side) "
-    "pairs fail the test of claim 2? A set of tuples like ('llama', 'right').",
+    "The change is applied to qwen2.py only; llama.py and opt.py keep the count. Which "
+    "(family, side) pairs fail the test of claim 2? A set of tuples like ('llama', 'right').",
 )
-def _judge_minus_qwen2(answer: Any) -> str | None:
+def _judge_qwen2_only(answer: Any) -> str | None:
     try:
         pairs = {(str(f), str(s)) for f, s in answer}
     except (TypeError, ValueError):
@@ -77,11 +73,12 @@ def _judge_minus_qwen2(answer: Any) -> str | None:
     unknown = [p for p in pairs if p[0] not in _FAMILIES or p[1] not in _SIDES]
     if unknown:
         return f"{unknown[0]} is not a pair of a family in {_FAMILIES} and a side in {_SIDES}"
-    truth = failing_pairs("change minus qwen2.py")
+    truth = {(f, s) for f in _FAMILIES for s in _SIDES if _fails_claim_2(f, s)}
     if pairs - truth:
         family, side = sorted(pairs - truth)[0]
-        return f"{family} with {side} padding passes: its pooling there is the rightmost non-pad position"
+        why = "its forward has the change" if family not in _KEEP_THE_COUNT else "the count is right on right padding"
+        return f"{family} with {side} padding passes: {why}"
     if truth - pairs:
         family, side = sorted(truth - pairs)[0]
-        return f"{family} with {side} padding fails: the old count is not a position there"
+        return f"{family} with {side} padding fails: {family}'s own file still counts, and padding comes first"
     return None

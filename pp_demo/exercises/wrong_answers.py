@@ -13,7 +13,20 @@ from typing import Any
 
 import torch
 
-from ..rules import count_minus_one, first_pad_minus_one_wrapped, rightmost_non_pad
+
+# The wrong rules as an attendee would write them: the package's own functions would be
+# refused as calls (``refusals``), and the guide must show the counterexample they get.
+def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return (input_ids != pad_token_id).sum(-1) - 1
+
+
+def _first_pad_wrapped(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return ((input_ids == pad_token_id).int().argmax(-1) - 1) % input_ids.shape[-1]
+
+
+def _last_non_pad(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    positions = torch.arange(input_ids.shape[-1])
+    return (positions * (input_ids != pad_token_id)).argmax(-1)
 
 
 def _last_position(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -32,32 +45,38 @@ def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
 
 # Why the reference answer is right, for the exercises whose answer in ``pp_demo.solutions``
 # carries no comment saying so (the guide takes the comment where there is one).
-WHY: dict[str, str] = {
-    "01.2": "a pad id inside the text stops the first-pad rule early: [5,0,7,8,0,0] pools 0, the last real "
-    "token is 3; on the other three rows the first pad comes right after the text, or in front, "
-    "where -1 wraps to the last position",
-}
+WHY: dict[str, str] = {}
 
 WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
     "01.1": [
         (
-            count_minus_one,
+            _count_rule,
             "the count rule: `(input_ids != pad).sum(-1) - 1`",
             "the bug itself: it assumes every real token comes before the padding",
         ),
         (
-            first_pad_minus_one_wrapped,
+            _first_pad_wrapped,
             "one before the first pad id, with the modulo",
             "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens",
         ),
         (_last_position, "always the last position", "assumes there is never any right padding"),
     ],
     "01.2": [
-        ("left", None, "mixes up the two rules: left padding breaks the count rule, not the first-pad one"),
         (
-            "left_pad_in_content",
+            ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]),
             None,
-            "forgets the -1 wrap: on a row that starts with a pad, -1 lands on the last position",
+            "plain right padding: the first pad comes right after the text, so one before it is the last real token",
+        ),
+        (
+            ([0, 0, 5, 6, 7, 8], [0, 0, 1, 1, 1, 1]),
+            None,
+            "mixes up the two rules: left padding breaks the count rule; here -1 wraps to the last position",
+        ),
+        (
+            "right_pad_in_content",
+            None,
+            "copies the row the tables print instead of building one: the failing idea is a pad id before the "
+            "last real token",
         ),
     ],
     "01.3": [
@@ -117,8 +136,8 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
     ],
     "04.2": [
         (
-            lambda ids, mask, pad: rightmost_non_pad(ids, pad),
-            "`rightmost_non_pad(input_ids, pad)`",
+            _last_non_pad,
+            "the fix, `rightmost_non_pad`, written out",
             "still trusts the ids: a real eos equal to pad looks like padding",
         ),
         (
@@ -205,10 +224,15 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
     ],
     "09.2": [
         (
-            {("qwen2", "left"), ("qwen2", "right")},
+            {("llama", "left"), ("qwen2", "left"), ("opt", "left")},
+            None,
+            "copies the unpatched line of claim 2: qwen2's own file has the change",
+        ),
+        (
+            {("llama", "left"), ("llama", "right"), ("opt", "left"), ("opt", "right")},
             None,
             "forgets that the old count is right on right padding",
         ),
-        (set(), None, "expects the other files' change to cover qwen2: each family's forward has its own copy"),
+        ({("qwen2", "left")}, None, "reads the question the other way round: qwen2 is the family with the change"),
     ],
 }
