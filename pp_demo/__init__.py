@@ -45,6 +45,7 @@ _HOMES = {
     "jobs": ["Batch", "Fault", "Job", "Result", "micro_batches"],
     "schedules": ["schedule_order", "timeline", "peak_in_flight", "gpipe_slots"],
     "local": ["pipeline_logits", "fixed_pipeline"],
+    "ranks": ["RankJob"],
     "distributed": ["PipelineError"],
     "runner": ["run"],
     "tolerances": ["tolerance"],

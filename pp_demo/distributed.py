@@ -27,7 +27,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from .jobs import Job
-from .ranks import backend_and_device, run_on_rank
+from .ranks import RankJob, backend_and_device, run_on_rank
 
 __all__ = ["PipelineError", "spawn_ranks", "launched_by_torchrun", "torchrun_world_size", "join_torchrun"]
 
@@ -112,7 +112,7 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
     return PipelineError(f"rank {error.error_index} failed: {str(error).strip().splitlines()[-1]}")
 
 
-def spawn_ranks(jobs: list[Job], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
+def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
     """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
 
     Raises ``PipelineError`` if a rank raises, dies, or the whole run takes longer
@@ -160,7 +160,7 @@ def torchrun_world_size() -> int:
     return int(os.environ["WORLD_SIZE"])
 
 
-def join_torchrun(jobs: list[Job], timeout_s: float = 120) -> list[list[Any]] | None:
+def join_torchrun(jobs: Sequence[Job | RankJob], timeout_s: float = 120) -> list[list[Any]] | None:
     """This process is one of torchrun's ranks: join the group, run the (checked) jobs,
     gather every rank's parts on the last rank. ``None`` on the other ranks."""
     rank, world_size = int(os.environ["RANK"]), torchrun_world_size()

@@ -190,8 +190,6 @@ def check_job(job: Job, n_stages: int) -> None:
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
     """``job`` with its split points as a tuple, checked; ``n_ranks`` (torchrun's world
     size) fixes the stage count: points are chosen evenly when the job has none."""
-    if hasattr(job, "run_on_rank"):  # a job that drives the steps itself (pp_demo.bench)
-        return job
     get_rule(job.rule)
     num_layers = count_layers(job.model)
     if job.split_points is None and n_ranks is not None:

@@ -15,7 +15,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -25,7 +25,7 @@ from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGP
 from .jobs import Fault, Inference, Job, Result, Step, Training
 from .stages import split_model
 
-__all__ = ["backend_and_device", "StageCache", "pipeline_step", "run_on_rank", "merge"]
+__all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
 _SCHEDULES = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
 
@@ -100,6 +100,24 @@ class StageCache:
         return self.built[key]
 
 
+@runtime_checkable
+class RankJob(Protocol):
+    """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s
+    ``BenchJob``, ``pp_demo.engine_probes``): every rank calls its ``run_on_rank`` with the
+    rank's ``StageCache``, and the last rank's answer is the job's result. It is not a
+    ``Job`` and is never checked or prepared: it builds its own ``Job``s on the ranks.
+    Defined here, not in ``pp_demo.jobs``, because its signature needs ``StageCache``."""
+
+    @property
+    def n_stages(self) -> int:
+        """How many ranks ``run`` starts for it (under torchrun, torchrun's world size)."""
+        ...
+
+    def run_on_rank(self, rank: int, world_size: int, cache: StageCache, device: torch.device) -> Any:
+        """This rank's part of the job; the last rank's is the job's result."""
+        ...
+
+
 def pipeline_step(
     schedule: Any,
     rank: int,
@@ -155,11 +173,11 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     return part
 
 
-def run_on_rank(rank: int, world_size: int, jobs: list[Any], device: torch.device) -> list[Any]:
+def run_on_rank(rank: int, world_size: int, jobs: Sequence[Job | RankJob], device: torch.device) -> list[Any]:
     """Run every job on this rank (the process group is up): one part per job."""
     cache, parts = StageCache(rank, world_size, device), []
     for job in jobs:
-        if hasattr(job, "run_on_rank"):  # a job that drives the steps itself (pp_demo.bench)
+        if isinstance(job, RankJob):
             parts.append(job.run_on_rank(rank, world_size, cache, device))
             continue
         job.model.to(device)
@@ -167,9 +185,9 @@ def run_on_rank(rank: int, world_size: int, jobs: list[Any], device: torch.devic
     return parts
 
 
-def merge(job: Any, parts: list[Any], device: str) -> Result:
+def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
     """The job's result from every rank's part (rank order)."""
-    if hasattr(job, "run_on_rank"):
+    if isinstance(job, RankJob):
         result: Result = parts[-1]
         return result
     last = parts[-1]

@@ -16,7 +16,7 @@ from typing import Literal
 from .distributed import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
 from .jobs import Job, Result, prepare
 from .local import run_in_process
-from .ranks import backend_and_device, merge
+from .ranks import RankJob, backend_and_device, merge
 
 __all__ = ["run", "ranks_device"]
 
@@ -26,32 +26,43 @@ def ranks_device(n_ranks: int) -> str:
     return backend_and_device(0, n_ranks)[1].type
 
 
-def _n_stages(job: Job) -> int:
-    n_stages: int | None = getattr(job, "n_stages", None)  # a job of its own (pp_demo.bench) says it
-    if n_stages:
-        return n_stages
+def _n_stages(job: Job | RankJob) -> int:
+    if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
+        return job.n_stages
     points = job.split_points  # prepared: a tuple
     return len(points if isinstance(points, tuple) else ()) + 1
 
 
+def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
+    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
+    return job if isinstance(job, RankJob) else prepare(job, n_ranks)
+
+
+def _in_process(job: Job | RankJob) -> Job:
+    if isinstance(job, RankJob):  # it needs a rank's process group and StageCache
+        raise ValueError(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
+    return prepare(job)
+
+
 def run(
-    jobs: Iterable[Job], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
+    jobs: Iterable[Job | RankJob], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
 ) -> list[Result] | None:
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
-    mode. Under torchrun, ``None`` on every rank but the last (which gathers the results)."""
+    mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
+    every rank but the last (which gathers the results)."""
     jobs = list(jobs)
     if on == "process":
-        return [run_in_process(prepare(job)) for job in jobs]
+        return [run_in_process(_in_process(job)) for job in jobs]
     if on != "ranks":
         raise ValueError(f"run(on=...) is 'process' or 'ranks', got {on!r}")
     if launched_by_torchrun():
         n_ranks = torchrun_world_size()
-        jobs = [prepare(job, n_ranks) for job in jobs]
+        jobs = [_prepare(job, n_ranks) for job in jobs]
         parts = join_torchrun(jobs, timeout_s)
         if parts is None:
             return None
         return [merge(job, [p[i] for p in parts], ranks_device(n_ranks)) for i, job in enumerate(jobs)]
-    jobs = [prepare(job) for job in jobs]
+    jobs = [_prepare(job) for job in jobs]
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
         by_count.setdefault(_n_stages(job), []).append(i)

@@ -113,9 +113,9 @@ def run_bench(
     rows = []
     for p in stages:
         progress(f"the pipeline on {p} ranks, m = {', '.join(map(str, micro_batches))} ...")
-        # a BenchJob is not a Job: the runner recognises it by its run_on_rank, which run's types do not say
+        # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
         answers: list[Any] = (
-            run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches], on="ranks", timeout_s=timeout_s)  # type: ignore[misc]
+            run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches], on="ranks", timeout_s=timeout_s)
             or []
         )
         for m, answer in zip(micro_batches, answers, strict=True):
