@@ -115,6 +115,16 @@ def test_a_missing_mask_is_refused_because_none_cannot_travel():
         run([Job.infer(build_model("llama"), ids, None)], on="ranks")
 
 
+def test_a_job_that_drives_the_ranks_itself_is_refused_in_one_process():
+    from pp_demo import OrderProbe, RankJob
+
+    probe = OrderProbe("gpipe", n_stages=2, n_micro=2)
+    assert isinstance(probe, RankJob)
+    assert not isinstance(Job.infer(build_model("llama"), *as_batch(ROWS)), RankJob)
+    with pytest.raises(ValueError, match="OrderProbe drives the ranks itself: run it with on='ranks'"):
+        run([probe], on="process")
+
+
 def test_a_fault_on_a_rank_the_pipeline_does_not_have_is_refused():
     ids, mask = as_batch(ROWS)
     with pytest.raises(ValueError, match=r"a fault needs a rank in 0\.\.1"):
