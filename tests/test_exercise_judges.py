@@ -172,10 +172,16 @@ def _bubble_from_the_ideal_speedup(m, p):
 
 
 def _transformers_mask(attention_mask):
-    # transformers' own builder of model.forward's mask, turned into True/False: it is the answer
-    from transformers.modeling_attn_mask_utils import _prepare_4d_causal_attention_mask
-
+    # transformers' own builder of model.forward's mask, as True/False: it is the answer
     batch, length = attention_mask.shape
+    try:  # transformers 4.x
+        from transformers.modeling_attn_mask_utils import _prepare_4d_causal_attention_mask
+    except ImportError:  # 5.x builds masks from mask functions
+        from transformers.masking_utils import and_masks, causal_mask_function, padding_mask_function
+
+        allowed = and_masks(causal_mask_function, padding_mask_function(attention_mask.bool()))
+        b, i, j = torch.arange(batch)[:, None, None], torch.arange(length)[None, :, None], torch.arange(length)
+        return allowed(b, 0, i, j[None, None, :])
     additive = _prepare_4d_causal_attention_mask(attention_mask, (batch, length), torch.zeros(1), 0)
     return (additive == 0)[:, 0]
 
@@ -216,7 +222,7 @@ SHORTCUTS = [
     ("06.2", [0, 1], "is causal attention"),  # what model.forward does, as the notebook says
     ("06.3", lambda mask: mask.bool()[:, None, None, :], "a tensor of shape (1, 1, 1, 6), not (1, 6, 6)"),  # the
     # (batch, 1, 1, L) mask whose shape the notebook prints for ColossalAI
-    ("06.3", _transformers_mask, "calls transformers.modeling_attn_mask_utils._prepare_4d_causal_attention_mask"),
+    ("06.3", _transformers_mask, "your answer calls transformers."),  # modeling_attn_mask_utils or masking_utils
     ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),  # its
     # shape: a cumsum and an argmax, like attended_cumsum, listed in class (d) just above
     ("07.2", "trailing_eos", "the trailing-eos row"),  # the row notebook 07 shows
