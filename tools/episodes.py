@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             import facilitator  # tools/ is on the path when run as a script
 
             for written in facilitator.write_all(ROOT):
-                print(f"wrote {written}")
+                print(f"wrote {written.relative_to(ROOT)}")  # no machine path in the output
     except (EpisodeError, OSError, json.JSONDecodeError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
