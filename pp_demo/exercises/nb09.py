@@ -46,18 +46,16 @@ _FAMILIES = ("llama", "qwen2", "opt")
 _KEEP_THE_COUNT = ("llama", "opt")  # 09.2: the change is applied to qwen2.py only
 
 
-def _test_rows(side: str) -> list[list[int]]:
-    """The rows of claim 2's test for one padding side (pp_demo.verify_pr_worker's batch)."""
-    rows: list[list[int]] = batches()[f"{side}-padded"][0].tolist()
-    return rows
-
-
-def _fails_claim_2(family: str, side: str) -> bool:
+def _failing_pairs() -> set[tuple[str, str]]:
     """From the definitions: a family fails on a side when its forward still counts and the
-    count lands off the last non-pad id on a row of that side's batch."""
-    return family in _KEEP_THE_COUNT and any(
-        count_pools(row, PAD) != forward_pools(row, PAD) for row in _test_rows(side)
-    )
+    count lands off the last non-pad id on a row of that side's test batch (claim 2's rows,
+    ``pp_demo.verify_pr_worker.batches``)."""
+    test = batches()
+    count_misses = {
+        side: any(count_pools(row, PAD) != forward_pools(row, PAD) for row in test[f"{side}-padded"][0].tolist())
+        for side in _SIDES
+    }
+    return {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if count_misses[side]}
 
 
 @register(
@@ -73,7 +71,7 @@ def _judge_qwen2_only(answer: Any) -> str | None:
     unknown = [p for p in pairs if p[0] not in _FAMILIES or p[1] not in _SIDES]
     if unknown:
         return f"{unknown[0]} is not a pair of a family in {_FAMILIES} and a side in {_SIDES}"
-    truth = {(f, s) for f in _FAMILIES for s in _SIDES if _fails_claim_2(f, s)}
+    truth = _failing_pairs()
     if pairs - truth:
         family, side = sorted(pairs - truth)[0]
         why = "its forward has the change" if family not in _KEEP_THE_COUNT else "the count is right on right padding"
