@@ -76,15 +76,15 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5)
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
-# on transformers 5.x. Not tests/test_colossalai.py nor tests/test_verify_pr.py: ColossalAI 0.5.0 requires transformers
+# on transformers 5.x. Not the tests marked colossalai (tests/colossalai/): ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests --ignore tests/test_colossalai.py --ignore tests/test_verify_pr.py
+	$(VENV5)/bin/python -m pytest tests -m "not colossalai"
 
 # JupyterLab on the notebooks (all of them: 06 needs ColossalAI). As root it adds --allow-root,
 # without a display --no-browser, and it prints the URL with its token. More flags: LAB_ARGS=...
 lab: setup colossalai
-	$(BIN)/python -m pp_demo.lab $(LAB_ARGS)
+	$(BIN)/python -m pp_demo.workshop.lab $(LAB_ARGS)
 
 # The preflight: one line per check, exit 1 on a FAIL. Runs before `make setup` too (it then
 # says what is missing), with the venv's Python once there is one.

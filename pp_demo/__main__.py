@@ -1,10 +1,10 @@
 import sys
 
 if sys.argv[1:2] == ["doctor"]:  # before the CLI's imports: the doctor runs where torch is missing
-    from .doctor import main
+    from pp_demo.workshop.doctor import main
 
     raise SystemExit(main(sys.argv[2:]))
 
-from .cli import main
+from pp_demo.cli import main
 
 raise SystemExit(main())

@@ -5,12 +5,12 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from .cases import CASES, get_case, row_text
-from .compare import REPRO_ROWS, reproduce_runs, reproduction_line
-from .doctor import main as run_doctor
-from .families import FAMILIES
-from .rules import CORE_RULES, FIX, RULES
-from .table import REFERENCES, format_padding_table
+from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pooling.cases import CASES, get_case, row_text
+from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
+from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
+from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.workshop.doctor import main as run_doctor
 
 REPRO_FAMILIES = ("llama", "qwen2", "opt")
 # The rules that pool padded rows; known_lengths pools packed batches from their lengths
@@ -44,7 +44,7 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from .explorer import explore, format_exploration
+    from pp_demo.workshop.explorer import explore, format_exploration
 
     mask = None if args.mask is None else " ".join(args.mask)
     print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))
@@ -62,7 +62,7 @@ def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
 
 
 def _families(args: argparse.Namespace) -> int:
-    from .matrix import format_matrix, pipeline_matrix
+    from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
 
     table = pipeline_matrix(
         args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process"
@@ -76,7 +76,7 @@ def _families(args: argparse.Namespace) -> int:
 def _run_checker(args: argparse.Namespace) -> int:
     import torch
 
-    from .checker import check_forward, load_callable, load_model
+    from pp_demo.verify.checker import check_forward, load_callable, load_model
 
     forward = load_callable(args.callable)
     model = load_model(args.family if args.model_path is None else None, args.model_path, args.attn)
@@ -90,8 +90,8 @@ def _bench(args: argparse.Namespace) -> int:
     import json
     import pathlib
 
-    from .bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
-    from .bench.report import check_readme
+    from pp_demo.bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
+    from pp_demo.bench.report import check_readme
 
     if args.readme:
         check_readme(args.readme)
@@ -123,7 +123,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _stage_count(args: argparse.Namespace) -> int:
-    from .distributed import launched_by_torchrun, torchrun_world_size
+    from pp_demo.pipeline.launch import launched_by_torchrun, torchrun_world_size
 
     if args.split_at:
         return len(args.split_at) + 1
@@ -154,14 +154,14 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _train_study(args: argparse.Namespace) -> int:
-    from .training_study import main
+    from pp_demo.training.study import main
 
     print(f"wrote {main(args.out, args.seeds)}")
     return 0
 
 
 def _verify_pr(args: argparse.Namespace) -> int:
-    from .verify_pr import main
+    from pp_demo.colossalai.verify_pr import main
 
     return main(args.cache, args.wheelhouse, args.out)
 

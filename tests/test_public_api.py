@@ -73,7 +73,7 @@ def test_the_import_parser_sees_lazy_relative_and_absolute_imports():
     # `from . import x` and an absolute pp_demo import must all be found.
     source = (
         "import torch\nfrom .rules import FIX\n\ndef f():\n    from . import cli\n"
-        "    import pp_demo.table\n    from pp_demo.checker import check_forward\n"
+        "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker import check_forward\n"
     )
     assert _imported_modules(source) == {"rules", "cli", "table", "checker"}
     assert _imported_modules("from ..schedules import gpipe_slots\nfrom .core import register\n", depth=1) == {

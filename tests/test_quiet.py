@@ -11,7 +11,7 @@ import warnings
 
 import pytest
 
-from pp_demo import colossalai_compat
+from pp_demo.colossalai import forwards as colossalai_forwards
 from pp_demo.quiet import import_quietly, quiet
 
 # Like many libraries, it logs through a handler of its own, made at import on sys.stderr.
@@ -48,7 +48,7 @@ def test_the_throwaway_module_does_talk_when_imported_plainly(talkative, capfd):
 
 
 @pytest.mark.parametrize(
-    "importer", [import_quietly, colossalai_compat._import_quietly], ids=["import_quietly", "colossalai_compat"]
+    "importer", [import_quietly, colossalai_forwards._import_quietly], ids=["import_quietly", "colossalai_forwards"]
 )
 def test_a_quiet_import_prints_nothing_on_stderr(talkative, capfd, importer):
     with warnings.catch_warnings(record=True) as caught:
@@ -78,7 +78,7 @@ def test_a_failed_quiet_import_still_raises():
 def test_a_broken_cuda_driver_means_the_cpu_without_a_warning(monkeypatch):
     import torch
 
-    from pp_demo.compare import default_device
+    from pp_demo.verify.compare import default_device
 
     def is_available():  # what torch does when the driver is too old
         warnings.warn("CUDA initialization: The NVIDIA driver on your system is too old", stacklevel=1)

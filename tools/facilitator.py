@@ -2,7 +2,7 @@
 
 Everything in the guide is read from somewhere else, so it cannot drift: the schedules and the
 episode table from the notebooks' episode metadata, the exercises from the checkers' registry
-(``pp_demo.exercises``), their answers and the why from ``pp_demo/solutions.py`` (its comments),
+(``pp_demo.exercises``), their answers and the why from ``pp_demo/exercises/solutions.py`` (its comments),
 the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
 for each, the set-up from the README's commands and the stuck points from its Troubleshooting
 table. The same command puts the teaching and exercise minutes into the README's notebook table.
@@ -143,8 +143,7 @@ def _answer_lines(answer: Any) -> list[str]:
 
 
 def exercise_lines(titles: list[str]) -> list[str]:
-    from pp_demo import solutions
-    from pp_demo.exercises import EXERCISES, forget_attempts, status
+    from pp_demo.exercises import EXERCISES, forget_attempts, solutions, status
     from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
 
     notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}

@@ -97,7 +97,7 @@ def run_bench(
     timeout_s: float = 1800,
 ) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase."""
-    from ..runner import run
+    from pp_demo.pipeline.runner import run
 
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)

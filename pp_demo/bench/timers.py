@@ -1,6 +1,6 @@
 """The pipeline's steps on each rank, timed from the inside.
 
-A ``BenchJob`` runs on every rank (``pp_demo.ranks.run_on_rank`` hands it the rank's
+A ``BenchJob`` runs on every rank (``pp_demo.pipeline.on_rank.run_on_rank`` hands it the rank's
 ``StageCache``) and calls the runner's own step, ``pipeline_step``. Around it, on this
 rank only, it records intervals on the machine's monotonic clock (one clock for every
 process of the machine, so the ranks' intervals line up):
@@ -60,9 +60,9 @@ class BenchJob:
     repeats: int = 3
 
     def run_on_rank(self, rank: int, world_size: int, cache: Any, device: torch.device) -> dict[str, Any]:
-        from ..jobs import Job
-        from ..ranks import pipeline_step
-        from ..stages import even_split_points
+        from pp_demo.pipeline.jobs import Job
+        from pp_demo.pipeline.on_rank import pipeline_step
+        from pp_demo.pipeline.stages import even_split_points
 
         torch.manual_seed(0)
         model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()

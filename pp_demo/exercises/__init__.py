@@ -10,7 +10,7 @@ The second calls ``check("01.1", my_rule)``. ``check`` prints exactly one status
 ``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample, returns
 nothing (so the cell shows only that line) and never raises, so a notebook stored with
 its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
-same text without printing. Reference answers live in ``pp_demo.solutions``.
+same text without printing. Reference answers live in ``pp_demo.exercises.solutions``.
 
 The machinery is in ``core``; each notebook's judges are in their own module
 (``nb01`` ... ``nb09``), registered when this package is imported. An exercise whose

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cases import CASES, PaddingCase, row_text
+from pp_demo.pooling.cases import CASES, PaddingCase, row_text
+
 from .refusals import calls_watched, refused_code
 
 __all__ = [
@@ -44,7 +45,7 @@ Judge = Callable[[Any], "str | None"]
 
 
 # what an answer that is a rule may not call: the package's own rules
-PACKAGE_RULES = ("pp_demo.rules",)
+PACKAGE_RULES = ("pp_demo.pooling.rules",)
 
 
 def register(key: str, question: str, refuse: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:

@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..cases import CASES, PAD, row_text
+from pp_demo.pooling.cases import CASES, PAD, row_text
+
 from .core import (
     PACKAGE_RULES,
     NotAttempted,

@@ -2,7 +2,8 @@
 
 from collections.abc import Callable
 
-from ..schedules import gpipe_slots
+from pp_demo.pipeline.schedules import gpipe_slots
+
 from .core import NotAttempted, _is_stub, register
 
 
@@ -47,7 +48,7 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     "Write bubble_fraction(m, p): the share of the slots of a GPipe step on p stages "
     "(forwards only, m micro-batches) in which a stage sits idle.",
     # the timeline functions and the benchmark's ideal speedup hold the answer already
-    refuse=("pp_demo.schedules", "pp_demo.bench.bounds"),
+    refuse=("pp_demo.pipeline.schedules", "pp_demo.bench.bounds"),
 )
 def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
     # From the definition: the step lasts m + p - 1 slots (the last micro-batch enters

@@ -5,7 +5,8 @@ Verdicts come from the definitions, counted in plain Python: the count rule land
 
 from collections.abc import Sequence
 
-from ..cases import PAD, row_text
+from pp_demo.pooling.cases import PAD, row_text
+
 from .core import count_pools, forward_pools, index_list, one_counterexample, register
 
 _SWAPPED_REPRO = ((5, 6, 7, 8, 0, 0), (0, 0, 5, 6, 7, 8))

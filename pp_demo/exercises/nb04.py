@@ -5,7 +5,8 @@ Judged from the definitions in plain Python (``core.forward_pools`` is where
 
 import torch
 
-from ..cases import CASES, PAD
+from pp_demo.pooling.cases import CASES, PAD
+
 from .core import (
     PACKAGE_RULES,
     NotAttempted,

@@ -4,8 +4,9 @@ from collections.abc import Sequence
 
 import torch
 
-from ..cases import PAD
-from ..rules import count_minus_one
+from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.rules import count_minus_one
+
 from .core import index_list, register, true_last
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3

@@ -6,7 +6,8 @@ mask lets position i see j when j <= i and j is a real token."""
 
 import torch
 
-from ..cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
+from pp_demo.pooling.cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
+
 from .core import (
     PACKAGE_RULES,
     NotAttempted,

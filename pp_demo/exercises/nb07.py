@@ -4,8 +4,9 @@ from collections.abc import Callable
 
 import torch
 
-from ..cases import CASES, PAD
-from ..survey import CLASSES
+from pp_demo.pooling.cases import CASES, PAD
+from pp_demo.pooling.survey import CLASSES
+
 from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
 
 _PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries

@@ -7,7 +7,8 @@ batch flattened to ``B * L`` rows, a negative number counting back from its end)
 import itertools
 from collections.abc import Sequence
 
-from ..cases import PAD, row_text
+from pp_demo.pooling.cases import PAD, row_text
+
 from .core import one_counterexample, register
 
 _BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))

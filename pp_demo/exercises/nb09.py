@@ -2,8 +2,9 @@
 
 from typing import Any
 
-from ..cases import PAD
-from ..verify_pr_worker import batches
+from pp_demo.colossalai.verify_pr_worker import batches
+from pp_demo.pooling.cases import PAD
+
 from .core import count_pools, first_pad_pools, forward_pools, index_list, one_counterexample, register, row_text
 
 ROWS_09 = (
@@ -49,7 +50,7 @@ _KEEP_THE_COUNT = ("llama", "opt")  # 09.2: the change is applied to qwen2.py on
 def _failing_pairs() -> set[tuple[str, str]]:
     """From the definitions: a family fails on a side when its forward still counts and the
     count lands off the last non-pad id on a row of that side's test batch (claim 2's rows,
-    ``pp_demo.verify_pr_worker.batches``)."""
+    ``pp_demo.colossalai.verify_pr_worker.batches``)."""
     test = batches()
     count_misses = {
         side: any(count_pools(row, PAD) != forward_pools(row, PAD) for row in test[f"{side}-padded"][0].tolist())

@@ -2,7 +2,7 @@
 
 An exercise that asks for a rule (a function) can be passed without the idea by calling
 the package's rule, or transformers' mask builder. Patching module attributes would not
-catch that: a name imported earlier in the notebook (``from pp_demo.rules import ...``)
+catch that: a name imported earlier in the notebook (``from pp_demo.pooling.rules import ...``)
 still points at the original function. So the judge runs under ``sys.setprofile`` and
 notes every call whose *code object* belongs to a refused module, however the reader
 reached it. The answer still runs to the end (a profiler cannot stop it cleanly); the

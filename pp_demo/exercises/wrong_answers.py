@@ -43,7 +43,7 @@ def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
     return attention_mask.bool()[:, None, :].expand(-1, length, length)
 
 
-# Why the reference answer is right, for the exercises whose answer in ``pp_demo.solutions``
+# Why the reference answer is right, for the exercises whose answer in ``pp_demo.exercises.solutions``
 # carries no comment saying so (the guide takes the comment where there is one).
 WHY: dict[str, str] = {}
 

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from pp_demo.lab import lab_command
+from pp_demo.workshop.lab import lab_command
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "tmp"

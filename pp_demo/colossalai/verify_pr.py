@@ -1,0 +1,126 @@
+"""``python -m pp_demo verify-pr``: the pull request's claims judged on ColossalAI's own source.
+
+For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``colossalai_trees`` are
+built in the cache and one worker process runs them all (``verify_pr_worker``); the two
+workers run side by side. ``pr_claims`` judges what they saw. The table goes to stdout and
+everything seen to ``results/verify_pr.json``: no times, no paths, so a rerun writes the same
+file. Exit 0 only when every row is verified (or verified with its documented difference).
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import textwrap
+from typing import Any
+
+from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
+from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
+from pp_demo.colossalai.verify_pr_worker import batches
+from pp_demo.pooling.cases import row_text
+
+__all__ = ["run_workers", "verify_pr", "format_verdicts", "main"]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
+
+
+def _start_worker(
+    stem: str, trees: dict[str, pathlib.Path], folder: pathlib.Path
+) -> tuple[subprocess.Popen[str], pathlib.Path]:
+    job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
+    job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
+    # the first variant's tree first, then this checkout's pp_demo (not an installed one)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(next(iter(trees.values()))), str(ROOT)]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pp_demo.colossalai.verify_pr_worker", str(job), str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return process, out
+
+
+def run_workers(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
+    """``{sdist stem: the worker's result}`` for both sdists, every variant."""
+    trees = {stem: {v: variant_tree(req, v, cache, wheelhouse) for v in VARIANTS} for req, stem in SDISTS.items()}
+    with tempfile.TemporaryDirectory() as folder:
+        started = {stem: _start_worker(stem, t, pathlib.Path(folder)) for stem, t in trees.items()}
+        results = {}
+        for stem, (process, out) in started.items():
+            _, errors = process.communicate()
+            if process.returncode != 0:
+                last = (errors.strip().splitlines() or ["no message"])[-1]
+                raise RuntimeError(f"the worker for {stem} failed: {last}")
+            results[stem] = json.loads(out.read_text())
+    return results
+
+
+def _compact(variant: dict[str, Any]) -> dict[str, Any]:
+    """A variant's rows as short strings: per row the positions its logits equal, ``5 3 0|1 -``
+    (``|`` between tied positions, ``-`` for none), and whether they match as ``TTTF``."""
+    families = variant.pop("families")
+    variant["pooled"] = {
+        f: {b: " ".join("|".join(map(str, c)) or "-" for c in x["pooled"]) for b, x in bs.items()}
+        for f, bs in families.items()
+    }
+    variant["matches model.forward"] = {
+        f: {b: "".join("TF"[not m] for m in x["matches"]) for b, x in bs.items()} for f, bs in families.items()
+    }
+    return variant
+
+
+def _imports_row(stem: str, variants: dict[str, Any]) -> dict[str, str]:
+    inside = all(v["colossalai.__file__ inside the tree"] for v in variants.values())
+    versions = sorted({v["colossalai.__version__"] for v in variants.values()})
+    return {
+        "claim": "each variant imported from its own tree",
+        "sdist": stem,
+        "ran": f"{len(variants)} variants in one process, PYTHONPATH / sys.path first",
+        "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; version {', '.join(versions)}",
+        "verdict": "verified" if inside else NOT_AS_STATED,
+        "difference": "",
+    }
+
+
+def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
+    """Everything verify-pr records, as written to ``results/verify_pr.json``."""
+    data = batches()
+    results = run_workers(cache, wheelhouse)
+    claims, sdists = [], {}
+    for stem, result in results.items():
+        fams = {v: x["families"] for v, x in result["variants"].items()}
+        claims += [_imports_row(stem, result["variants"])] + judge_all(stem, fams, data)
+        sdists[stem] = {v: _compact(x) for v, x in result["variants"].items()}
+    claims.sort(key=lambda row: row["claim"])
+    patches = {name: [patch[0] for patch in spec] for name, spec in VARIANTS.items()}
+    rows = {b: [row_text(r) for r in ids.tolist()] for b, (ids, _) in data.items()}
+    return {"pull_request": TITLE, "claims": claims, "variants": patches, "batches": rows, "sdists": sdists}
+
+
+def format_verdicts(record: dict[str, Any]) -> str:
+    """The table: one block per claim and sdist, the verdict on its first line."""
+    lines = [f"{'claim':<58} {'sdist':<30} verdict", "-" * 110]
+    for row in record["claims"]:
+        lines.append(f"{row['claim']:<58} {row['sdist']:<30} {row['verdict']}")
+        for key in ("ran", "seen", "difference"):
+            if row[key]:
+                lines += textwrap.wrap(row[key], 104, initial_indent=f"    {key}: ", subsequent_indent=" " * 10)
+    return "\n".join(lines)
+
+
+def main(cache: str | None = None, wheelhouse: str | None = None, out: str = "results/verify_pr.json") -> int:
+    folder = pathlib.Path(cache) if cache else default_cache()
+    try:
+        record = verify_pr(folder, wheelhouse or os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
+    except (NoSdist, RuntimeError) as error:
+        print(f"verify-pr: {error}", file=sys.stderr)
+        return 2
+    print(format_verdicts(record))
+    if out:
+        pathlib.Path(out).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(out).write_text(json.dumps(record, indent=1) + "\n")
+    return 0 if all(row["verdict"] != NOT_AS_STATED for row in record["claims"]) else 1

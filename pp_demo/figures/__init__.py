@@ -1,0 +1,1 @@
+"""Every matplotlib figure of the notebooks, in one colour-blind-safe palette."""

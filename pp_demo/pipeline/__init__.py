@@ -1,0 +1,6 @@
+"""A model split into stages that reuse its modules, and the one way to run them: ``run(jobs, on=...)``.
+
+families (a model family as a row) -> stages (the split) -> jobs (what to run) -> schedules
+(GPipe and 1F1B order) -> in_process (every stage in this process) -> on_rank (what one rank
+runs on torch.distributed.pipelining) -> launch (starting the ranks) -> runner.
+"""

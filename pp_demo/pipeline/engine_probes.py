@@ -1,0 +1,103 @@
+"""Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 02.
+
+* ``OrderProbe``: the order in which each rank's stage really runs its forwards and
+  backwards, recorded by hooks during one training step (what ``pp_demo.pipeline.schedules``
+  writes down without starting ranks must be this).
+* ``ShapeTrapProbe``: the engine's stage reused for a second sequence length, which the
+  runner never does (``pp_demo.pipeline.on_rank.StageCache`` builds one stage per shape), to show
+  what would happen: logits that are wrong, with no error.
+
+Both are jobs that drive the engine themselves: ``run([...], on="ranks")`` calls their
+``run_on_rank`` on every rank and returns the last rank's part.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from pp_demo.pipeline.families import build_model
+from pp_demo.pipeline.jobs import Job
+from pp_demo.pipeline.on_rank import StageCache, pipeline_step
+from pp_demo.pipeline.stages import even_split_points
+from pp_demo.pooling.cases import as_batch
+
+__all__ = ["OrderProbe", "ShapeTrapProbe"]
+
+_ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
+
+
+def _record(module: torch.nn.Module, log: list[str]) -> Any:
+    """Hooks on ``module``: "F<i>" when it runs forward i, "B<i>" when the gradient of
+    forward i's output arrives (the start of that micro-batch's backward on this stage)."""
+
+    def forward_hook(_module: torch.nn.Module, _args: Any, output: Any) -> None:
+        index = sum(op[0] == "F" for op in log)
+        log.append(f"F{index}")
+        first = output[0] if isinstance(output, tuple) else output
+        if first.requires_grad:
+            first.register_hook(lambda grad: log.append(f"B{index}"))
+
+    return module.register_forward_hook(forward_hook)
+
+
+@dataclass(frozen=True)
+class OrderProbe:
+    """One training step of a tiny Llama classifier, ``n_micro`` micro-batches of one row,
+    on ``n_stages`` ranks with ``schedule`` ("gpipe" or "1f1b"). Result: per stage, the
+    ops its stage ran, in order (gathered on the last rank)."""
+
+    schedule: str
+    n_stages: int
+    n_micro: int
+
+    def run_on_rank(self, rank: int, world_size: int, cache: StageCache, device: torch.device) -> list[Any]:
+        model = build_model("llama").to(device)
+        ids = torch.tensor([[1 + (i + k) % 7 for k in range(4)] for i in range(self.n_micro)], device=device)
+        mask, labels = torch.ones_like(ids), torch.arange(self.n_micro, device=device) % 3
+        job = Job.step(
+            model,
+            ids,
+            mask,
+            labels,
+            n_micro=self.n_micro,
+            schedule=self.schedule,
+            split_points=even_split_points(4, world_size),
+        )
+        schedule, module = cache.get(job, ids.shape, training=True)
+        module.train()
+        log: list[str] = []
+        handle = _record(module, log)
+        pipeline_step(schedule, rank, world_size, ids, mask, labels, [])
+        handle.remove()
+        orders: list[Any] = [None] * world_size
+        dist.all_gather_object(orders, log)
+        return orders
+
+
+@dataclass(frozen=True)
+class ShapeTrapProbe:
+    """A 2-stage inference schedule built for notebook 02's (6, 6) batch, stepped on that
+    batch and then, reused, on its last 4 columns. Result: the (6, 4) batch and the logits
+    the reused engine returned for it (to compare with ``model.forward``)."""
+
+    n_stages: int = 2
+
+    def run_on_rank(
+        self, rank: int, world_size: int, cache: StageCache, device: torch.device
+    ) -> dict[str, torch.Tensor | None]:
+        model = build_model("llama").to(device)
+        ids, mask = (t.to(device) for t in as_batch(_ROWS))
+        job = Job.infer(model, ids, mask, n_micro=2, split_points=even_split_points(4, world_size))
+        schedule, module = cache.get(job, ids.shape, training=False)
+        module.eval()
+        short_ids, short_mask = ids[:, 2:].contiguous(), mask[:, 2:].contiguous()
+        with torch.no_grad():
+            pipeline_step(schedule, rank, world_size, ids, mask)  # the shapes are fixed here
+            logits = pipeline_step(schedule, rank, world_size, short_ids, short_mask)
+        return {
+            "input_ids": short_ids.cpu(),
+            "attention_mask": short_mask.cpu(),
+            "logits": None if logits is None else logits.cpu(),
+        }

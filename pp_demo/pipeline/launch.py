@@ -1,0 +1,177 @@
+"""Start the ranks of a pipeline, one per stage: spawned from Python or a notebook, or torchrun's.
+
+* ``spawn_ranks(jobs, n_ranks)``: starts the processes (the worker lives in this package,
+  since a function defined in a notebook cannot be spawned), runs all the jobs in that one
+  start, and returns every rank's parts. A rank that raises, dies or hangs becomes a
+  ``PipelineError`` in the caller within ``timeout_s``; only the caller prints.
+* ``join_torchrun(jobs)``: this process is one of torchrun's ranks already; it joins the
+  group, runs the jobs, and the parts are gathered on the last rank.
+
+Both are the back ends of ``pp_demo.pipeline.runner.run``, the one way in. Backend: NCCL when there
+is a GPU per rank, else gloo on the CPU. What each rank does is in ``pp_demo.pipeline.on_rank``.
+"""
+
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from pp_demo.pipeline.jobs import Job
+from pp_demo.pipeline.on_rank import RankJob, backend_and_device, run_on_rank
+
+__all__ = ["PipelineError", "spawn_ranks", "launched_by_torchrun", "torchrun_world_size", "join_torchrun"]
+
+
+class PipelineError(RuntimeError):
+    """A rank failed, died or hung; the message says which and how."""
+
+
+def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, timeout_s: float) -> None:
+    torch.set_num_threads(1)  # torchrun does this; a started process does not
+    # the jobs come through a file, not as arguments: passed as arguments, every tensor
+    # would travel as its own file descriptor, and a few models exceed what one message
+    # to the fork server may carry
+    jobs = torch.load(os.path.join(out_dir, "jobs.pt"), weights_only=False)
+    backend, device = backend_and_device(rank, world_size)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(
+        backend, init_method=init_method, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s)
+    )
+    try:
+        torch.save(run_on_rank(rank, world_size, jobs, device), os.path.join(out_dir, f"rank{rank}.pt"))
+    except BaseException as error:
+        # leave the cause for the caller: the exception that reaches it first is often
+        # another rank's, which only saw its peer disappear
+        cause = error
+        while cause.__cause__ is not None:  # the engine wraps stage errors in its own
+            cause = cause.__cause__
+        path = os.path.join(out_dir, f"rank{rank}.error")
+        with open(path + ".tmp", "w") as f:
+            f.write(f"{type(cause).__name__}: {' '.join(str(cause).split())}")
+        os.replace(path + ".tmp", path)  # whole or absent: the caller may read it any moment
+        raise
+    finally:
+        dist.destroy_process_group()
+
+
+# ------------------------------------------------------------------ spawned ranks
+
+# Ranks start from a fork server that has already imported torch, its pipelining engine and
+# transformers (seconds of imports per rank): the first start pays for them once, each later
+# start of the same session forks in a fraction of a second. Unlike a plain fork, the server
+# is a fresh single-threaded process, not the caller (a notebook kernel with threads).
+# (Windows has no fork server: there each start spawns fresh interpreters.)
+_START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+_PRELOAD = ["pp_demo.pipeline.on_rank", "pp_demo.pipeline.families", "transformers"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+_PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed")
+
+
+def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineError:
+    """One clear sentence: which rank failed first and how. The first failure the caller
+    hears of may be another rank's, which only saw its peer disappear, so each rank's
+    own account (its error file, or the signal that ended it) is weighed: a real error
+    first, then a death by a signal, and a lost peer only when nothing else is known."""
+    causes: dict[int, str] = {}
+    for rank in range(len(processes)):
+        path = os.path.join(out_dir, f"rank{rank}.error")
+        if os.path.exists(path):
+            with open(path) as f:
+                causes[rank] = f.read().strip().splitlines()[0].strip()
+    others = "the other rank was stopped" if len(processes) == 2 else "the other ranks were stopped"
+    lost_peer = {r for r, c in causes.items() if any(p in c for p in _PEER_LOST)}
+    for rank, cause in sorted(causes.items()):
+        if rank not in lost_peer:
+            return PipelineError(f"rank {rank} failed: {cause}; {others}")
+    for rank, process in enumerate(processes):
+        code = process.exitcode
+        # SIGTERM is how torch stops the surviving ranks: not a cause
+        if rank not in causes and code is not None and code < 0 and -code != signal.SIGTERM:
+            return PipelineError(f"rank {rank} was killed by {signal.Signals(-code).name} mid-schedule; {others}")
+    if causes:
+        return PipelineError(f"rank {min(causes)} failed: lost its connection to another rank; {others}")
+    return PipelineError(f"rank {error.error_index} failed: {str(error).strip().splitlines()[-1]}")
+
+
+def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
+    """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
+
+    Raises ``PipelineError`` if a rank raises, dies, or the whole run takes longer
+    than ``timeout_s`` (the surviving ranks are stopped, never left hanging).
+    """
+    with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
+        torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
+        multiprocessing.set_forkserver_preload(_PRELOAD)  # read when the server first starts
+        init_method = f"tcp://127.0.0.1:{_free_port()}"
+        context = mp.start_processes(
+            _spawned_rank,
+            args=(n_ranks, init_method, out_dir, timeout_s),
+            nprocs=n_ranks,
+            join=False,
+            start_method=_START_METHOD,
+        )
+        deadline = time.monotonic() + timeout_s
+        # torch logs each process it terminates after a failure, with its pid: the
+        # PipelineError below says what happened, without machine details
+        spawn_log = logging.getLogger("torch.multiprocessing.spawn")
+        spawn_level, spawn_log.level = spawn_log.level, logging.ERROR
+        try:
+            while not context.join(timeout=0.2):
+                if time.monotonic() > deadline:
+                    raise PipelineError(f"the {n_ranks} ranks did not finish within {timeout_s} s; all were stopped")
+        except (mp.ProcessRaisedException, mp.ProcessExitedException) as error:
+            raise _failure(error, out_dir, context.processes) from None
+        finally:
+            spawn_log.setLevel(spawn_level)
+            for process in context.processes:
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+        return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(n_ranks)]
+
+
+# ------------------------------------------------------------------ under torchrun
+
+
+def launched_by_torchrun() -> bool:
+    return "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ
+
+
+def torchrun_world_size() -> int:
+    return int(os.environ["WORLD_SIZE"])
+
+
+def join_torchrun(jobs: Sequence[Job | RankJob], timeout_s: float = 120) -> list[list[Any]] | None:
+    """This process is one of torchrun's ranks: join the group, run the (checked) jobs,
+    gather every rank's parts on the last rank. ``None`` on the other ranks."""
+    rank, world_size = int(os.environ["RANK"]), torchrun_world_size()
+    backend, device = backend_and_device(rank, world_size)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))
+    try:
+        parts = run_on_rank(rank, world_size, jobs, device)
+        gathered: list[Any] | None = [None] * world_size if rank == world_size - 1 else None
+        dist.gather_object(parts, gathered, dst=world_size - 1)
+    finally:
+        dist.destroy_process_group()
+    return gathered

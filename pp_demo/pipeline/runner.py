@@ -1,0 +1,74 @@
+"""``run(jobs, on=...)``: the one way to run a pipeline, in this process or as ranks.
+
+* ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.pipeline.in_process``);
+* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining``. Spawned here
+  (from Python or a notebook; the ranks start once per stage count for all the jobs), or,
+  when this process is one of torchrun's ranks, those ranks: then ``--nproc-per-node``
+  must be the number of stages, and jobs without split points are cut into that many.
+
+Every job is checked before anything starts, so bad input is a one-line ``ValueError``;
+a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
+"""
+
+from collections.abc import Iterable
+from typing import Literal
+
+from pp_demo.pipeline.in_process import run_in_process
+from pp_demo.pipeline.jobs import Job, Result, prepare
+from pp_demo.pipeline.launch import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
+from pp_demo.pipeline.on_rank import RankJob, backend_and_device, merge
+
+__all__ = ["run", "ranks_device"]
+
+
+def ranks_device(n_ranks: int) -> str:
+    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each, else ``"cpu"``."""
+    return backend_and_device(0, n_ranks)[1].type
+
+
+def _n_stages(job: Job | RankJob) -> int:
+    if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
+        return job.n_stages
+    points = job.split_points  # prepared: a tuple
+    return len(points if isinstance(points, tuple) else ()) + 1
+
+
+def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
+    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
+    return job if isinstance(job, RankJob) else prepare(job, n_ranks)
+
+
+def _in_process(job: Job | RankJob) -> Job:
+    if isinstance(job, RankJob):  # it needs a rank's process group and StageCache
+        raise ValueError(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
+    return prepare(job)
+
+
+def run(
+    jobs: Iterable[Job | RankJob], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
+) -> list[Result] | None:
+    """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
+    mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
+    every rank but the last (which gathers the results)."""
+    jobs = list(jobs)
+    if on == "process":
+        return [run_in_process(_in_process(job)) for job in jobs]
+    if on != "ranks":
+        raise ValueError(f"run(on=...) is 'process' or 'ranks', got {on!r}")
+    if launched_by_torchrun():
+        n_ranks = torchrun_world_size()
+        jobs = [_prepare(job, n_ranks) for job in jobs]
+        parts = join_torchrun(jobs, timeout_s)
+        if parts is None:
+            return None
+        return [merge(job, [p[i] for p in parts], ranks_device(n_ranks)) for i, job in enumerate(jobs)]
+    jobs = [_prepare(job) for job in jobs]
+    by_count: dict[int, list[int]] = {}
+    for i, job in enumerate(jobs):
+        by_count.setdefault(_n_stages(job), []).append(i)
+    results: list[Result | None] = [None] * len(jobs)
+    for n_ranks, indices in by_count.items():  # one start per stage count
+        parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
+        for k, i in enumerate(indices):
+            results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))
+    return [result for result in results if result is not None]  # every index was filled

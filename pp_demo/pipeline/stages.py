@@ -1,0 +1,224 @@
+"""Split a ``*ForSequenceClassification`` model into pipeline stages at given layers.
+
+The stages reuse the model's own modules and its own body ``forward`` (copy the body
+once per stage, prune each copy): no family's forward is rewritten, so positions, masks,
+rotary or alibi terms are computed by transformers itself. Parameters are *shared* with
+the model, not copied, so a training step through the stages trains the model itself.
+
+    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
+    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
+    last stage:    layers[pk:] + final norm + pool + score -> logits
+
+``input_ids`` and the mask travel with the hidden states through every stage because the
+last stage pools from them: ColossalAI's schedule hands every stage the whole micro-batch,
+so its last stage, however many stages come before it, runs the same pooling code.
+"""
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, cast
+
+import torch
+from torch import nn
+
+from pp_demo.pipeline.families import Family, family_of
+from pp_demo.pooling.rules import FIX, Rule, get_rule, pooled_positions
+
+__all__ = [
+    "FirstStage",
+    "MiddleStage",
+    "LastStage",
+    "Stages",
+    "split_model",
+    "check_split_points",
+    "even_split_points",
+    "count_layers",
+]
+
+
+Sent = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""What a stage sends the next one: hidden states, input ids, attention mask."""
+
+
+class _Zero(nn.Module):
+    """Stands in for learned position embeddings after the first stage: they were already
+    added there, and the body's forward adds them again to its input."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return torch.zeros(())
+
+
+def _get(module: Any, dotted: str) -> Any:
+    for name in dotted.split("."):
+        module = getattr(module, name)
+    return module
+
+
+def _copy_sharing_parameters(body: nn.Module) -> nn.Module:
+    # deepcopy the module tree but map every parameter and buffer to itself
+    memo = {id(t): t for t in [*body.parameters(), *body.buffers()]}
+    return copy.deepcopy(body, memo)
+
+
+def _last_hidden(output: Any) -> torch.Tensor:
+    hidden: torch.Tensor = output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
+    return hidden
+
+
+class FirstStage(nn.Module):
+    """Embeddings and the first decoder layers; no final norm."""
+
+    def __init__(self, body: nn.Module) -> None:
+        super().__init__()
+        self.body = body
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
+        hidden = _last_hidden(self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False))
+        return hidden, input_ids, attention_mask
+
+
+class MiddleStage(nn.Module):
+    """Decoder layers between two split points: hidden states in, hidden states out; the
+    ids and the mask pass through untouched, for the stages after it."""
+
+    def __init__(self, body: nn.Module) -> None:
+        super().__init__()
+        self.body = body
+
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
+        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
+        return hidden, input_ids, attention_mask
+
+
+class LastStage(nn.Module):
+    """The remaining layers, the final norm, the pooling rule and the score head."""
+
+    def __init__(self, body: nn.Module, score: nn.Module, rule: str | Rule, pad_token_id: int | None) -> None:
+        super().__init__()
+        self.body = body
+        self.score = score
+        self.rule = get_rule(rule).name
+        self.pad_token_id = pad_token_id
+
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
+        positions = pooled_positions(
+            self.rule, input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask
+        )
+        # pool first, then score: the head is a per-position linear map, so scoring one
+        # position per row gives the same logits as scoring all and indexing afterwards
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
+        logits: torch.Tensor = self.score(pooled)
+        return logits
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The stages in pipeline order, with where the model was cut."""
+
+    modules: tuple[nn.Module, ...]
+    split_points: tuple[int, ...]
+    num_layers: int
+    family: str
+
+    @property
+    def first(self) -> FirstStage:
+        first = self.modules[0]
+        assert isinstance(first, FirstStage)
+        return first
+
+    @property
+    def last(self) -> LastStage:
+        last = self.modules[-1]
+        assert isinstance(last, LastStage)
+        return last
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
+    def __iter__(self) -> Iterator[nn.Module]:
+        return iter(self.modules)
+
+    def __getitem__(self, stage_index: int) -> nn.Module:
+        return self.modules[stage_index]
+
+
+def count_layers(model: nn.Module) -> int:
+    """The number of decoder layers of a supported model (an unsupported one is refused)."""
+    family = family_of(model)
+    return len(getattr(_get(model, family.body), family.layers))
+
+
+def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
+    """The split points as a tuple: ``None`` is half the layers (two stages), an int is one
+    point (two stages). Each stage holds at least one layer, so the points are strictly
+    increasing ints in 1..num_layers-1; anything else is refused in one line."""
+    if split_points is None:
+        return (num_layers // 2,)
+    points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
+    valid = (
+        isinstance(points, (tuple, list))
+        and len(points) > 0
+        and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
+        and all(a < b for a, b in pairwise(points))
+    )
+    if not valid:
+        raise ValueError(
+            f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
+            f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}"
+        )
+    return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
+
+
+def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
+    """Points that cut ``num_layers`` layers into ``n_stages`` stages as evenly as possible."""
+    if not isinstance(n_stages, int) or not 2 <= n_stages <= num_layers:
+        raise ValueError(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
+    return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))
+
+
+def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
+    """A copy of the body holding ``layers``; what runs before the first layer stays only in
+    the first stage, what runs after the last layer only in the last stage."""
+    copy_ = _copy_sharing_parameters(body)
+    setattr(copy_, family.layers, nn.ModuleList(layers))
+    if not last:
+        for name in family.final:
+            if getattr(copy_, name, None) is not None:
+                setattr(copy_, name, nn.Identity())
+    if not first:
+        for name in family.zeroed:
+            setattr(copy_, name, _Zero())
+        for name in family.bypassed:
+            if getattr(copy_, name, None) is not None:
+                setattr(copy_, name, nn.Identity())
+    return copy_
+
+
+def split_model(
+    model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None, rule: str = FIX
+) -> Stages:
+    """``len(split_points) + 1`` stages of ``model``: stage i holds layers
+    ``[points[i-1], points[i])``. ``split_points`` defaults to half the layers (two stages);
+    ``rule`` names the pooling rule of the last stage (``pp_demo.pooling.rules.RULES``)."""
+    family = family_of(model)
+    rule = get_rule(rule).name
+    body = _get(model, family.body)
+    layers = list(getattr(body, family.layers))
+    points = check_split_points(split_points, len(layers))
+    bounds = [0, *points, len(layers)]
+    modules: list[nn.Module] = []
+    score = cast(nn.Module, model.score)  # every *ForSequenceClassification head is `score`
+    pad_token_id = cast("int | None", getattr(model.config, "pad_token_id", None))
+    for i, (start, stop) in enumerate(pairwise(bounds)):
+        first, last = i == 0, i == len(points)
+        pruned = _prune(body, family, layers[start:stop], first, last)
+        if first:
+            modules.append(FirstStage(pruned))
+        elif last:
+            modules.append(LastStage(pruned, score, rule, pad_token_id))
+        else:
+            modules.append(MiddleStage(pruned))
+    return Stages(tuple(modules), points, len(layers), family.name)

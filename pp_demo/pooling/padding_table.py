@@ -1,0 +1,149 @@
+"""The cases x rules table: which position each rule pools, judged against one reference.
+
+Two references exist (see ``pp_demo.pooling.cases``) and a table is judged by exactly one:
+``"true_last"`` (the last real token, from the attention mask) or ``"forward"``
+(the position ``model.forward`` pools). The header of every printed table names it.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pp_demo.pooling.cases import CASES, PaddingCase, get_case, row_text
+from pp_demo.pooling.rules import CORE_RULES, Rule, get_rule, pooled_positions
+from pp_demo.pooling.survey import RULE_CLASS
+
+__all__ = [
+    "REFERENCES",
+    "RIGHT",
+    "WRONG",
+    "NO_ANSWER",
+    "Verdict",
+    "judge",
+    "resolve_cases",
+    "padding_table",
+    "format_padding_table",
+]
+
+REFERENCES = {
+    "true_last": "the true last real token (from the attention mask)",
+    "forward": "the position model.forward pools (transformers 4.51.3: rightmost non-pad id)",
+}
+RIGHT, WRONG, NO_ANSWER = "✓", "✗", "-"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One rule on one batch (a padding case or a packed batch), the one cell type of every grid.
+
+    ``positions`` are raw, one per sequence (``None`` when the rule cannot run on that kind
+    of batch); ``expected`` is the reference's answer (``None`` when there is none);
+    ``right`` is ``None`` when there is nothing to be right about."""
+
+    rule: str
+    case: str
+    positions: tuple[int, ...] | None
+    expected: tuple[int, ...] | None
+    right: bool | None
+    length: int  # the batch's row length: where a raw position lands is position % length
+
+    @property
+    def position(self) -> int:
+        """The raw position on a padded case (one sequence), as the rule returns it (may be -1)."""
+        if self.positions is None:
+            raise ValueError(f"rule {self.rule!r} cannot run on {self.case!r}: it has no position")
+        return self.positions[0]
+
+    @property
+    def lands_on(self) -> int:
+        """Where tensor indexing reads ``position``."""
+        return self.position % self.length
+
+    @property
+    def mark(self) -> str:
+        return NO_ANSWER if self.right is None else (RIGHT if self.right else WRONG)
+
+    @property
+    def status(self) -> str:
+        if self.positions is None:
+            return "cannot run"
+        if self.right is None:
+            return "no answer"
+        return "right" if self.right else "wrong"
+
+    @property
+    def rule_class(self) -> str:
+        return RULE_CLASS.get(self.rule, "?")
+
+
+def _reference(case: PaddingCase, reference: str) -> int | None:
+    if reference not in REFERENCES:
+        raise ValueError(f"unknown reference {reference!r}; use one of {', '.join(REFERENCES)}")
+    return case.true_last if reference == "true_last" else case.forward_pools
+
+
+def resolve_cases(cases: Sequence[str | PaddingCase] | None = None) -> list[PaddingCase]:
+    """Case names or ``PaddingCase`` objects (a row of your own) as ``PaddingCase``s; all by default."""
+    return [get_case(c) if isinstance(c, str) else c for c in (cases or CASES.values())]
+
+
+def judge(rule: str | Rule, case: PaddingCase, reference: str = "true_last", pad_token_id: int = 0) -> Verdict:
+    """One rule on one padding case as a batch of one, judged by ``reference``."""
+    found = get_rule(rule)
+    if "cu_seqlens" in found.needs:  # a padded batch carries no lengths to read
+        return Verdict(found.name, case.name, None, None, None, case.length)
+    ids, mask = case.tensors()
+    expected = _reference(case, reference)
+    position = int(pooled_positions(found, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask)[0])
+    right = None if expected is None else position % case.length == expected
+    return Verdict(found.name, case.name, (position,), None if expected is None else (expected,), right, case.length)
+
+
+def padding_table(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    reference: str = "true_last",
+    pad_token_id: int = 0,
+) -> list[list[Verdict]]:
+    """Every rule on every case, one row of ``Verdict`` per case.
+
+    Each case runs as a batch of one, so no rule sees another row's padding. By default
+    the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
+    """
+    names = [get_rule(r).name for r in (rules or CORE_RULES)]
+    packed = [r for r in names if "cu_seqlens" in get_rule(r).needs]
+    if packed:
+        raise ValueError(
+            f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
+            f"padding table has padded rows only (notebook 07 compares it)"
+        )
+    _reference(CASES["left"], reference)  # an unknown reference fails before any work
+    return [[judge(name, case, reference, pad_token_id) for name in names] for case in resolve_cases(cases)]
+
+
+def format_padding_table(
+    rules: Sequence[str] | None = None,
+    cases: Sequence[str | PaddingCase] | None = None,
+    reference: str = "true_last",
+    pad_token_id: int = 0,
+) -> str:
+    """The table as text: raw position and a mark per cell, the reference named on top."""
+    resolved = resolve_cases(cases)
+    table = padding_table(rules, resolved, reference, pad_token_id)
+    names = [cell.rule for cell in table[0]]
+    ids_text = {case.name: row_text(case.input_ids) for case in resolved}
+    ref_head = "true last" if reference == "true_last" else "forward"
+    widths = [max(len(r), 5) for r in names]
+    case_w = max(len(c) for c in ids_text) + 1
+    ids_w = max(len(t) for t in ids_text.values()) + 1
+    lines = [
+        f"judged by {REFERENCES[reference]}",
+        f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find; positions are raw (-1 reads the last)",
+        "",
+        f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_head:>9}  "
+        + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths, strict=True)),
+    ]
+    for row in table:
+        expected = "none" if row[0].expected is None else str(row[0].expected[0])
+        cells = "  ".join(f"{f'{c.position} {c.mark}':>{w}}" for c, w in zip(row, widths, strict=True))
+        lines.append(f"{row[0].case:<{case_w}}{ids_text[row[0].case]:<{ids_w}}{expected:>9}  {cells}")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Training through the stages against the unpipelined model, and the study over seeds."""

@@ -1,0 +1,248 @@
+"""What the pooling bug does to training, over many seeds, on the running transformers version.
+
+One seed tells a story; ten tell which part of it holds. Every run trains the tiny Llama of
+``pp_demo.training.loop`` through the two stages of ``split_model`` in one process (the two-rank
+pipeline computes the same, step for step: ``tests/test_training.py``), then serves it through
+``model.forward`` on held-out rows, left- and right-padded apart.
+
+The runs (``RUNS``) per seed: the count rule and the fix on the task of ``make_batches``; the
+count rule with the rows it pools at a pad left out of the loss (the experiment that tests the
+explanation of notebook 05); the first-pad rule and the fix on a pad == eos variant of the
+task, where the first-pad rule's bug shows. ``pad_sight`` measures what a pad position sees.
+"""
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+import transformers
+
+from pp_demo.pipeline.stages import split_model
+from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.rules import FIX, pooled_positions
+from pp_demo.training.loop import TrainingBatch, accuracy_by_side, fresh_model, make_batches
+
+__all__ = [
+    "StudySettings",
+    "RUNS",
+    "with_eos",
+    "train_through_stages",
+    "pad_sight",
+    "run_study",
+    "results_path",
+    "load_results",
+    "outcome",
+]
+
+TARGET = 0.9  # the accuracy a run must reach to count as having learned the task
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    seeds: tuple[int, ...] = tuple(range(10))
+    steps: int = 80
+    batch_size: int = 32
+    n_micro: int = 2
+    lr: float = 1e-2
+    split_at: int = 2
+    held_out_rows: int = 512
+    held_out_seed_offset: int = 1000  # held-out rows of seed s: make_batches seed s + offset
+    eval_every: int = 5
+
+
+@dataclass(frozen=True)
+class Run:
+    task: str  # "plain" (make_batches) or "pad == eos" (with_eos)
+    rule: str  # pooling rule of the last stage
+    loss_on_pad_pooled: bool = True  # False: rows the rule pools at a pad are out of the loss
+
+
+RUNS = {
+    "count": Run("plain", "count"),
+    "fix": Run("plain", FIX),
+    "count, pad-pooled rows out of the loss": Run("plain", "count", loss_on_pad_pooled=False),
+    "first_pad, pad == eos": Run("pad == eos", "first_pad"),
+    "fix, pad == eos": Run("pad == eos", FIX),
+}
+
+
+def with_eos(batch: TrainingBatch, seed: int) -> TrainingBatch:
+    """The pad == eos variant: in every row with 3 or more real tokens, one real token other
+    than the first and the last becomes an eos, whose id is the pad id (the mask keeps it
+    real). The last real token, hence the label, is unchanged."""
+    generator = torch.Generator().manual_seed(seed)
+    ids = batch.input_ids.clone()
+    for row in range(ids.shape[0]):
+        real = batch.attention_mask[row].nonzero().flatten()
+        if len(real) >= 3:
+            ids[row, real[1 + int(torch.randint(len(real) - 2, (1,), generator=generator))]] = PAD
+    return TrainingBatch(ids, batch.attention_mask, batch.labels, batch.left_padded)
+
+
+def _task(run: Run, seed: int, settings: StudySettings) -> tuple[list[TrainingBatch], TrainingBatch]:
+    batches = make_batches(settings.steps, batch_size=settings.batch_size, seed=seed)
+    held_out = make_batches(1, batch_size=settings.held_out_rows, seed=seed + settings.held_out_seed_offset)[0]
+    if run.task == "pad == eos":
+        batches = [with_eos(b, seed * 1000 + i) for i, b in enumerate(batches)]
+        held_out = with_eos(held_out, seed + settings.held_out_seed_offset)
+    return batches, held_out
+
+
+@torch.no_grad()
+def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
+    model.eval()
+    logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
+    model.train()
+    return accuracy_by_side(logits, rows)
+
+
+def train_through_stages(
+    model: Any,
+    batches: Iterable[TrainingBatch],
+    run: Run,
+    settings: StudySettings,
+    held_out: TrainingBatch | None = None,
+) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
+    """Adam through the two stages, micro-batch by micro-batch, each micro-batch's mean loss
+    divided by their count (as ``train_unpipelined`` does). Returns the loss per step, each
+    step's logits and, every ``eval_every`` steps, ``model.forward``'s held-out accuracy."""
+    stages = split_model(model, settings.split_at, rule=run.rule)
+    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    size = settings.batch_size // settings.n_micro
+    losses: list[float] = []
+    step_logits: list[torch.Tensor] = []
+    curve: list[list[float]] = []
+    model.train()
+    for step, batch in enumerate(batches, 1):
+        optimizer.zero_grad(set_to_none=True)
+        parts: list[torch.Tensor] = []
+        logits: list[torch.Tensor] = []
+        for start in range(0, settings.batch_size, size):
+            ids, mask, labels = (t[start : start + size] for t in batch.as_tuple() if t is not None)
+            out = stages.last(*stages.first(ids, mask))
+            per_row = F.cross_entropy(out, labels, reduction="none")
+            if not run.loss_on_pad_pooled:
+                pooled = pooled_positions(run.rule, input_ids=ids, pad_token_id=PAD)
+                per_row = per_row * mask[torch.arange(len(ids)), pooled]  # 0 where a pad is pooled
+            loss = per_row.mean()
+            (loss / settings.n_micro).backward()
+            parts.append(loss.detach())
+            logits.append(out.detach())
+        optimizer.step()
+        losses.append(float(torch.stack(parts).mean()))
+        step_logits.append(torch.cat(logits))
+        if held_out is not None and step % settings.eval_every == 0:
+            accuracy = _served_accuracy(model, held_out)
+            curve.append([step, round(accuracy["left"], 4), round(accuracy["right"], 4)])
+    model.eval()
+    return losses, step_logits, curve
+
+
+def _steps_to_target(curve: list[list[float]], column: int) -> float | None:
+    return next((row[0] for row in curve if row[column] >= TARGET), None)
+
+
+def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
+    batches, held_out = _task(run, seed, settings)
+    model = fresh_model(seed=seed)
+    _, _, curve = train_through_stages(model, batches, run, settings, held_out)
+    final = _served_accuracy(model, held_out)
+    return {
+        "seed": seed,
+        "held_out_accuracy": {side: round(value, 4) for side, value in final.items()},
+        "steps_to_target": {"left": _steps_to_target(curve, 1), "right": _steps_to_target(curve, 2)},
+        "curve": curve,
+    }
+
+
+def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
+    """Does what a left pad position computes change when the row's last real token changes?
+
+    Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
+    pools a pad): the first stage's output, the count-rule pipeline's logits and the hidden
+    state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
+    the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
+    model = fresh_model(seed=seed)
+    ids = torch.tensor([[PAD] * 5 + [7, 11, 13]])
+    changed = ids.clone()
+    changed[0, -1] = 14
+    mask = (ids != PAD).long()
+    stages = split_model(model, split_at, rule="count")
+    body = model.base_model
+    with torch.no_grad():
+        first = [stages.first(x, mask)[0][0, :5] for x in (ids, changed)]
+        logits = [stages.last(*stages.first(x, mask))[0] for x in (ids, changed)]
+        hidden = [body(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in (ids, changed)]
+    sight = {
+        name: float(f"{float((a - b).abs().max()):.3g}")
+        for name, (a, b) in {
+            "first stage output at the pads": first,
+            "count-rule pipeline logits (pooled at a pad)": logits,
+            "model.forward body at the pads": hidden,
+        }.items()
+    }
+    return {**sight, "largest |hidden state| of the body at the pads": float(f"{float(hidden[0].abs().max()):.3g}")}
+
+
+def run_study(
+    settings: StudySettings = StudySettings(),
+    runs: Iterable[str] = tuple(RUNS),
+    progress: Callable[[str], object] | None = None,
+) -> dict[str, Any]:
+    """Every run of ``runs`` on every seed; the versions and settings come with the results."""
+    results: dict[str, Any] = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "settings": {**asdict(settings), "target_accuracy": TARGET, "family": "llama"},
+        "pad_sight": pad_sight(split_at=settings.split_at),
+        "runs": {},
+    }
+    for name in runs:
+        run = RUNS[name]
+        results["runs"][name] = {**asdict(run), "seeds": []}
+        for seed in settings.seeds:
+            record = _one_run(run, seed, settings)
+            results["runs"][name]["seeds"].append(record)
+            if progress:
+                acc = record["held_out_accuracy"]
+                progress(
+                    f"{name:<40} seed {seed:>2}: held-out accuracy left {acc['left']:.2f} right {acc['right']:.2f}"
+                )
+    return results
+
+
+def outcome(accuracy: dict[str, Any]) -> str:
+    """``learns`` (both sides >= TARGET), ``near chance`` (both sides < 0.7) or ``between``."""
+    if min(accuracy.values()) >= TARGET:
+        return "learns"
+    return "near chance" if max(accuracy.values()) < 0.7 else "between"
+
+
+def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
+    return Path(folder) / f"training_study_{version}.json"
+
+
+def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]:
+    path = results_path(version, folder)
+    if not path.exists():
+        raise ValueError(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
+    results: dict[str, Any] = json.loads(path.read_text())
+    return results
+
+
+def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:
+    """Run the whole study on this version and write its results file."""
+    if not isinstance(seeds, int) or seeds < 1:
+        raise ValueError(f"the study needs at least one seed, got {seeds!r}")
+    torch.set_num_threads(1)
+    settings = StudySettings(seeds=tuple(range(seeds)))
+    results = run_study(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    path = results_path(folder=out_folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    return path

@@ -1,0 +1,104 @@
+"""The padding battery: batches that tell the pooling rules apart, for any model.
+
+The named cases of ``pp_demo.pooling.cases`` use pad id 0 and small token ids; a maintainer's
+model has its own pad id and vocabulary. So the battery rebuilds each case for a given
+``pad_token_id`` and ``vocab_size`` (real tokens drawn from the other ids, seeded), and
+adds seeded random padding patterns at several lengths and batch sizes: rows padded
+on the left or on the right, some with a pad id among their real tokens (pad == eos),
+some ending in a real token equal to pad.
+"""
+
+from collections.abc import Sequence
+
+import torch
+
+from pp_demo.pipeline.jobs import Batch
+from pp_demo.pooling.cases import CASES
+
+__all__ = ["named_batches", "random_batches", "battery"]
+
+NAMED = {
+    "left": ["left"],
+    "right": ["right"],
+    "none": ["unpadded"],
+    "pad_in_content": ["left_pad_in_content", "right_pad_in_content"],
+    "pad_equals_eos": ["right_pad_in_content"],
+    "trailing_real_eos": ["trailing_eos"],
+    "all_pad": ["all_pad"],
+}
+
+
+def _real_ids(shape: tuple[int, ...], pad_token_id: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:
+    """Token ids other than the pad id."""
+    if vocab_size < 2:
+        raise ValueError(f"a vocabulary of {vocab_size} id(s) has no real token besides the pad id")
+    ids = torch.randint(0, vocab_size - 1, shape, generator=generator)
+    return ids + (ids >= pad_token_id).long()  # skip the pad id
+
+
+def named_batches(pad_token_id: int, vocab_size: int, seed: int = 0) -> list[Batch]:
+    """The named cases, with pad id 0 replaced by ``pad_token_id`` and the real tokens
+    redrawn from the model's vocabulary. Each case's shape and pad positions are kept."""
+    generator = torch.Generator().manual_seed(seed)
+    batches = []
+    for name, case_names in NAMED.items():
+        cases = [CASES[c] for c in case_names]
+        template = torch.tensor([c.input_ids for c in cases])
+        mask = torch.tensor([c.attention_mask for c in cases])
+        ids = torch.where(template == 0, pad_token_id, _real_ids(template.shape, pad_token_id, vocab_size, generator))
+        batches.append(Batch(ids, mask, name=name))
+    return batches
+
+
+def _random_row(
+    length: int, pad_token_id: int, vocab_size: int, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    real = int(torch.randint(1, length + 1, (1,), generator=generator))
+    ids = _real_ids((real,), pad_token_id, vocab_size, generator)
+    kind = int(torch.randint(0, 4, (1,), generator=generator))
+    if kind == 1 and real > 2:  # a pad id among the real tokens (pad == eos)
+        ids[int(torch.randint(0, real - 1, (1,), generator=generator))] = pad_token_id
+    elif kind == 2:  # ends in a real eos equal to pad
+        ids[-1] = pad_token_id
+    pad = torch.full((length - real,), pad_token_id)
+    left = bool(torch.randint(0, 2, (1,), generator=generator))
+    ones, zeros = torch.ones(real, dtype=torch.long), torch.zeros(length - real, dtype=torch.long)
+    if left:
+        return torch.cat([pad, ids]), torch.cat([zeros, ones])
+    return torch.cat([ids, pad]), torch.cat([ones, zeros])
+
+
+def random_batches(
+    pad_token_id: int,
+    vocab_size: int,
+    seed: int = 0,
+    lengths: Sequence[int] = (5, 9, 16),
+    batch_sizes: Sequence[int] = (2, 4, 7),
+) -> list[Batch]:
+    """Seeded random padding patterns, one batch per (length, batch size)."""
+    generator = torch.Generator().manual_seed(seed)
+    batches = []
+    for length in lengths:
+        for size in batch_sizes:
+            rows = [_random_row(length, pad_token_id, vocab_size, generator) for _ in range(size)]
+            ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
+            batches.append(Batch(ids, mask, name=f"random_L{length}_B{size}"))
+    return batches
+
+
+def battery(
+    pad_token_id: int,
+    vocab_size: int,
+    seed: int = 0,
+    lengths: Sequence[int] = (5, 9, 16),
+    batch_sizes: Sequence[int] = (2, 4, 7),
+) -> list[Batch]:
+    """Named cases first, then the random ones."""
+    if pad_token_id is None:
+        raise ValueError(
+            "the model has no pad_token_id: set config.pad_token_id (for example to the "
+            "eos id) before checking a pooled forward"
+        )
+    return named_batches(pad_token_id, vocab_size, seed) + random_batches(
+        pad_token_id, vocab_size, seed, lengths, batch_sizes
+    )

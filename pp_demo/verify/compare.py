@@ -1,0 +1,124 @@
+"""Compare a pipeline's logits with ``model.forward``, row by row, and the reproduction.
+
+``model.forward`` is the reference of *exactness*: a pipeline is right when it returns
+the logits the unsplit model returns. (Whether ``model.forward`` itself pools the true
+last real token is a different question, judged in ``pp_demo.pooling.padding_table``.)
+"""
+
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from pp_demo.pipeline.families import build_model
+from pp_demo.pipeline.jobs import Inference, Job
+from pp_demo.pipeline.runner import run
+from pp_demo.pooling.cases import as_batch
+from pp_demo.pooling.rules import FIX
+from pp_demo.verify.tolerances import tolerance
+
+__all__ = [
+    "RowComparison",
+    "forward_logits",
+    "compare_rows",
+    "REPRO_ROWS",
+    "reproduce",
+    "reproduce_runs",
+    "reproduction_line",
+    "default_device",
+]
+
+REPRO_ROWS = ("left", "right")
+"""The reproduction's batch: the left-padded row first, then the right-padded one."""
+
+
+def default_device() -> str:
+    # Asking warns on a machine with a CUDA driver too old or broken (the answer is then False):
+    # the CPU it is, without a machine-dependent line on stderr.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@torch.no_grad()
+def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """What the unsplit model returns: the reference."""
+    device = next(model.parameters()).device
+    logits: torch.Tensor = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device)).logits
+    return logits
+
+
+@dataclass(frozen=True)
+class RowComparison:
+    matches: list[bool]
+    max_abs_diff: list[float]
+    atol: float
+
+    @property
+    def all_match(self) -> bool:
+        return all(self.matches)
+
+
+def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
+    """Per row: does it match the reference within ``atol``, and by how much it differs."""
+    if logits.shape != reference.shape:
+        raise ValueError(
+            f"logits of shape {tuple(logits.shape)} cannot be compared with "
+            f"reference logits of shape {tuple(reference.shape)}"
+        )
+    diff = (logits.float().to(reference.device) - reference.float()).abs().amax(-1).cpu()
+    return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
+
+
+def reproduce_runs(
+    runs: Iterable[tuple[str, str]],
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+    on: Literal["process", "ranks"] = "process",
+    seed: int = 0,
+    device: str | None = None,
+    rows: Sequence[str] = REPRO_ROWS,
+) -> list[RowComparison] | None:
+    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
+    ``split_points``, on the reproduction batch, all runs in one call of the runner
+    (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
+    and then moved, so every device runs the same model. Each comparison's tolerance
+    follows the device the pipeline ran on. ``None`` on a torchrun rank without results."""
+    device = device or default_device()
+    runs = list(runs)
+    models = {family: build_model(family, seed=seed).to(device) for family, _ in runs}
+    ids, mask = as_batch(rows, device)
+    jobs = [
+        Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
+        for family, rule in runs
+    ]
+    results = run(jobs, on=on)
+    if results is None:
+        return None
+    comparisons = []
+    for job, result in zip(jobs, results, strict=True):
+        assert isinstance(result, Inference)  # an inference job's result
+        comparisons.append(compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device)))
+    return comparisons
+
+
+def reproduce(
+    family: str,
+    rule: str = FIX,
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+    seed: int = 0,
+    device: str | None = None,
+    rows: Sequence[str] = REPRO_ROWS,
+) -> RowComparison:
+    """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
+    comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)
+    assert comparisons is not None  # in this process there is always a result
+    return comparisons[0]
+
+
+def reproduction_line(comparison: RowComparison) -> str:
+    """The agreed output format of the reproduction, one line per run."""
+    return f"row matches model.forward: {comparison.matches}"

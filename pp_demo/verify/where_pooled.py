@@ -1,0 +1,41 @@
+"""Where was a row pooled? The one answer every verdict of the workbook uses.
+
+A classifier's logits for a row are its score head applied at one position. So the position a
+forward pooled can be read back from its logits alone: run the model's own score head at every
+position (the per-position logits, from ``model.forward``'s own computation), and see which
+positions' logits equal the row's. No framework has to say which index it used; the checker,
+``verify-pr`` and the ColossalAI engine run all read positions this way.
+
+Usually one position matches. Masked positions of a left-padded row can share logits with one
+another, and then all of them are listed.
+"""
+
+from typing import Any
+
+import torch
+
+__all__ = ["per_position_logits", "pooled_positions_of", "pooled_mask"]
+
+
+@torch.no_grad()
+def per_position_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``(B, L, num_labels)``: the model's score head at every position, as ``model.forward``
+    computes it (a forward hook on ``model.score`` during one ``model.forward`` call)."""
+    seen: dict[str, torch.Tensor] = {}
+    hook = model.score.register_forward_hook(lambda module, args, out: seen.update(every=out))
+    try:
+        model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    finally:
+        hook.remove()
+    return seen["every"]
+
+
+def pooled_mask(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -> torch.Tensor:
+    """``(B, L)`` booleans: which positions' logits equal each row's ``logits`` within ``atol``."""
+    distance = (per_position.float() - logits.float()[:, None, :]).abs().amax(-1)
+    return distance <= atol
+
+
+def pooled_positions_of(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -> list[list[int]]:
+    """Per row, every position whose logits these are (within ``atol``); ``[]`` when none is."""
+    return [row.nonzero().flatten().tolist() for row in pooled_mask(per_position, logits, atol)]

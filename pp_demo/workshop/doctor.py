@@ -1,0 +1,316 @@
+"""``python -m pp_demo doctor`` (``make doctor``): the preflight an attendee runs before a workshop.
+
+One line per check: ``ok``, ``WARN`` (it works, with the consequence stated), ``FAIL`` (with
+the exact fix) or ``skip`` (it needs something that failed above); exit 1 on any FAIL. This
+module imports only the standard library, so it runs, and says what is missing, on a laptop
+without torch. Whatever needs torch runs in a child process with a time bound, so a broken or
+hanging install is reported, never inherited or waited on forever.
+"""
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Check", "read_pins", "run_checks", "main"]
+
+OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/
+PINS = PACKAGE_DIR.parent / "constraints" / "pinned.txt"
+NOTEBOOKS = PACKAGE_DIR.parent / "notebooks" if (PACKAGE_DIR.parent / "notebooks").is_dir() else None
+SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
+REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
+RANKS_TIMEOUT_S = 60
+PROBE_TIMEOUT_S = 120
+# What the notebooks import from pp_demo; notebook 06 also imports ColossalAI (quietly).
+NOTEBOOK_MODULES = (
+    "pp_demo.cli",
+    "pp_demo.verify.checker",
+    "pp_demo.exercises",
+    "pp_demo.figures.pooling",
+    "pp_demo.verify.family_matrix",
+    "pp_demo.verify.onnx_export",
+    "pp_demo.pooling.packed",
+    "pp_demo.pooling.survey",
+    "pp_demo.workshop.tokenizer",
+    "pp_demo.training.loop",
+    "pp_demo.colossalai.forwards",
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    status: str
+    name: str
+    detail: str
+
+    def line(self) -> str:
+        return f"{self.status:<5} {self.name}: {self.detail}"
+
+
+def read_pins(path: Path = PINS) -> dict[str, str]:
+    """``{name: version}`` of the ``name==version`` lines; comments, markers, hashes ignored."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+)", line)
+        if match:
+            pins[_normal(match[1])] = match[3]
+    return pins
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_python(version_info: tuple[Any, ...] = sys.version_info) -> Check:
+    version = ".".join(map(str, version_info[:3]))
+    if tuple(version_info[:2]) < (3, 10):
+        return Check(FAIL, "python", f"{version} is too old: install Python 3.10 or newer and run `make setup` with it")
+    return Check(OK, "python", f"{version} ({sys.executable})")
+
+
+def check_package(name: str, pins: dict[str, str]) -> Check:
+    try:
+        found = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
+    pinned = pins.get(_normal(name))
+    base = found.split("+")[0]
+    if name == "torch" and sys.platform == "linux" and _cuda_build(found):
+        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see Troubleshooting in the README"
+        return Check(WARN, name, f"{found} ({note})")
+    if pinned is None or base == pinned:
+        return Check(OK, name, found)
+    why = (
+        "the reproduction's stored outputs assume it" if name == "transformers" else "other versions are untested here"
+    )
+    return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
+
+
+def _cuda_build(version: str) -> bool:
+    """PyPI's Linux torch is the CUDA build (it requires nvidia-* wheels); other indexes mark it +cuNNN."""
+    requires = importlib.metadata.requires("torch") or []
+    return "+cu" in version or any(r.startswith("nvidia-") and "extra ==" not in r for r in requires)
+
+
+def check_colossalai() -> Check:
+    if importlib.util.find_spec("colossalai") is None:
+        return Check(WARN, "colossalai", "not installed: only notebook 06 needs it; `make colossalai` installs it")
+    try:
+        return Check(OK, "colossalai", importlib.metadata.version("colossalai"))
+    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH
+        return Check(OK, "colossalai", "importable (no package metadata)")
+
+
+def check_temp_dir() -> Check:
+    try:
+        with tempfile.NamedTemporaryFile(prefix="pp_demo_doctor_") as handle:
+            handle.write(b"ok")
+            handle.flush()
+    except OSError as error:
+        return Check(
+            FAIL, "temp dir", f"cannot write in {tempfile.gettempdir()} ({error}): set TMPDIR to a writable folder"
+        )
+    return Check(OK, "temp dir", f"{tempfile.gettempdir()} is writable")
+
+
+def kernel_python() -> list[str]:
+    """The command of the ``python3`` Jupyter kernel, the one `make lab` opens notebooks with."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    command = KernelSpecManager().get_kernel_spec("python3").argv[0]
+    # jupyter_client runs a spec's bare "python" with the server's own interpreter
+    return [sys.executable if command in ("python", "python3", f"python3.{sys.version_info[1]}") else command]
+
+
+def check_kernel() -> Check:
+    try:
+        command = kernel_python()
+    except Exception as error:  # no jupyter_client, or no python3 kernel spec
+        return Check(FAIL, "jupyter kernel", f"no python3 kernel here ({type(error).__name__}: {error}): {SETUP}")
+    code = "import pp_demo, os; print(os.path.dirname(os.path.realpath(pp_demo.__file__)))"
+    try:
+        # from where `make lab` starts its kernels, so this folder's pp_demo is not found by accident
+        done = subprocess.run([*command, "-c", code], capture_output=True, text=True, timeout=30, cwd=NOTEBOOKS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Check(FAIL, "jupyter kernel", f"{command[0]} did not run ({error}): {SETUP}")
+    if done.returncode != 0:
+        return Check(
+            FAIL,
+            "jupyter kernel",
+            f"its python ({command[0]}) cannot import pp_demo: run `make lab`, or install pp_demo in that environment",
+        )
+    if Path(done.stdout.strip()) != PACKAGE_DIR:
+        return Check(
+            WARN,
+            "jupyter kernel",
+            f"its python ({command[0]}) imports another pp_demo, from "
+            f"{done.stdout.strip()}: notebooks will not see changes made here",
+        )
+    return Check(OK, "jupyter kernel", f"python3 ({command[0]}) imports this pp_demo")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+RANK = """
+import datetime, sys, torch, torch.distributed as dist
+rank, port = int(sys.argv[1]), sys.argv[2]
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2,
+                        timeout=datetime.timedelta(seconds=30))
+tensor = torch.arange(4.0) if rank == 0 else torch.zeros(4)
+dist.broadcast(tensor, src=0)
+print(tensor.tolist())
+dist.destroy_process_group()
+"""
+
+
+def start_ranks() -> list[subprocess.Popen[str]]:
+    port = str(free_port())
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", RANK, str(rank), port], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for rank in (0, 1)
+    ]
+
+
+def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
+    name = "two ranks (gloo, 127.0.0.1)"
+    try:
+        outs = [rank.communicate(timeout=RANKS_TIMEOUT_S) for rank in ranks]
+    except subprocess.TimeoutExpired:
+        for rank in ranks:
+            rank.kill()
+            rank.communicate()
+        return Check(
+            FAIL,
+            name,
+            f"no exchange within {RANKS_TIMEOUT_S} s: a firewall or VPN may block "
+            f"connections to 127.0.0.1; the --distributed runs will hang the same way",
+        )
+    if any(r.returncode for r in ranks) or outs[1][0].strip() != "[0.0, 1.0, 2.0, 3.0]":
+        errors = [line for _, err in outs for line in err.strip().splitlines()]
+        return Check(
+            FAIL,
+            name,
+            f"the exchange failed ({errors[-1] if errors else 'no message'}): see Troubleshooting in the README",
+        )
+    return Check(OK, name, "a tensor went from rank 0 to rank 1")
+
+
+PROBE = """
+import importlib, io, json, os, sys, tempfile
+modules, colossalai = json.loads(sys.argv[1]), sys.argv[2] == "1"
+report = {"error": None, "line": None}
+with tempfile.TemporaryFile() as caught:
+    saved = os.dup(2)
+    os.dup2(caught.fileno(), 2)
+    try:
+        for name in modules:
+            importlib.import_module(name)
+        if colossalai:
+            importlib.import_module("pp_demo.colossalai.forwards").colossalai_forwards()
+    except Exception as error:
+        report["error"] = f"{type(error).__name__}: {error}"
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+    caught.seek(0)
+    report["stderr"] = caught.read().decode(errors="replace")
+if report["error"] is None:
+    from pp_demo.verify.compare import reproduce, reproduction_line
+    report["line"] = reproduction_line(reproduce("llama", "count", device="cpu"))
+print(json.dumps(report))
+"""
+
+
+def run_probe(colossalai: bool) -> dict[str, Any]:
+    """Import what the notebooks import, stderr caught; then the reproduction's first line."""
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent), os.environ.get("PYTHONPATH")]))
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"],
+        capture_output=True,
+        text=True,
+        timeout=PROBE_TIMEOUT_S,
+        env=env,
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit status {done.returncode}", "stderr": "", "line": None}
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def probe_checks(colossalai: bool) -> list[Check]:
+    try:
+        report = run_probe(colossalai)
+    except subprocess.TimeoutExpired:
+        report = {"error": f"no answer within {PROBE_TIMEOUT_S} s", "stderr": "", "line": None}
+    imports, repro = "quiet imports", "reproduction"
+    if report["error"]:
+        return [
+            Check(FAIL, imports, f"importing the notebooks' modules failed: {report['error']}; {SETUP}"),
+            Check(SKIP, repro, "needs the imports above"),
+        ]
+    talk = report["stderr"].strip().splitlines()
+    checks = [
+        Check(
+            FAIL,
+            imports,
+            f"something printed on stderr at import, which strict nbval fails: "
+            f"{talk[0]!r}; see Troubleshooting in the README",
+        )
+        if talk
+        else Check(OK, imports, "the notebooks' imports print nothing on stderr")
+    ]
+    expected = "row matches model.forward: [False, True]"
+    status = OK if report["line"] == expected else FAIL
+    fix = "" if status == OK else f" (expected {expected!r}: check the versions above against the pins)"
+    return checks + [Check(status, repro, f"llama count {report['line']}{fix}")]
+
+
+def run_checks() -> list[Check]:
+    """Every check, in order; the ones that need torch are skipped when it is missing."""
+    pins = read_pins() if PINS.exists() else {}
+    checks = [check_python(), *(check_package(name, pins) for name in REQUIRED)]
+    torch_ok = checks[1].status != FAIL
+    ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
+    colossalai = check_colossalai()
+    checks += [check_kernel(), colossalai, check_temp_dir()]
+    if not torch_ok:
+        return checks + [
+            Check(SKIP, name, "needs torch")
+            for name in ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")
+        ]
+    assert ranks is not None  # started above, since torch is there
+    return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m pp_demo doctor",
+        description="Check this machine before the workshop: one line per check, exit 1 if any FAILs.",
+    ).parse_args(argv)
+    checks = []
+    for check in run_checks():
+        print(check.line(), flush=True)
+        checks.append(check)
+    failed = sum(c.status == FAIL for c in checks)
+    print(f"{failed} check(s) failed: fix them from the top" if failed else "all set for the workshop")
+    return 1 if failed else 0

@@ -1,0 +1,160 @@
+"""The explorer: type a row of token ids (and its mask), see where every pooling rule lands.
+
+No Jupyter needed: ``explore`` returns the answer as data, ``format_exploration`` as text
+(``python -m pp_demo explore 0 0 5 6 7 8``), and ``exploration_html`` as the HTML that the
+widgets of notebook 01 show. Every rule that reads the ids or the mask runs;
+``known_lengths`` does not, because it needs a packed batch, not a padded row.
+"""
+
+import base64
+import html
+import io
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pp_demo.pooling.cases import PaddingCase, row_text
+from pp_demo.pooling.padding_table import Verdict, padding_table
+from pp_demo.pooling.rules import FIX, RULES, pooled_positions
+
+__all__ = ["EXPLORE_RULES", "Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
+
+EXPLORE_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs)
+"""Every rule that reads ``input_ids`` (with the pad id) or the ``attention_mask``."""
+
+CASE_NAME = "your row"
+FIGURE_TOKENS = 32
+"""Rows up to this length are also drawn; a longer grid would be too small to read (and slow)."""
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """One typed row: the two references and, per rule, the raw position and where it lands."""
+
+    case: PaddingCase  # true_last from the mask, forward_pools from the fix rule
+    pad_token_id: int
+    cells: tuple[Verdict, ...]
+
+    @property
+    def positions(self) -> dict[str, int]:
+        """Raw position per rule (``-1`` stays ``-1``)."""
+        return {cell.rule: cell.position for cell in self.cells}
+
+    @property
+    def lands_on(self) -> dict[str, int]:
+        """Where tensor indexing reads each rule's position (``position % length``)."""
+        return {cell.rule: cell.lands_on for cell in self.cells}
+
+
+def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
+    """``"0 0 5 6"``, ``"0,0,5,6"`` or ``"[0, 0, 5, 6]"`` as a tuple of ints; a one-line
+    ``ValueError`` for anything else."""
+    items = [item for item in re.split(r"[\s,]+", text.strip().strip("[]()")) if item]
+    for item in items:
+        if not re.fullmatch(r"[+-]?\d+", item):
+            raise ValueError(f"{what} must be whole numbers, got {item!r}")
+    return tuple(int(item) for item in items)
+
+
+def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]:
+    if isinstance(values, str):
+        return parse_row(values, what)
+    items = tuple(values)
+    for value in items:
+        if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+            raise ValueError(f"{what} must be whole numbers, got {value!r}")
+    return tuple(int(value) for value in items)
+
+
+def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id: object) -> None:
+    if not ids:
+        raise ValueError("the row is empty: type at least one token id")
+    if any(not 0 <= i < 2**63 for i in ids):  # a long tensor holds them
+        raise ValueError(f"token ids must lie between 0 and 2**63 - 1, got {row_text(ids)}")
+    if len(mask) != len(ids):
+        raise ValueError(f"the mask has length {len(mask)} but the row has {len(ids)} token ids")
+    if any(m not in (0, 1) for m in mask):
+        raise ValueError(f"the mask holds only 0 (padding) and 1 (real token), got {row_text(mask)}")
+    if isinstance(pad_token_id, bool) or not isinstance(pad_token_id, int) or not 0 <= pad_token_id < 2**63:
+        raise ValueError(f"the pad id must be a whole number >= 0, got {pad_token_id!r}")
+
+
+def explore(
+    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+) -> Exploration:
+    """Run every id- or mask-reading rule on one row (a batch of one).
+
+    ``attention_mask`` defaults to all ones (every token real). The true last real token is
+    the rightmost 1 of the mask (``None`` when the mask has none); ``model.forward`` pools
+    where the fix rule does.
+    """
+    ids = _as_whole_numbers(input_ids, "token ids")
+    mask = (
+        (1,) * len(ids)
+        if attention_mask is None or attention_mask == ""
+        else _as_whole_numbers(attention_mask, "mask values")
+    )
+    _refuse_a_bad_row(ids, mask, pad_token_id)
+    real = [k for k, m in enumerate(mask) if m]
+    probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
+    tensors = probe.tensors()
+    forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id, attention_mask=tensors[1])[0])
+    case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
+    row = padding_table(EXPLORE_RULES, [case], "true_last", pad_token_id)[0]
+    return Exploration(case, pad_token_id, tuple(row))
+
+
+def _mark(lands_on: int, expected: int | None) -> str:
+    return "-" if expected is None else ("✓" if lands_on == expected else "✗")
+
+
+def format_exploration(result: Exploration) -> str:
+    """The row, its two references, and one line per rule, marked against both."""
+    case = result.case
+    true_last = "none (the mask has no 1)" if case.true_last is None else str(case.true_last)
+    width = max(len(name) for name in EXPLORE_RULES)
+    lines = [
+        f"row {row_text(case.input_ids)}  mask {row_text(case.attention_mask)}  pad id {result.pad_token_id}",
+        f"true last real token (from the mask): {true_last}",
+        f"model.forward pools (the fix, {FIX}): {case.forward_pools}",
+        "",
+        f"{'rule':<{width}}  pools  lands on  true last  forward",
+    ]
+    for cell in result.cells:
+        lines.append(
+            f"{cell.rule:<{width}}  {cell.position:>5}  {cell.lands_on:>8}  "
+            f"{_mark(cell.lands_on, case.true_last):>9}  {_mark(cell.lands_on, case.forward_pools):>7}"
+        )
+    return "\n".join(lines)
+
+
+def _figure_png(result: Exploration) -> str:
+    import matplotlib.pyplot as plt
+
+    from pp_demo.figures.pooling import draw_padding_table
+
+    fig = draw_padding_table(EXPLORE_RULES, [result.case], "true_last", result.pad_token_id)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def exploration_html(
+    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+) -> str:
+    """The text table and the padding-grid figure as one HTML fragment; a bad row gives
+    its one-line error instead (the widgets must never show a traceback)."""
+    try:
+        result = explore(input_ids, attention_mask, pad_token_id)
+    except ValueError as error:
+        return f'<p class="pp-explore-error"><b>cannot explore this row:</b> {html.escape(str(error))}</p>'
+    table = f'<pre class="pp-explore-table">{html.escape(format_exploration(result))}</pre>'
+    if result.case.length > FIGURE_TOKENS:
+        return table + f"<p>(rows longer than {FIGURE_TOKENS} tokens are not drawn)</p>"
+    alt = (
+        f"Padding grid of the row {row_text(result.case.input_ids)}: each rule's pooled position "
+        f"outlined, green when it is the true last real token"
+    )
+    return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>'

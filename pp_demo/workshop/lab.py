@@ -1,0 +1,75 @@
+"""``make lab`` (``python -m pp_demo.workshop.lab [JUPYTER ARGS]``): JupyterLab on the notebooks, wherever it runs.
+
+Workshops run in containers and on GPU boxes as root, and on servers without a display.
+JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
+browser. So this picks a free port and a token, adds ``--allow-root`` for uid 0 and
+``--no-browser`` without a display (saying so, one line each), prints the URL to open, and
+then becomes JupyterLab itself (same process id, so Ctrl-C and ``kill`` stop it).
+Standard library only.
+"""
+
+import os
+import secrets
+import socket
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["lab_command", "main"]
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _headless(environ: Mapping[str, str]) -> bool:
+    """No display to open a browser on: Linux (or WSL, BSD) without X11 or Wayland."""
+    graphical = sys.platform in ("darwin", "win32") or environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")
+    return not graphical
+
+
+def lab_command(
+    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None, root: Path = NOTEBOOKS
+) -> tuple[list[str], list[str], str]:
+    """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL.
+    ``root`` is the folder Lab serves (the notebooks; the browser test gives a copy)."""
+    uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
+    port, token = _free_port(), secrets.token_hex(16)
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        *extra,
+    ]
+    notes = []
+    if uid == 0:
+        command.append("--allow-root")
+        notes.append("running as root (uid 0): starting JupyterLab with --allow-root")
+    if _headless(environ):
+        command.append("--no-browser")
+        notes.append("no display found: not opening a browser; open the URL below in yours")
+    if root.is_dir():
+        command.append(str(root))
+    return command, notes, f"http://127.0.0.1:{port}/lab?token={token}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    command, notes, url = lab_command(sys.argv[1:] if argv is None else argv)
+    for note in notes:
+        print(note)
+    print(f"JupyterLab: {url}", flush=True)
+    os.execv(command[0], command)
+    return 0  # not reached: the process is JupyterLab now
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,149 @@
+"""The pull request on ColossalAI's own sdists: the diffs apply, verify-pr is reproducible, and
+the follow-up takes every forward to model.forward.
+
+Nothing here skips. The sdists come from the cache (``$PP_DEMO_CACHE``, default
+``~/.cache/pp_demo/colossalai``), the wheelhouse, or ``pip download`` (CI has PyPI); when none
+works the tests fail with the reason. The fresh verify-pr run takes a few minutes: it runs once
+for this file.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from pp_demo.colossalai.claims import first_pad_wrong
+from pp_demo.colossalai.sdists import PATCHES, SDISTS, NoSdist, default_cache, extract_package, find_sdist, split_patch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+WHEELHOUSE = ROOT / "wheelhouse"
+DIFFS = sorted(PATCHES.glob("*.patch"))
+
+
+def _sdist(requirement):
+    try:
+        return find_sdist(requirement, default_cache(), WHEELHOUSE, timeout=180)
+    except NoSdist as error:
+        pytest.fail(str(error))
+
+
+def test_there_are_two_diffs_the_change_on_three_files_the_follow_up_on_five():
+    assert [sorted(split_patch(d.read_text())) for d in DIFFS] == [
+        ["llama", "opt", "qwen2"],
+        ["bloom", "falcon", "gpt2", "gptj", "mistral"],
+    ]
+
+
+@pytest.mark.parametrize("requirement", list(SDISTS))
+def test_both_diffs_apply_with_patch_p1_to_the_extracted_sdist(requirement, tmp_path):
+    stem = SDISTS[requirement]
+    extract_package(_sdist(requirement), stem, tmp_path)
+    for diff in DIFFS:
+        done = subprocess.run(
+            ["patch", "-p1", "--dry-run"], input=diff.read_text(), text=True, cwd=tmp_path, capture_output=True
+        )
+        assert done.returncode == 0, f"{diff.name} on {stem}: {done.stdout} {done.stderr}"
+        assert "fuzz" not in done.stdout
+    # against the nightly, only qwen2.py's hunk moves (it has 9 lines fewer above it)
+    change = subprocess.run(
+        ["patch", "-p1", "--dry-run"], input=DIFFS[0].read_text(), text=True, cwd=tmp_path, capture_output=True
+    ).stdout
+    assert ("offset" in change) == ("nightly" in stem)
+
+
+def test_the_sdists_are_found_anywhere_under_a_wheelhouse(tmp_path):
+    nested = tmp_path / "wheelhouse" / "sdists"
+    nested.mkdir(parents=True)
+    for requirement in SDISTS:
+        source = _sdist(requirement)
+        shutil.copy(source, nested / source.name)
+        # an empty cache and no time for pip: only the wheelhouse can answer
+        assert find_sdist(requirement, tmp_path / "cache", tmp_path / "wheelhouse", timeout=1) == nested / source.name
+
+
+# The review table's four rows, and rows written by hand from the arithmetic: one before the
+# first pad id, modulo L, against the rightmost non-pad position.
+@pytest.mark.parametrize(
+    "row, wrong",
+    [
+        ([0, 0, 5, 6, 7, 8], False),
+        ([5, 6, 7, 8, 0, 0], False),
+        ([0, 0, 5, 0, 7, 8], False),
+        ([5, 0, 7, 8, 0, 0], True),
+        ([0, 5, 6, 0], True),  # padded on both sides: pools the last pad, no pad inside needed
+        ([5, 0, 7, 8], True),  # unpadded, a pad id (eos) inside
+        ([5, 6, 7, 8], False),
+        ([5, 6, 0, 0], False),
+        ([0, 5, 0, 7], False),
+    ],
+)
+def test_where_the_first_pad_forms_are_wrong(row, wrong):
+    assert first_pad_wrong(row) is wrong
+
+
+def test_without_network_and_cache_verify_pr_says_so_in_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PIP_NO_INDEX="1", PP_DEMO_CACHE=str(tmp_path / "cache"))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pp_demo",
+            "verify-pr",
+            "--wheelhouse",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "out.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "colossalai-0.5.0" in done.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
+@pytest.fixture(scope="module")
+def fresh_record(tmp_path_factory):
+    for requirement in SDISTS:
+        _sdist(requirement)
+    out = tmp_path_factory.mktemp("verify_pr") / "verify_pr.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-m", "pp_demo", "verify-pr", "--wheelhouse", str(WHEELHOUSE), "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(out.read_text())
+
+
+def test_a_fresh_verify_pr_run_equals_the_committed_record(fresh_record):
+    committed = json.loads((ROOT / "results" / "verify_pr.json").read_text())
+    assert fresh_record == committed
+
+
+@pytest.mark.parametrize("stem, forwards", [("colossalai-0.5.0", 8), ("colossalai-nightly-2025.7.12", 9)])
+def test_the_follow_up_takes_every_forward_to_model_forward(fresh_record, stem, forwards):
+    matches = fresh_record["sdists"][stem]["change + follow-up"]["matches model.forward"]
+    assert len(matches) == forwards
+    for family, batches in matches.items():
+        assert batches["review"] == "TTTT", family
+        assert batches["random"] == "T" * 32, family
+
+
+def test_unpatched_the_first_pad_forwards_miss_only_the_fourth_review_row(fresh_record):
+    for stem in SDISTS.values():
+        matches = fresh_record["sdists"][stem]["unpatched"]["matches model.forward"]
+        for family in ("gpt2", "bloom", "falcon", "gptj", "mistral"):
+            assert matches[family]["review"] == "TTTF", (stem, family)
+        for family in ("llama", "qwen2", "opt"):
+            assert matches[family]["reproduction"] == "FT", (stem, family)

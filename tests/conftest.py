@@ -1,0 +1,29 @@
+"""Shared test set-up: the repository's paths, the markers by folder, a headless matplotlib.
+
+Markers (declared in pyproject.toml) say what a test needs, so a leg of CI picks tests by need
+rather than by a list of files: ``-m "not colossalai"`` on transformers 5.x, where ColossalAI
+0.5.0 cannot be installed. Every test under ``tests/colossalai/`` needs ColossalAI, so the folder
+marks them; other markers are set in the test files themselves.
+"""
+
+import pathlib
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")  # before any test imports pyplot: no display here, nor in CI
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if (REPO / "tests" / "colossalai") in pathlib.Path(item.fspath).parents:
+            item.add_marker(pytest.mark.colossalai)
+
+
+@pytest.fixture
+def repo() -> pathlib.Path:
+    """The checkout's root: the tests that check the repository itself read files under it."""
+    return REPO

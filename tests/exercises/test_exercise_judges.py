@@ -1,0 +1,334 @@
+"""Every exercise's judge against a right answer, two plausible wrong ones and the shortcut
+(a value copied from a line the notebook prints near it, or a call to a library's own
+implementation of the answer). Expected verdicts are worked out by hand from the rows and
+the definitions, not by the judges' code. ``tests/test_exercises.py`` adds the answers in a
+wrong format and the reference solutions."""
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from pp_demo.exercises import EXERCISES, forget_attempts, nb06, status
+from pp_demo.exercises.solutions import SOLUTIONS
+from pp_demo.pooling import rules
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+@pytest.fixture(autouse=True)
+def _first_attempt():
+    forget_attempts()
+
+
+def _fix_by_hand(ids, pad):
+    # rightmost non-pad position, written with a flip (not the package's expression); 0 when none
+    flipped = (ids != pad).flip(-1).int()
+    return torch.where(flipped.any(-1), ids.shape[-1] - 1 - flipped.argmax(-1), 0)
+
+
+def _mask_rule_by_hand(ids, mask, pad):
+    return torch.tensor([max((i for i, m in enumerate(row) if m), default=0) for row in mask.tolist()])
+
+
+def _causal_by_hand(mask):
+    length = mask.shape[-1]
+    return torch.tensor(
+        [[[j <= i and row[j] == 1 for j in range(length)] for i in range(length)] for row in mask.tolist()]
+    )
+
+
+RIGHT = [
+    ("01.1", _fix_by_hand),
+    ("01.2", ([5, 6, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0])),  # a real eos carrying the pad id, then padding
+    ("01.2", ([7, 0, 7, 0], [1, 1, 1, 0])),  # a pad id among the real tokens
+    ("01.2", ([0, 5, 6, 7, 0, 0], [0, 1, 1, 1, 0, 0])),  # padded on both sides: -1 wraps to a pad
+    ("01.3", 2),
+    ("02.1", 2),  # 10 slots, 8 busy for each stage
+    ("02.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
+    ("02.3", "input_ids"),
+    ("05.1", (2, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
+    ("05.2", {4, 3, 2}),  # real tokens from 8 - r, pooled at r - 1: a pad while r - 1 < 8 - r
+    ("05.3", [4, 3]),  # position 4 attends to the real tokens at or before it
+    ("03.1", [True, False]),
+    ("03.2", [False, False]),
+    ("03.3", [4, 1, 3]),
+    ("04.1", {3, 0}),
+    ("04.2", _mask_rule_by_hand),
+    ("04.3", 1),
+    ("06.1", [2, 1]),
+    ("06.2", [0, 1, 2, 3]),
+    ("06.3", _causal_by_hand),
+    ("07.1", "c"),
+    ("07.2", ([3, 4, 5, 1, 1], [1, 1, 1, 0, 0])),
+    ("08.1", [(3, 4), (0, 4), (2, 1), (2, 4)]),
+    ("08.2", ("first_pad", "count")),
+    ("09.1", [5, 3, 1]),
+    ("09.2", {("opt", "left"), ("llama", "left")}),
+]
+
+
+@pytest.mark.parametrize("key, answer", RIGHT)
+def test_a_right_answer_written_independently_is_correct(key, answer):
+    assert status(key, answer) == "correct"
+
+
+WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, with its counterexample
+    ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1, "your rule pools 3, model.forward pools 5"),
+    ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "row 3 [5,0,7,8,0,0]"),
+    ("01.2", ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]), "the first pad id is at 3; one before it, 2, lands on 2"),
+    ("01.2", ([0, 0, 5, 6], [0, 0, 1, 1]), "one before it, -1, lands on 3: the true last real token"),
+    ("01.2", ([5, 6, 7, 8], [1, 1, 1, 1]), "there is no pad id, so argmax gives 0"),
+    ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9"),
+    ("02.1", 4, "counts both stages together"),
+    ("02.1", 3, "the step lasts 10 slots"),
+    ("02.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2"),
+    ("02.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
+    ("02.3", "hidden", "start from the hidden states"),
+    ("02.3", "attention_mask", "the last stage's layers need it too"),
+    ("01.3", 5, "that is the true last real token"),
+    ("01.3", 3, "is not what the count rule pools"),
+    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3 too"),
+    ("03.1", [True, True], "row 1 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+    ("03.2", [True, False], "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
+    ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
+    ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
+    ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
+    ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is"),
+    (
+        "04.2",
+        lambda ids, mask, pad: _fix_by_hand(ids, pad),
+        "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3",
+    ),
+    ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1, "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3"),
+    ("04.3", 4, "4 is where rightmost_non_pad pools"),
+    ("04.3", 5, "5 is the true last real token"),
+    ("05.1", (1, 1), "1 is not the row's label"),
+    ("05.1", (2, 2), "count the real tokens and subtract one"),
+    ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
+    ("05.2", [5, 6, 7], "with r=2"),
+    ("05.3", [4], "position 4 is missing some"),
+    ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),
+    ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
+    ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
+    ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
+    ("06.2", [1, 2, 3], "leaves out [0]"),
+    (
+        "06.3",
+        lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
+        "position 0 may attend to position 0 in your mask, but 0 is padding",
+    ),
+    ("06.3", lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1), "but 2 is a later position"),
+    ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) pools 3, the expression 5"),
+    ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
+    ("07.2", "right_pad_in_content", "both pool 3"),
+    ("07.2", ([0, 0, 5], [0, 0, 1]), "both pool 2"),
+    (
+        "08.1",
+        [(0, 4), (1, 4), (2, 1), (3, 4)],
+        "row 0 [5,6,7,8,9]: first_pad gives -1, so the flat index is 0 * 5 + (-1)",
+    ),
+    ("08.1", [(3, 4), (0, 4), (2, 1), (3, 4)], "row 3 [0,0,0,5,6]: first_pad gives -1"),
+    ("08.2", ["count"], "first_pad"),
+    ("08.2", ["count", "first_pad", "rightmost_non_pad"], "rightmost_non_pad never goes below 0"),
+    ("09.1", [3], "row 1 [0,5,6,7,0,0]: the first-pad form pools 5, model.forward 3"),
+    ("09.1", [0, 1, 3, 4, 5], "row 0 [5,6,0,0,0,0]: the first-pad form pools 1, model.forward 1"),
+    (
+        "09.2",
+        {("llama", "left"), ("llama", "right"), ("opt", "left"), ("opt", "right")},
+        "llama with right padding passes: the count is right on right padding",
+    ),
+    ("09.2", {("qwen2", "left")}, "qwen2 with left padding passes: its forward has the change"),
+]
+
+
+@pytest.mark.parametrize("key, answer, counterexample", WRONG)
+def test_a_plausible_wrong_answer_gets_its_counterexample(key, answer, counterexample):
+    text = status(key, answer)
+    assert text.startswith("not yet:") and counterexample in text, text
+
+
+def _fix_copied(ids, pad):
+    positions = torch.arange(ids.shape[-1])
+    return (positions * (ids != pad)).argmax(-1)
+
+
+def _bubble_from_the_timeline(m, p):
+    # notebook 02 cell "m = 1: 2 slots ...": its loop over timeline(), with p instead of 2
+    from pp_demo import timeline
+
+    forwards = [slot for _, slot, op in timeline("gpipe", p, m) if op.startswith("F")]
+    return 1 - m / (max(forwards) + 1)
+
+
+def _bubble_from_the_ideal_speedup(m, p):
+    from pp_demo.bench.bounds import ideal_speedup  # imported where used, as a reader would
+
+    return 1 - ideal_speedup(p, m) / p
+
+
+def _transformers_mask(attention_mask):
+    # transformers' own builder of model.forward's mask, as True/False: it is the answer
+    batch, length = attention_mask.shape
+    try:  # transformers 4.x
+        from transformers.modeling_attn_mask_utils import _prepare_4d_causal_attention_mask
+    except ImportError:  # 5.x builds masks from mask functions
+        from transformers.masking_utils import and_masks, causal_mask_function, padding_mask_function
+
+        allowed = and_masks(causal_mask_function, padding_mask_function(attention_mask.bool()))
+        b, i, j = torch.arange(batch)[:, None, None], torch.arange(length)[None, :, None], torch.arange(length)
+        return allowed(b, 0, i, j[None, None, :])
+    additive = _prepare_4d_causal_attention_mask(attention_mask, (batch, length), torch.zeros(1), 0)
+    return (additive == 0)[:, 0]
+
+
+# Each: what a reader can pass the exercise with without its idea, where that comes from, and
+# what the judge must say instead of "correct".
+SHORTCUTS = [
+    ("01.1", _fix_copied, "multiplies by arange, the expression printed above"),
+    ("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad), "calls pp_demo.pooling.rules.rightmost_non_pad"),
+    (
+        "01.1",
+        lambda ids, pad: rules.pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
+        "calls pp_demo.pooling.rules.pooled_positions",
+    ),
+    ("01.1", lambda ids, pad: _fix_by_hand(ids[:1], pad).expand(ids.shape[0]), "row 1"),  # row 0's answer for all
+    # the explorer's starting row and the review table's failing row, as a name or as lists
+    ("01.2", "right_pad_in_content", "is the right_pad_in_content row printed above"),
+    ("01.2", ([5, 0, 7, 8, 0, 0], [1, 1, 1, 1, 0, 0]), "is the right_pad_in_content row printed above"),
+    ("01.2", ([5, 6, 7, 0], [1, 1, 1, 1]), "is the trailing_eos row printed above"),  # the two-row table
+    ("01.3", 3, "is not what the count rule pools"),  # notebook 01 prints count - 1 = 3 for the left row
+    ("02.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
+    ("02.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
+    ("02.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
+    ("02.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
+    ("02.3", "attention_mask", "reads the attention mask"),  # the tensor the question names
+    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),  # the reproduction line notebook 03 prints for [left, right]
+    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),  # the same line, copied
+    ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10]: the count rule pools 5, model.forward pools 5 too"),  # the ✗ rows
+    # of the count column in the padding table `reproduce` prints just above
+    ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),  # every row with a pad id in it
+    ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.pooling.rules.rightmost_attended"),
+    ("04.3", 4, "4 is where rightmost_non_pad pools"),  # the first_pad_mod column of the tokenized pairs: 4
+    ("04.3", 0, "0 is not where first_pad_mod pools"),  # first_pad_mod on right_pad_in_content, printed above
+    ("05.1", (2, 2), "count the real tokens"),  # the label printed for each row, taken for the pooled class too
+    ("05.2", [2, 3, 4, 5, 6, 7], "with r=5"),  # "pools a pad or an earlier real token": every r
+    ("05.3", list(range(8)), "not every position"),
+    ("06.1", [3], "row 1 [5,6,0,7,0,0]"),  # notebook 06's prediction for its own batch
+    ("06.2", [0, 1], "is causal attention"),  # what model.forward does, as the notebook says
+    ("06.3", lambda mask: mask.bool()[:, None, None, :], "a tensor of shape (1, 1, 1, 6), not (1, 6, 6)"),  # the
+    # (batch, 1, 1, L) mask whose shape the notebook prints for ColossalAI
+    ("06.3", _transformers_mask, "your answer calls transformers."),  # modeling_attn_mask_utils or masking_utils
+    ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),  # its
+    # shape: a cumsum and an argmax, like attended_cumsum, listed in class (d) just above
+    ("07.2", "trailing_eos", "the trailing-eos row"),  # the row notebook 07 shows
+    ("08.1", [(2, 5), (1, 3), (1, 5)], "a list of 4"),  # notebook 08's printed line for its own batch
+    ("08.2", ["first_pad"], "on [0] (pad id 0) count gives -1"),  # the -1s notebook 08 prints are first_pad's
+    ("09.1", [1, 3, 4], "row 4 [5,6,7,8,9,0]"),  # the "wrong: True" pattern printed for another five rows
+    (
+        "09.2",
+        {("llama", "left"), ("qwen2", "left"), ("opt", "left")},
+        "qwen2 with left padding passes",
+    ),  # claim 2's printed line for the old code in all three files
+    ("09.2", {("llama", "left")}, "opt with left padding fails"),  # its line for the change minus llama.py
+]
+
+
+@pytest.mark.parametrize("key, answer, problem", SHORTCUTS)
+def test_a_shortcut_is_not_correct(key, answer, problem):
+    text = status(key, answer)
+    assert text.startswith("not yet:") and problem in text, text
+
+
+def test_every_exercise_has_a_right_answer_two_wrong_ones_and_a_shortcut():
+    keys = set(EXERCISES)
+    assert {key for key, _ in RIGHT} == keys
+    assert {key for key in keys if sum(k == key for k, *_ in WRONG) < 2} == set()
+    assert {key for key, *_ in SHORTCUTS} == keys
+
+
+def _printed_text(notebook: Path) -> str:
+    cells = json.loads(notebook.read_text())["cells"]
+    return "\n".join(
+        "".join(output.get("text") or output.get("data", {}).get("text/plain", ""))
+        for cell in cells
+        for output in cell.get("outputs", [])
+    )
+
+
+def _as_printed(answer) -> set[str]:
+    """How a printed line would show the answer: its repr, with or without spaces."""
+    shown = repr(sorted(answer)) if isinstance(answer, (set, frozenset)) else repr(answer)
+    return {shown, shown.replace(" ", "")}
+
+
+@pytest.mark.parametrize(
+    "key",
+    # the answers a line could print whole: a list, pair or set (an int or a name is printed
+    # everywhere, and a function is not printed; those exercises have their shortcut above)
+    [k for k, a in SOLUTIONS.items() if isinstance(a, (list, tuple, set))],
+)
+def test_no_output_of_its_notebook_prints_the_answer(key):
+    notebook = next(NOTEBOOKS.glob(f"{key[:2]}_*.ipynb"))
+    text = _printed_text(notebook)
+    for shown in _as_printed(SOLUTIONS[key]):
+        assert not re.search(rf"(?<![\w-]){re.escape(shown)}(?!\w)", text), f"{notebook.name} prints {shown}"
+
+
+def test_a_refused_function_is_caught_however_it_was_imported():
+    # a name bound before judging (as a notebook's import cell does) is the same code object
+    from pp_demo.pooling.rules import rightmost_non_pad
+
+    text = status("01.1", lambda ids, pad: rightmost_non_pad(ids, pad))
+    assert (
+        text
+        == "not yet: your answer calls pp_demo.pooling.rules.rightmost_non_pad: write it yourself from the definition"
+    )
+
+
+def test_judging_leaves_no_profiler_behind():
+    import sys
+
+    status("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad))
+    assert sys.getprofile() is None
+    ids = torch.tensor([[0, 5, 6]])
+    assert rules.rightmost_non_pad(ids, 0).tolist() == [2]
+
+
+@pytest.mark.parametrize("key, answer", [("03.3", [0]), ("04.1", [1]), ("06.1", [0]), ("08.1", [(0, 0)] * 4)])
+def test_only_the_first_wrong_attempt_gets_a_counterexample(key, answer):
+    first, second = status(key, answer), status(key, answer)
+    assert first.startswith("not yet: row ") and "still" not in first
+    assert second.startswith("not yet:") and "still misjudged" in second and "[" not in second
+
+
+def test_the_06_3_judge_is_written_from_the_definition_not_the_solution():
+    # the judge's entry-by-entry definition, against masks drawn at random and one flipped entry
+    pick = random.Random(0)
+    for _ in range(5):
+        mask = torch.tensor([[pick.choice((0, 1)) for _ in range(5)] for _ in range(3)])
+        want = _causal_by_hand(mask)
+        assert nb06._first_wrong_entry(want, mask) is None
+        flipped = want.clone()
+        flipped[1, 3, 2] = ~flipped[1, 3, 2]
+        assert nb06._first_wrong_entry(flipped, mask) == (1, 3, 2)
+
+
+def test_the_08_1_model_of_the_legacy_exporter_gives_what_notebook_08_measured():
+    from pp_demo.exercises import nb08
+
+    # notebook 08 runs first_pad through the legacy export on [left, right, unpadded] and
+    # prints the (row, position) each row reads: [(2, 5), (1, 3), (1, 5)]
+    batch = ((0, 0, 5, 6, 7, 8), (5, 6, 7, 8, 0, 0), (5, 6, 7, 8, 9, 10))
+    assert [nb08._legacy_reads(batch, b) for b in range(3)] == [(2, 5), (1, 3), (1, 5)]
+
+
+def test_only_the_exercises_whose_answer_is_a_function_refuse_a_library():
+    # a value answer is worked out in the reader's own cell: there is nothing to refuse
+    refusing = {key: exercise.refuse for key, exercise in EXERCISES.items() if exercise.refuse}
+    assert set(refusing) == {"01.1", "02.2", "04.2", "06.3"}
+    assert all("pp_demo.pooling.rules" in refusing[key] for key in ("01.1", "04.2", "06.3"))

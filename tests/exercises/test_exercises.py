@@ -1,0 +1,393 @@
+"""The exercise convention: one status line, never an exception, answers tested here."""
+
+import pytest
+import torch
+
+from pp_demo.exercises import EXERCISES, check, forget_attempts, status
+from pp_demo.exercises.solutions import SOLUTIONS
+
+
+@pytest.fixture(autouse=True)
+def _first_attempt():
+    # a judge shows its one counterexample on the first wrong attempt only: each test starts afresh
+    forget_attempts()
+
+
+def test_every_exercise_has_a_reference_solution():
+    assert set(SOLUTIONS) == set(EXERCISES)
+
+
+@pytest.mark.parametrize("key", sorted(SOLUTIONS))
+def test_reference_solution_is_correct(key, capsys):
+    assert check(key, SOLUTIONS[key]) is None  # the cell shows the printed line only
+    assert capsys.readouterr().out == f"[{key}] correct\n"
+
+
+@pytest.mark.parametrize("key", sorted(SOLUTIONS))
+def test_an_unfilled_stub_is_not_attempted(key):
+    assert status(key, ...) == "not attempted yet"
+
+
+def test_a_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("01.1", lambda ids, pad: ...) == "not attempted yet"
+
+
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        (
+            "01.1",
+            lambda ids, pad: (ids != pad).sum(-1) - 1,
+            "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch "
+            "your rule pools 3, model.forward pools 5",
+        ),
+        (
+            "01.1",
+            lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
+            "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch "
+            "your rule pools 5, model.forward pools 0",
+        ),
+        ("01.2", "left", "lands on 5: the true last real token"),
+        ("01.2", "no_such_case", "is not a padding case"),
+        ("01.2", ([5, 0], [1]), "of one length"),
+        ("01.3", 5, "is not what the count rule pools"),
+        ("01.3", "2", "as an int"),
+    ],
+)
+def test_a_wrong_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_an_answer_that_raises_is_reported_not_raised():
+    def broken(ids, pad):
+        raise RuntimeError("typo")
+
+    assert status("01.1", broken) == "not yet: your answer raised RuntimeError: typo"
+
+
+def test_an_unknown_exercise_is_reported_not_raised():
+    assert status("99.9", 1).startswith("no exercise '99.9'")
+
+
+def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_forward_does():
+    # transformers 4.51.3's model.forward pools 0 on a row of pads (argmax of all zeros)
+    assert SOLUTIONS["01.1"](torch.zeros(1, 4, dtype=torch.long), 0).tolist() == [0]
+
+
+# ---- notebook 02
+
+
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("02.1", 4, "counts both stages together"),
+        ("02.1", 1, "the forwards-only answer"),
+        ("02.1", 3, "the step lasts 10 slots"),
+        ("02.1", "2", "as an int"),
+        ("02.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
+        (
+            "02.2",
+            lambda m, p: 1 / (m + 1),
+            "for m=1, p=3 you return 0.5, but each stage is idle 2 of the step's 3 slots",
+        ),
+        ("02.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
+        ("02.2", 0.2, "should be a function"),
+        ("02.3", "hidden", "start from the hidden states"),
+        ("02.3", "attention_mask", "reads the attention mask"),
+        ("02.3", "labels", "not one of the tensors the first stage sends"),
+    ],
+)
+def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_02_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("02.2", lambda m, p: ...) == "not attempted yet"
+
+
+def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
+    from pp_demo.pipeline.schedules import gpipe_slots
+
+    for p in (2, 3, 4):
+        for m in (1, 4, 8):
+            slots = gpipe_slots(m, p)
+            length = max(slot for _, slot, _, _ in slots) + 1
+            busy = [sum(s == stage for s, *_ in slots) for stage in range(p)]
+            assert busy == [m] * p
+            assert SOLUTIONS["02.2"](m, p) == pytest.approx(1 - m / length)
+    backward = gpipe_slots(4, backward=True)
+    length = max(slot for _, slot, _, _ in backward) + 1
+    assert all(length - sum(s == stage for s, *_ in backward) == SOLUTIONS["02.1"] for stage in (0, 1))
+
+
+def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
+    # 02.3 checked in the model itself: scramble input_ids on the way to the last stage
+    from pp_demo.pipeline.families import build_model
+    from pp_demo.pipeline.stages import split_model
+    from pp_demo.pooling.cases import as_batch
+
+    first, last = split_model(build_model("llama"), rule="rightmost_attended")
+    ids, mask = as_batch(["left", "right"])
+    with torch.no_grad():
+        hidden, _, _ = first(ids, mask)
+        assert torch.equal(last(hidden, ids, mask), last(hidden, torch.randint_like(ids, 1, 30), mask))
+
+
+# ---- notebook 03: expected answers written by hand from the rows (count - 1 vs rightmost non-pad)
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3"),
+        ("03.1", [True], "the batch has 2 rows, your list has 1"),
+        ("03.1", [1, 0], "a list of True or False"),
+        ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
+        ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+        ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
+        ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
+        ("03.3", [7], "there is no row 7"),
+        ("03.3", "1", "a list of ints"),
+    ],
+)
+def test_a_wrong_notebook_03_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
+    assert status("03.3", {4, 1, 3}) == "correct"
+    assert status("03.3", (4, 3, 1)) == "correct"
+
+
+# ---- notebook 07: counterexamples written by hand from the cases (pad 0)
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) pools 3, the expression 5"),
+        ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) pools 0, the expression 3"),
+        ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) pools 3, the expression 2"),
+        ("07.1", "e", "reads input_ids"),
+        ("07.1", "f", "not a class"),
+        ("07.1", ["c"], "not a class"),
+        ("07.2", "left", "on left [0,0,5,6,7,8] both pool 5"),
+        ("07.2", "all_pad", "marks no real token"),
+        ("07.2", ([5, 6], [0, 0]), "marks no real token"),
+        ("07.2", ([5, 6, 0], [1, 1, 0]), "both pool 1"),
+        ("07.2", "trailing_eos", "that is the trailing-eos row the notebook showed"),
+        ("07.2", ([5, 0], [1, 1]), "that is the trailing-eos row the notebook showed"),
+        ("07.2", ([5, 6], [1]), "of one length"),
+        ("07.2", ([5, 6], [1, 2]), "only 0 and 1"),
+        ("07.2", "tail", "not a padding case"),
+        ("07.2", 7, "a pair (input_ids, attention_mask)"),
+    ],
+)
+def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        ([5, 6, 9, 9], [1, 1, 0, 0]),  # padded with a non-pad id: c pools 3, d pools 1
+        ([0, 7, 3], [0, 1, 0]),  # left pad 0, right pad 3: c pools 2, d pools 1
+    ],
+)
+def test_notebook_07_any_row_that_separates_c_from_d_is_correct(row):
+    assert status("07.2", row) == "correct"
+
+
+# ---- notebook 04: counterexamples written by hand from the rows (pad id 0 = eos id)
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
+        ("04.1", [0, 2, 3], "row 2 [5,0,6,0] with mask [1,1,1,0]: rightmost_non_pad pools 2, and that is the true"),
+        ("04.1", [3], "row 0 [5,6,7,0] with mask [1,1,1,1]: rightmost_non_pad pools 2, the true last real token is 3"),
+        ("04.1", [0, 5], "there is no row 5"),
+        ("04.1", "0", "a list of ints"),
+        (
+            "04.2",
+            lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
+            "on trailing_eos [5,6,7,0] (mask [1,1,1,1]) your rule pools 2, the true last real token is 3",
+        ),
+        (
+            "04.2",
+            lambda ids, mask, pad: mask.sum(-1) - 1,
+            "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3, the true last real token is 5",
+        ),
+        (
+            "04.2",
+            lambda ids, mask, pad: mask[:, -1:].long() * (ids.shape[-1] - 1),
+            "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) it returned",
+        ),  # shape (1, 1), not one per row
+        ("04.2", 3, "should be a function"),
+        ("04.3", 4, "4 is where rightmost_non_pad pools"),
+        ("04.3", 5, "5 is the true last real token"),
+        ("04.3", 3, "3 is where the count rule pools"),
+        ("04.3", 7, "7 is the last position"),
+        ("04.3", 1.0, "as an int"),
+    ],
+)
+def test_a_wrong_notebook_04_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_04_a_mask_rule_is_judged_on_every_row_of_a_batch():
+    # right on each case alone but not per row: always the last real token of row 0
+    def first_row_only(ids, mask, pad):
+        last = int((torch.arange(ids.shape[-1]) * mask[0]).argmax())
+        return torch.full((ids.shape[0],), last)
+
+    assert status("04.2", first_row_only).startswith(
+        "not yet: on row 2 of the batch of exercise 04.1 your rule pools 3, the true last real token is 2"
+    )
+
+
+def test_notebook_04_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("04.2", lambda ids, mask, pad: ...) == "not attempted yet"
+
+
+def test_notebook_04_row_indices_may_come_as_a_set():
+    assert status("04.1", {3, 0}) == "correct"
+
+
+# ---- notebook 06: counterexamples written by hand from the rows (pad id 0)
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
+        ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
+        ("06.1", [5], "there is no row 5"),
+        ("06.1", "1", "a list of ints"),
+        ("06.2", [0, 1], "is causal attention, what model.forward's GPT-2 does"),
+        ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
+        ("06.2", [0, 1, 2], "leaves out [3]"),
+        ("06.2", [6], "there is no position 6"),
+        (
+            "06.3",
+            lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1], dtype=torch.bool).tril(),
+            "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 0 in your mask, but 0 is padding",
+        ),
+        (
+            "06.3",
+            lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[1], -1),
+            "on left (mask [0,0,1,1,1,1]): position 0 may attend to position 2 in your mask, but 2 is a later position",
+        ),
+        (
+            "06.3",
+            lambda mask: torch.ones(mask.shape[0], mask.shape[1], mask.shape[1]).tril() * mask[:, None, :],
+            "return True/False (dtype torch.bool)",
+        ),
+        ("06.3", lambda mask: mask.bool(), "a tensor of shape (1, 6), not (1, 6, 6)"),
+        ("06.3", 3, "should be a function"),
+    ],
+)
+def test_a_wrong_notebook_06_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_06_the_mask_is_judged_on_every_row_of_a_batch():
+    # right on a single row of each case, wrong per row: always row 0's mask
+    def first_row_only(mask):
+        length = mask.shape[-1]
+        row0 = torch.ones(length, length, dtype=torch.bool).tril() & mask[0].bool()[None, :]
+        return row0.expand(mask.shape[0], -1, -1)
+
+    assert status("06.3", first_row_only).startswith(
+        "not yet: on the review table's four rows as one batch, row 1: position 0 may not attend to position 0"
+    )
+
+
+def _allowed_by_definition(mask_row):
+    """Position i may attend j when j <= i and j is not padding: by loops, from the words."""
+    length = len(mask_row)
+    return [[j <= i and mask_row[j] == 1 for j in range(length)] for i in range(length)]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        ["left", "right", "left_pad_in_content", "right_pad_in_content"],
+        ["unpadded", "all_pad", "left", "right", "left", "unpadded"],
+    ],
+)
+def test_notebook_06_solution_equals_the_causal_padding_definition_written_by_loops(rows):
+    from pp_demo.pooling.cases import as_batch
+
+    _, mask = as_batch(rows)
+    got = SOLUTIONS["06.3"](mask)
+    assert got.tolist() == [_allowed_by_definition(row) for row in mask.tolist()]
+
+
+def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
+    assert status("06.3", lambda mask: ...) == "not attempted yet"
+
+
+# ---- notebook 05: expected answers written by hand from the task (label = last real token % 3, pad 0)
+@pytest.mark.parametrize(
+    "key, wrong, counterexample",
+    [
+        ("05.1", (1, 1), "1 is not the row's label"),  # 13 % 3, a token too early
+        ("05.1", (2, 2), "2 is not it: count the real tokens"),  # 14's class again: the count rule pools token 4
+        ("05.1", 2, "a pair of ints"),
+        ("05.1", (2, "1"), "a pair of ints"),
+        ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
+        ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
+        ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
+        ("05.2", "234", "a list of ints"),
+        ("05.3", [0, 1, 2, 3, 4], "the mask hides the pads from it"),  # causal, but pads are keys too
+        ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),  # every real token of the row
+        ("05.3", list(range(8)), "not every position"),  # the shortcut: everything
+        ("05.3", [4], "position 4 is missing some"),
+        ("05.3", "34", "a list of ints"),
+    ],
+)
+def test_a_wrong_notebook_05_answer_gets_a_counterexample(key, wrong, counterexample):
+    text = status(key, wrong)
+    assert text.startswith("not yet:") and counterexample in text
+
+
+def test_notebook_05_answers_hold_on_the_generated_training_rows():
+    from pp_demo.pooling.rules import count_minus_one, rightmost_non_pad
+    from pp_demo.training.loop import make_batches
+
+    batches = make_batches(20, batch_size=16, seed=0)
+    ids = torch.cat([b.input_ids for b in batches])
+    mask = torch.cat([b.attention_mask for b in batches])
+    left = torch.cat([b.left_padded for b in batches])
+    real = mask.sum(-1)
+    pooled = count_minus_one(ids, 0)
+    on_pad = mask[torch.arange(len(ids)), pooled] == 0
+    # 05.2: on left-padded rows the count rule pools a pad exactly for the listed numbers of real tokens
+    assert torch.equal(on_pad[left], torch.isin(real[left], torch.tensor(SOLUTIONS["05.2"])))
+    # on every other row (right-padded or full) the count rule pools where model.forward does
+    assert torch.equal(pooled[~left], rightmost_non_pad(ids, 0)[~left])
+
+
+def test_notebook_05_the_count_rule_logits_depend_on_exactly_the_solution_positions():
+    # measured, not derived: nudge the embedding at one position at a time (the ids, hence the
+    # pooled position, stay the same) and see whether the pipeline's logits move
+    from pp_demo.pipeline.stages import split_model
+    from pp_demo.training.loop import fresh_model
+
+    ids = torch.tensor([[0, 0, 0, 17, 4, 22, 9, 14]])
+    mask = (ids != 0).long()
+    stages = split_model(fresh_model(), 2, rule="count")
+    nudge = {}
+    stages.first.body.embed_tokens.register_forward_hook(lambda module, args, out: out + nudge.get("at", 0))
+    with torch.no_grad():
+        base = stages.last(*stages.first(ids, mask))
+        moved = []
+        for p in range(8):
+            nudge["at"] = torch.zeros(1, 8, 1)
+            nudge["at"][0, p] = 1.0
+            moved.append(not torch.allclose(stages.last(*stages.first(ids, mask)), base, atol=1e-6, rtol=0))
+    assert [p for p in range(8) if moved[p]] == SOLUTIONS["05.3"]
+
+
+def test_notebook_05_a_row_index_set_is_accepted():
+    assert status("05.2", {4, 3, 2}) == "correct"

@@ -1,0 +1,98 @@
+"""The figures of notebooks 01, 03, 04 and 07 read in a room: every verdict has a mark as
+well as a colour, colours come from the Okabe-Ito palette, text is at least 10 pt. The
+matplotlib artists are inspected, not the pixels; expected marks are worked out by hand."""
+
+import matplotlib.colors as mcolors  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from pp_demo.figures.palette import MIN_FONT_PT, OKABE_ITO  # noqa: E402
+from pp_demo.figures.pooling import draw_class_grid, draw_pad_eos_rows, draw_padding_table, draw_row_diffs  # noqa: E402
+from pp_demo.verify.compare import RowComparison  # noqa: E402
+
+PALETTE = {mcolors.to_rgb(c) for c in OKABE_ITO.values()}
+GREYS = {mcolors.to_rgb(c) for c in ("white", "#999999", "#d9d9d9")}
+
+
+def _texts(fig):
+    return [t for ax in fig.axes for t in ax.texts] + [fig._suptitle] * (fig._suptitle is not None)
+
+
+def _verdicts(fig):
+    return [t.get_text() for t in _texts(fig) if t.get_gid() == "verdict"]
+
+
+def _all_text_at_least_10pt(fig):
+    texts = _texts(fig) + [ax.title for ax in fig.axes] + [ax.yaxis.label for ax in fig.axes]
+    texts += [label for ax in fig.axes for label in ax.get_xticklabels() + ax.get_yticklabels()]
+    return all(t.get_fontsize() >= MIN_FONT_PT for t in texts if t.get_text())
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_padding_grid_marks_every_cell_and_shows_the_rows_where_the_references_disagree():
+    fig = draw_padding_table(rules=["first_pad", "rightmost_non_pad"])
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert "all_pad" in labels and "trailing_eos" in labels  # every case by default
+    # by hand, judged by the true last real token (pad 0): first_pad, then the fix, per case
+    assert _verdicts(fig) == [
+        "✓ -1",
+        "✓ 5",
+        "✓ 3",
+        "✓ 3",
+        "✓ -1",
+        "✓ 5",
+        "✗ 0",
+        "✓ 3",
+        "✓ -1",
+        "✓ 5",
+        "- -1",
+        "- 0",
+        "✗ 2",
+        "✗ 2",
+    ]
+    edges = {p.get_edgecolor()[:3] for p in fig.axes[0].patches if not p.get_fill()}
+    assert edges <= PALETTE | GREYS and mcolors.to_rgb(OKABE_ITO["vermillion"]) in edges
+    assert _all_text_at_least_10pt(fig)
+
+
+def test_pad_eos_figure_tells_a_real_eos_from_padding_and_judges_by_the_mask():
+    ids = torch.tensor([[9, 8, 7, 0], [5, 0, 0, 0]])
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    fig = draw_pad_eos_rows(ids, mask, 0, ["a", "b"])
+    # rightmost_non_pad: 2 on row 0 (eos at 3 is real), 0 on row 1 (true last 1); the mask rule: 3 and 1
+    assert _verdicts(fig) == ["✗ 2", "✓ 3", "✗ 0", "✓ 1"]
+    sky = mcolors.to_rgb(OKABE_ITO["sky blue"])
+    real_pad_ids = [p for p in fig.axes[0].patches if p.get_fill() and p.get_facecolor()[:3] == sky]
+    assert len(real_pad_ids) == 2 * 2  # two real tokens with the pad id, once per rule block
+    assert _all_text_at_least_10pt(fig)
+
+
+def test_difference_bars_are_on_a_log_scale_with_the_tolerance_and_a_mark_per_bar():
+    comparisons = {
+        ("llama", "count"): RowComparison([False, True], [0.05, 0.0], 1e-6),
+        ("llama", "rightmost_non_pad"): RowComparison([True, True], [0.0, 2e-7], 1e-6),
+    }
+    fig = draw_row_diffs(comparisons, ["left", "right"])
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert [line.get_ydata()[0] for line in ax.lines] == [1e-6]  # the tolerance line
+    assert _verdicts(fig) == ["✗", "✓", "✓", "✓"]
+    bars = {p.get_facecolor()[:3] for p in ax.patches}
+    assert bars == {mcolors.to_rgb(OKABE_ITO["vermillion"]), mcolors.to_rgb(OKABE_ITO["bluish green"])}
+    assert all(p.get_height() > 0 for p in ax.patches)  # a 0 is drawn at a floor
+    assert _all_text_at_least_10pt(fig)
+
+
+def test_class_grid_marks_each_cell():
+    fig = draw_class_grid()
+    marks = _verdicts(fig)
+    assert marks[0] == "✗ 3" and "✓ 2,3,7" in marks  # count on left; known_lengths, packed
+    fills = {p.get_facecolor()[:3] for p in fig.axes[0].patches}
+    assert fills <= PALETTE | GREYS
+    assert _all_text_at_least_10pt(fig)

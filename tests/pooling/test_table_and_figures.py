@@ -1,0 +1,89 @@
+"""The padding table names its reference and judges each cell by it alone."""
+
+import matplotlib
+import pytest
+
+from pp_demo.figures.pooling import draw_padding_table
+from pp_demo.pooling.padding_table import format_padding_table, padding_table
+
+
+def _marks(reference):
+    return {(c.case, c.rule): c.right for row in padding_table(reference=reference) for c in row}
+
+
+def test_judged_by_the_true_last_real_token():
+    marks = _marks("true_last")
+    # review table: count wrong on left padding and on both pad-in-content rows
+    assert [marks["left", "count"], marks["right", "count"]] == [False, True]
+    assert marks["right_pad_in_content", "first_pad_mod"] is False
+    assert marks["left_pad_in_content", "first_pad_mod"] is True
+    # only the attention mask finds the real eos that ends a row
+    assert [
+        marks["trailing_eos", r]
+        for r in ["count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended"]
+    ] == [False, False, False, False, True]
+    # the all-pad row has no real token: no verdict
+    assert {marks["all_pad", r] for r in ["count", "rightmost_attended"]} == {None}
+
+
+def test_judged_by_model_forward():
+    marks = _marks("forward")
+    assert marks["trailing_eos", "rightmost_non_pad"] is True
+    assert marks["trailing_eos", "rightmost_attended"] is False
+    assert marks["all_pad", "count"] is False  # -1 reads position 5, forward pools 0
+    assert marks["all_pad", "rightmost_non_pad"] is True
+
+
+def test_the_printed_table_says_which_reference_it_judges_by():
+    assert format_padding_table(reference="true_last").startswith("judged by the true last real token")
+    assert format_padding_table(reference="forward").startswith("judged by the position model.forward pools")
+
+
+def test_printed_cells_show_the_raw_position_and_mark():
+    lines = format_padding_table(rules=["count", "first_pad"], cases=["left"]).splitlines()
+    assert lines[-1].split()[-4:] == ["3", "✗", "-1", "✓"]
+
+
+def test_unknown_reference_is_refused():
+    with pytest.raises(ValueError, match="unknown reference"):
+        padding_table(reference="last")
+
+
+def test_the_figure_draws_one_outlined_cell_per_rule_and_case():
+    fig = draw_padding_table(rules=["count", "rightmost_non_pad"], cases=["left", "right"])
+    patches = fig.axes[0].patches
+    outlined = [p for p in patches if not p.get_fill()]
+    assert len(outlined) == 4
+    red = [p for p in outlined if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
+    assert len(red) == 1  # count on the left-padded row
+
+
+def test_training_curves_split_by_side_and_draw_one_line_per_run_and_panel():
+    import torch
+
+    from pp_demo.figures.pooling import draw_training_curves, side_curves
+    from pp_demo.training.loop import make_batches
+
+    batches = make_batches(4, batch_size=8, seed=0)
+    perfect = [torch.nn.functional.one_hot(b.labels, 3).float() * 20 for b in batches]
+    uniform = [torch.zeros(8, 3) for _ in batches]
+    curves = side_curves(perfect, batches)
+    assert curves["accuracy"] == {"left": [1.0] * 4, "right": [1.0] * 4}
+    assert max(curves["loss"]["left"] + curves["loss"]["right"]) < 1e-6
+    assert side_curves(uniform, batches)["loss"]["right"] == pytest.approx([1.0986123] * 4)
+    fig = draw_training_curves({"perfect": perfect, "uniform": uniform}, batches, window=2)
+    assert len(fig.axes) == 4
+    for ax in fig.axes:
+        assert len(ax.lines) == 3  # two runs and the chance line
+    assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["perfect", "uniform"]
+    with pytest.raises(ValueError, match="1 to 4 runs"):
+        draw_training_curves({str(i): perfect for i in range(5)}, batches)
+
+
+def test_the_padding_table_and_the_class_grid_are_one_grid_transposed():
+    # one cell type for both: the class grid's padding cases hold the table's verdicts
+    from pp_demo.pooling.packed import class_grid
+
+    table = padding_table(reference="true_last")
+    grid = class_grid(rules=[cell.rule for cell in table[0]], packed=None)
+    assert [[grid[j][i] for j in range(len(grid))] for i in range(len(table))] == table

@@ -1,0 +1,205 @@
+"""Episode metadata in every notebook, the two cells shown from it, and the facilitator guide.
+
+The notebooks are read as stored (no kernel). The guide and the README table are regenerated
+and compared with the committed files, so a stale one fails with the command that fixes it.
+"""
+
+import copy
+import json
+import pathlib
+import re
+import sys
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import episodes  # noqa: E402
+import facilitator  # noqa: E402
+import schedule  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+FIX = "run `make guide` (python tools/episodes.py guide) and commit the result"
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def stored(request):
+    return request.param.stem, json.loads(request.param.read_text(encoding="utf-8"))
+
+
+def _text(source):
+    return "".join(source) if isinstance(source, list) else source
+
+
+def test_every_notebook_has_valid_episode_metadata(stored):
+    name, nb = stored
+    assert episodes.problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
+    ep = nb["metadata"]["episode"]
+    assert ep["track"] in ("core", "optional")
+    assert 1 <= len(ep["questions"]) <= 3 and ep["objectives"] and ep["keypoints"]
+
+
+def test_every_section_heading_is_classified_and_the_minutes_add_up(stored):
+    name, nb = stored
+    ep = nb["metadata"]["episode"]
+    authored = [c for c in nb["cells"] if c["cell_type"] == "markdown" and not c.get("id", "").startswith("episode-")]
+    headings = {m for c in authored for m in re.findall(r"^## (.+?)\s*$", _text(c["source"]), flags=re.M)}
+    headings.discard("What you will learn")
+    assert set(ep["sections"]) == headings, name
+    assert all(info["track"] in ("core", "optional") for info in ep["sections"].values())
+    teaching = sum(info["minutes"] for heading, info in ep["sections"].items() if heading != "Exercises")
+    assert (ep["teaching_minutes"], ep["exercise_minutes"]) == (teaching, ep["sections"]["Exercises"]["minutes"])
+
+
+def test_first_and_last_cells_show_the_metadata(stored):
+    name, nb = stored
+    ep, cells = nb["metadata"]["episode"], nb["cells"]
+    title = next(i for i, c in enumerate(cells) if _text(c["source"]).startswith("# "))
+    header, last = _text(cells[title + 1]["source"]), _text(cells[-1]["source"])
+    assert cells[title + 1]["id"] == "episode-header" and cells[-1]["id"] == "episode-keypoints", name
+    assert f"teaching {ep['teaching_minutes']} min" in header and f"exercises {ep['exercise_minutes']} min" in header
+    assert all(f"- {item}" in header for item in ep["questions"] + ep["objectives"])
+    assert last.startswith("## Key points") and all(f"- {point}" in last for point in ep["keypoints"])
+    assert episodes.generated_cells_problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
+
+
+def test_the_guide_and_the_readme_table_are_fresh():
+    committed = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    assert facilitator.guide(ROOT) == committed, FIX
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    names = [p.name for p in NOTEBOOKS]
+    assert facilitator.readme_with_minutes(readme, facilitator.load(ROOT), names, ROOT) == readme, FIX
+    for path in NOTEBOOKS:  # and the README's table says what the metadata says
+        ep = json.loads(path.read_text(encoding="utf-8"))["metadata"]["episode"]
+        assert (
+            f"| {ep['teaching_minutes']} min | {ep['exercise_minutes']} min |"
+            in readme.split(path.name, 1)[1].split("\n")[0]
+        )
+
+
+@pytest.mark.parametrize("fmt", schedule.FORMATS, ids=[f.title for f in schedule.FORMATS])
+def test_each_schedule_fits_its_time_with_its_breaks(fmt):
+    items = schedule.plan(fmt, facilitator.load(ROOT))
+    assert sum(i.minutes for i in items) <= fmt.budget
+    assert [i for i in items if i.is_break] == fmt.breaks
+    assert {"90 minutes": 90, "3 hours": 180}.get(fmt.title, fmt.budget) == fmt.budget
+    rows = schedule.table(items)
+    assert rows[-1].startswith(f"| {schedule.clock(sum(i.minutes for i in items))} |")
+
+
+def test_short_schedules_cover_the_core_path_and_the_three_hours_every_core_section():
+    eps = facilitator.load(ROOT)
+    short, three_hours = (schedule.plan(fmt, eps) for fmt in schedule.FORMATS[:2])
+    for title, ep, order in eps:
+        if ep["track"] != "core":
+            continue
+        core = sum(ep["sections"][h]["minutes"] for h in order if ep["sections"][h]["track"] == "core")
+        assert [i.minutes for i in short if title in i.what] == [core]
+        full = ep["teaching_minutes"] + ep["exercise_minutes"]
+        assert [i.minutes for i in three_hours if title in i.what] == [full]
+
+
+def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects():
+    from pp_demo.exercises import EXERCISES, status
+    from pp_demo.exercises.solutions import SOLUTIONS
+    from pp_demo.exercises.wrong_answers import WRONG_ANSWERS
+
+    guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    assert set(EXERCISES) <= set(WRONG_ANSWERS), "every exercise needs common wrong answers"
+    present = {path.name[:2] for path in NOTEBOOKS}
+    assert not [k for k in WRONG_ANSWERS if k not in EXERCISES and k[:2] in present], "stale wrong answers"
+    for key, wrongs in WRONG_ANSWERS.items():
+        if key not in EXERCISES:
+            continue  # its notebook is not in this checkout
+        assert status(key, SOLUTIONS[key]) == "correct"
+        for answer, _, reveals in wrongs:
+            said = status(key, answer)
+            assert said.startswith("not yet:") and reveals, (key, answer)
+            assert not re.match(r"not yet: (give|answer) ", said), f"{key}: {answer!r} is rejected for its form only"
+        block = guide.split(f"**{key}.**", 1)[1].split("\n**", 1)[0]
+        assert "- Answer:" in block and re.search(r"- Why: \w", block) and block.count("- Wrong:") == len(wrongs)
+
+
+def test_solution_notes_read_the_comment_on_the_key_line_and_its_continuation():
+    source = '    "01.1": 3,  # one\n    #   two\n    "01.2": 4,\n'
+    assert facilitator.solution_notes(source, {}) == {"01.1": "one two"}
+
+
+def test_every_troubleshooting_row_of_the_readme_is_in_the_guide():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Troubleshooting", 1)[1].split("\n## ", 1)[0]
+    symptoms = [
+        line.split(" | ")[0][2:] for line in table.splitlines() if line.startswith("| ") and "you see" not in line
+    ]
+    guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    assert len(symptoms) >= 10 and all(f"**{s}**" in guide for s in symptoms)
+
+
+def test_share_gives_every_section_a_minute_and_adds_up():
+    assert episodes.share(10, {"a": 0, "b": 100, "c": 100}) == {"a": 1, "b": 5, "c": 4}
+    with pytest.raises(episodes.EpisodeError, match="3 sections"):
+        episodes.share(2, {"a": 1, "b": 1, "c": 1})
+
+
+def _notebook(tmp_path, *headings):
+    cells = [nbformat.v4.new_markdown_cell("# 10 · T\n\n## What you will learn\n\n- x")]
+    for heading in headings:
+        cells += [nbformat.v4.new_markdown_cell(f"## {heading}\n\nwords here"), nbformat.v4.new_code_cell("1 + 1")]
+    cells[-1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
+    path = tmp_path / "10_t.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+SEED = {
+    "track": "optional",
+    "teaching_minutes": 4,
+    "exercise_minutes": 3,
+    "questions": ["q?"],
+    "objectives": ["o"],
+    "keypoints": ["k"],
+    "sections": {"A": "core", "Exercises": "core"},
+}
+
+
+def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they_moved(tmp_path):
+    path = _notebook(tmp_path, "A", "Exercises")
+    assert episodes.apply(path, SEED) is True
+    nb = nbformat.read(path, as_version=4)
+    assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
+    assert nb.metadata.episode["sections"] == {
+        "A": {"track": "core", "minutes": 4},
+        "Exercises": {"track": "core", "minutes": 3},
+    }
+    code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
+    nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
+    nb.metadata.episode["keypoints"] = ["changed"]
+    nbformat.write(nb, path)
+    assert episodes.apply(path) is True
+    again = nbformat.read(path, as_version=4)
+    assert again.cells[1].id == "episode-header" and again.cells[-1].source.endswith("- changed")
+    assert [c for c in again.cells if c.cell_type == "code"] == code_before
+    assert episodes.apply(path) is False
+
+
+def test_a_heading_missing_from_the_seed_is_named(tmp_path):
+    path = _notebook(tmp_path, "A", "New one", "Exercises")
+    with pytest.raises(episodes.EpisodeError, match="New one"):
+        episodes.apply(path, SEED)
+    assert episodes.apply(path, {**SEED, "default_track": "optional"}) is True
+
+
+def test_bad_metadata_gives_one_line_per_problem(tmp_path):
+    path = _notebook(tmp_path, "A", "Exercises")
+    episodes.apply(path, SEED)
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.episode["questions"] = ["1", "2", "3", "4"]
+    nb.metadata.episode["teaching_minutes"] = 9
+    found = episodes.problems(nb, "10_t")
+    assert len(found) == 1 and "questions" in found[0]  # minutes are checked once the shape is right
+    nb.metadata.episode["questions"] = ["1"]
+    assert episodes.problems(nb, "10_t") == ["10_t: teaching_minutes is 9, its sections add up to 4"]
+    del nb.metadata.episode["sections"]["A"]
+    assert "not classified: ['A']" in episodes.problems(nb, "10_t")[0]

@@ -1,0 +1,74 @@
+"""Every bad input a new user might type: one line on stderr, exit status 2, no traceback."""
+
+import pytest
+
+from pp_demo.cli import PADDED_RULES, build_parser, main
+from pp_demo.pipeline.families import build_model
+from pp_demo.pooling.padding_table import padding_table
+from pp_demo.pooling.rules import CORE_RULES, RULES
+
+
+def _error(capsys, *argv):
+    """Run the CLI on ``argv``; the one stderr line it exits with (status 2)."""
+    with pytest.raises(SystemExit) as stopped:
+        main(list(argv))
+    captured = capsys.readouterr()
+    assert stopped.value.code == 2
+    assert "Traceback" not in captured.err and captured.out == ""
+    lines = [line for line in captured.err.splitlines() if not line.startswith(("usage:", " "))]
+    assert len(lines) == 1, captured.err
+    return lines[0]
+
+
+def test_a_callable_from_a_module_that_does_not_exist(capsys):
+    line = _error(capsys, "check", "nonexistent.module:func")
+    assert "cannot import nonexistent.module" in line and "PYTHONPATH" in line
+
+
+def test_a_model_path_that_does_not_exist_is_not_sent_to_the_hub(capsys, tmp_path):
+    line = _error(capsys, "check", "pp_demo.verify.compare:forward_logits", "--model-path", str(tmp_path / "nope"))
+    assert "no such folder" in line and "Repo id" not in line
+
+
+def test_an_empty_model_folder(capsys, tmp_path):
+    line = _error(capsys, "check", "pp_demo.verify.compare:forward_logits", "--model-path", str(tmp_path))
+    assert "no config.json" in line
+
+
+def test_a_model_folder_with_a_config_and_no_weights(capsys, tmp_path):
+    build_model("llama").config.save_pretrained(tmp_path)
+    line = _error(capsys, "check", "pp_demo.verify.compare:forward_logits", "--model-path", str(tmp_path))
+    assert line.startswith(f"python -m pp_demo: error: --model-path {tmp_path}: cannot load it (")
+
+
+def test_the_packed_batch_rule_is_not_offered_where_no_lengths_exist(capsys):
+    assert "known_lengths" not in PADDED_RULES and set(PADDED_RULES) == set(RULES) - {"known_lengths"}
+    for argv in (["table", "--rules"], ["reproduce", "--rule"], ["families", "--rule"]):
+        assert "invalid choice: 'known_lengths'" in _error(capsys, *argv, "known_lengths")
+
+
+def test_the_table_says_why_a_packed_batch_rule_cannot_run_there():
+    with pytest.raises(ValueError, match="known_lengths.*padded rows only"):
+        padding_table(["count", "known_lengths"])
+
+
+def test_table_help_names_the_default_rules_it_shows(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["table", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"default: the review table's {', '.join(CORE_RULES)}" in help_text
+    assert "default: all" not in help_text.split("--rules")[1].split("--cases")[0]
+
+
+@pytest.mark.parametrize("device, expected", [("tpu", "'tpu' is not a device"), ("cuda:99", "no CUDA device")])
+def test_a_device_this_torch_cannot_use(capsys, monkeypatch, device, expected):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on a CPU-only laptop
+    for job in (["reproduce"], ["check", "pp_demo.verify.compare:forward_logits"]):
+        assert expected in _error(capsys, *job, "--device", device)
+
+
+@pytest.mark.parametrize("flag, value", [("--micro-batches", "0"), ("--hidden", "-3"), ("--layers", "two")])
+def test_bench_sizes_must_be_positive_integers(capsys, flag, value):
+    assert f"argument {flag}: expected a positive integer, got '{value}'" in _error(capsys, "bench", flag, value)

@@ -1,0 +1,195 @@
+"""``python -m pp_demo doctor``: every failure path, simulated, says what is wrong and the fix."""
+
+import importlib.metadata
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from pp_demo.workshop import doctor
+from pp_demo.workshop.doctor import FAIL, OK, SKIP, WARN, Check
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def _versions(monkeypatch, **found):
+    """importlib.metadata.version as if exactly the packages in ``found`` were installed."""
+
+    def version(name):
+        if name not in found:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return found[name]
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+
+
+def test_pins_are_read_from_a_long_lock_file_with_comments_markers_and_hashes(tmp_path):
+    lock = tmp_path / "pinned.txt"
+    lock.write_text(
+        "# a comment\n--index-url https://example.org/simple\n"
+        "torch==2.13.0 \\\n    --hash=sha256:abc\n"
+        "Jinja2==3.1.6 ; python_version >= '3.10'  # templates\n"
+        "uvicorn[standard]==0.30.1\nnumpy>=2\n\n"
+    )
+    assert doctor.read_pins(lock) == {"torch": "2.13.0", "jinja2": "3.1.6", "uvicorn": "0.30.1"}
+
+
+def test_the_committed_pins_include_every_required_package():
+    assert set(doctor.REQUIRED) <= set(doctor.read_pins())
+
+
+def test_an_old_python_fails_and_says_which_to_install():
+    check = doctor.check_python((3, 9, 18))
+    assert check.status == FAIL and "3.9.18" in check.detail and "3.10 or newer" in check.detail
+    assert doctor.check_python((3, 12, 1)).status == OK
+
+
+def test_a_missing_package_fails_with_the_setup_command(monkeypatch):
+    _versions(monkeypatch)
+    check = doctor.check_package("torch", {"torch": "2.13.0"})
+    assert check.status == FAIL and "not installed" in check.detail and "make setup" in check.detail
+
+
+def test_another_transformers_is_a_warning_that_names_the_stored_outputs(monkeypatch):
+    _versions(monkeypatch, transformers="5.24.0")
+    check = doctor.check_package("transformers", {"transformers": "4.51.3"})
+    assert check.status == WARN and "pinned 4.51.3" in check.detail and "stored outputs" in check.detail
+
+
+def test_the_pinned_cpu_build_is_ok_and_a_cuda_build_on_linux_is_a_warning(monkeypatch):
+    _versions(monkeypatch, torch="2.13.0+cpu")
+    assert doctor.check_package("torch", {"torch": "2.13.0"}).status == OK
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(importlib.metadata, "requires", lambda name: [])
+    for cuda in ("2.13.0+cu128", "2.13.0"):  # the second: PyPI's, which requires nvidia-* wheels
+        _versions(monkeypatch, torch=cuda)
+        if "+" not in cuda:
+            monkeypatch.setattr(
+                importlib.metadata,
+                "requires",
+                lambda name: ['nvidia-cublas-cu12==12.8.4.1; platform_system == "Linux"'],
+            )
+        check = doctor.check_package("torch", {"torch": "2.13.0"})
+        assert check.status == WARN and "CUDA build" in check.detail
+
+
+def test_a_missing_colossalai_is_only_a_warning(monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    check = doctor.check_colossalai()
+    assert check.status == WARN and "notebook 06" in check.detail and "make colossalai" in check.detail
+
+
+def test_an_unwritable_temp_dir_fails_and_says_to_set_tmpdir(monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    check = doctor.check_temp_dir()
+    assert check.status == FAIL and "TMPDIR" in check.detail
+
+
+def test_the_kernel_make_lab_uses_imports_this_pp_demo():
+    assert doctor.check_kernel().status == OK
+
+
+def test_a_kernel_without_pp_demo_fails(monkeypatch):
+    # -I -S: no PYTHONPATH and no site-packages, as in a kernel of another Python
+    monkeypatch.setattr(doctor, "kernel_python", lambda: [sys.executable, "-I", "-S"])
+    check = doctor.check_kernel()
+    assert check.status == FAIL and "cannot import pp_demo" in check.detail
+
+
+def test_a_kernel_with_another_pp_demo_is_a_warning(monkeypatch, tmp_path):
+    (tmp_path / "pp_demo").mkdir()
+    (tmp_path / "pp_demo" / "__init__.py").write_text("")
+    monkeypatch.setattr(doctor, "kernel_python", lambda: ["env", f"PYTHONPATH={tmp_path}", sys.executable])
+    check = doctor.check_kernel()
+    assert check.status == WARN and "another pp_demo" in check.detail
+
+
+def test_no_kernel_spec_fails(monkeypatch):
+    def no_kernel():
+        raise LookupError("No such kernel named python3")
+
+    monkeypatch.setattr(doctor, "kernel_python", no_kernel)
+    check = doctor.check_kernel()
+    assert check.status == FAIL and "no python3 kernel" in check.detail
+
+
+def test_two_ranks_exchange_a_tensor_on_this_machine():
+    assert doctor.check_ranks(doctor.start_ranks()).status == OK
+
+
+def test_ranks_that_hang_are_stopped_and_reported(monkeypatch):
+    monkeypatch.setattr(doctor, "RANK", "import time; time.sleep(60)")
+    monkeypatch.setattr(doctor, "RANKS_TIMEOUT_S", 1)
+    ranks = doctor.start_ranks()
+    check = doctor.check_ranks(ranks)
+    assert check.status == FAIL and "no exchange within 1 s" in check.detail
+    assert all(rank.poll() is not None for rank in ranks)  # stopped, not left running
+
+
+def test_ranks_that_fail_report_their_last_line(monkeypatch):
+    monkeypatch.setattr(doctor, "RANK", "import sys; sys.exit('Connection refused by 127.0.0.1')")
+    check = doctor.check_ranks(doctor.start_ranks())
+    assert check.status == FAIL and "Connection refused by 127.0.0.1" in check.detail
+
+
+def test_an_import_that_prints_on_stderr_fails_the_quiet_imports(monkeypatch, tmp_path):
+    (tmp_path / "talks_at_import.py").write_text("import logging\nlogging.warning('probe failed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setattr(doctor, "NOTEBOOK_MODULES", ("talks_at_import",))
+    imports, repro = doctor.probe_checks(colossalai=False)
+    assert imports.status == FAIL and "probe failed" in imports.detail and "nbval" in imports.detail
+    assert repro == Check(OK, "reproduction", "llama count row matches model.forward: [False, True]")
+
+
+def test_a_failing_import_fails_and_skips_the_reproduction(monkeypatch):
+    monkeypatch.setattr(doctor, "NOTEBOOK_MODULES", ("no_such_module_for_pp_demo",))
+    imports, repro = doctor.probe_checks(colossalai=False)
+    assert imports.status == FAIL and "no_such_module_for_pp_demo" in imports.detail
+    assert repro.status == SKIP
+
+
+def test_another_reproduction_line_fails(monkeypatch):
+    line = "row matches model.forward: [True, True]"
+    monkeypatch.setattr(doctor, "run_probe", lambda colossalai: {"error": None, "stderr": "", "line": line})
+    imports, repro = doctor.probe_checks(colossalai=False)
+    assert imports.status == OK and repro.status == FAIL and "[False, True]" in repro.detail
+
+
+def test_without_torch_the_torch_checks_are_skipped_and_nothing_starts(monkeypatch, capsys):
+    _versions(monkeypatch, transformers="4.51.3", jupyterlab="4.6.6", nbval="0.11.0")
+    monkeypatch.setattr(doctor, "start_ranks", lambda: pytest.fail("ranks started without torch"))
+    monkeypatch.setattr(doctor, "run_probe", lambda colossalai: pytest.fail("probe ran without torch"))
+    assert doctor.main([]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  torch: not installed" in out
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("skip")] == [
+        "skip  two ranks (gloo, 127.0.0.1)",
+        "skip  quiet imports",
+        "skip  reproduction",
+    ]
+
+
+def test_the_exit_status_is_1_on_any_fail_and_0_otherwise(monkeypatch, capsys):
+    monkeypatch.setattr(doctor, "run_checks", lambda: [Check(OK, "a", "fine"), Check(WARN, "b", "works")])
+    assert doctor.main([]) == 0
+    monkeypatch.setattr(doctor, "run_checks", lambda: [Check(OK, "a", "fine"), Check(FAIL, "b", "do X")])
+    assert doctor.main([]) == 1
+    assert capsys.readouterr().out.splitlines()[-2:] == ["FAIL  b: do X", "1 check(s) failed: fix them from the top"]
+
+
+def test_python_m_pp_demo_doctor_runs_on_an_interpreter_without_torch():
+    # -S: no site-packages, so neither torch nor anything else installed is importable
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-S", "-m", "pp_demo", "doctor"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("ok    python:")
+    assert any(line.startswith("FAIL  torch: not installed") for line in lines)
+    assert "skip  reproduction: needs torch" in lines

@@ -1,0 +1,75 @@
+"""``make lab``: JupyterLab starts as root and without a display, and answers on the URL it prints."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from pp_demo.workshop.lab import lab_command
+
+
+def test_as_root_it_adds_allow_root_and_says_so():
+    command, notes, _ = lab_command([], environ={"DISPLAY": ":0"}, uid=0)
+    assert "--allow-root" in command
+    assert notes == ["running as root (uid 0): starting JupyterLab with --allow-root"]
+
+
+def test_without_a_display_it_opens_no_browser_and_says_so(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    command, notes, url = lab_command([], environ={}, uid=1000)
+    assert "--no-browser" in command and "--allow-root" not in command
+    assert notes == ["no display found: not opening a browser; open the URL below in yours"]
+    token = next(a.split("=", 1)[1] for a in command if a.startswith("--IdentityProvider.token="))
+    port = next(a.split("=", 1)[1] for a in command if a.startswith("--port="))
+    assert url == f"http://127.0.0.1:{port}/lab?token={token}"
+
+
+def test_a_desktop_user_gets_neither_flag(monkeypatch):
+    monkeypatch.setattr(sys, "platform", "linux")
+    command, notes, _ = lab_command(["--ServerApp.log_level=WARN"], environ={"DISPLAY": ":0"}, uid=1000)
+    assert "--no-browser" not in command and "--allow-root" not in command and notes == []
+    assert "--ServerApp.log_level=WARN" in command
+
+
+def _status(url, deadline_s=90):
+    """GET /api/status until the server answers (bounded); its JSON, or None."""
+    base, token = url.split("/lab?token=")
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=5) as answer:
+                return json.load(answer)
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.5)
+    return None
+
+
+def test_make_lab_starts_headless_and_answers_then_stops_by_its_own_pid(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[name] = str(tmp_path / name.lower())
+    log = open(tmp_path / "lab.log", "w")  # noqa: SIM115  (open for the server's whole life; closed in finally)
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "pp_demo.workshop.lab"], stdout=subprocess.PIPE, stderr=log, text=True, env=env
+    )
+    try:
+        lines = []
+        while not (lines and lines[-1].startswith("JupyterLab: ")):
+            lines.append(lab.stdout.readline().strip())
+            assert lines[-1] or lab.poll() is None, (tmp_path / "lab.log").read_text()
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            assert "running as root (uid 0): starting JupyterLab with --allow-root" in lines
+        assert "no display found: not opening a browser; open the URL below in yours" in lines
+        status = _status(lines[-1].removeprefix("JupyterLab: "))
+        assert status is not None and "started" in status, (tmp_path / "lab.log").read_text()
+    finally:
+        lab.terminate()
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            lab.kill()
+            lab.wait()
+        log.close()
