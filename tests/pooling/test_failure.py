@@ -46,7 +46,7 @@ def test_every_token_rule_has_a_condition_against_both_references():
 
 @pytest.mark.parametrize(("rule", "reference"), CONDITIONS)
 def test_the_predicate_is_exactly_where_the_rule_misses(rule, reference):
-    for length, shapes in SHAPES.items():
+    for shapes in SHAPES.values():
         for shape, landed in zip(shapes, landed_positions(rule, shapes), strict=True):
             expected = forward_pools(shape) if reference == "forward" else true_last(shape)
             if expected is None:
