@@ -27,7 +27,7 @@ The two references:
 import re
 from dataclasses import dataclass
 
-__all__ = ["FailureCondition", "FAILURES", "SENTENCES", "is_wrong", "wrong_when"]
+__all__ = ["FailureCondition", "FAILURES", "SENTENCES", "is_wrong", "wrong_when", "render_failures"]
 
 _ANYWHERE_BUT_FIRST_EOS = r"^[pe]+e[pe]*$"  # no r, and a real eos after position 0
 _EOS_AFTER_LAST_REAL = r"r[^r]*e[^r]*$"  # a real eos equal to pad after the last non-pad token
@@ -109,3 +109,22 @@ def is_wrong(rule: str, reference: str, shape: str) -> bool:
         if (condition.rule, condition.reference) == (rule, reference):
             return condition.wrong(shape)
     raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+
+
+_PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
+
+
+def render_failures(text: str) -> str:
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by that condition's sentence.
+
+    Key points, objectives and the guide write a failure condition this way, so that what a
+    learner takes home is the sentence the exhaustive test checked, never a paraphrase of it.
+    """
+
+    def sentence(match: re.Match[str]) -> str:
+        rule, reference = match.groups()
+        if (rule, reference) not in SENTENCES:
+            raise KeyError(f"no failure condition for {match.group(0)!r}")
+        return SENTENCES[rule, reference]
+
+    return _PLACEHOLDER.sub(sentence, text)
