@@ -79,7 +79,7 @@ def peak_in_flight(ops: list[str]) -> int:
 
 def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
     """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
-    ``timeline`` places the engine's order (notebook 02's exercises read them)."""
+    ``timeline`` places the engine's order (notebook 10's exercises read them)."""
     return [
         (stage, slot, op[0], int(op[1:]))
         for stage, slot, op in timeline("gpipe", n_stages, n_micro)
