@@ -26,11 +26,11 @@ def ranks_device(n_ranks: int) -> str:
     return backend_and_device(0, n_ranks)[1].type
 
 
-def _n_stages(job: Job | RankJob) -> int:
+def _n_ranks(job: Job | RankJob) -> int:
     if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
         return job.n_stages
     points = job.split_points  # prepared: a tuple
-    return len(points if isinstance(points, tuple) else ()) + 1
+    return (len(points if isinstance(points, tuple) else ()) + 1) // job.stages_per_rank
 
 
 def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
@@ -65,9 +65,9 @@ def run(
     jobs = [_prepare(job) for job in jobs]
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
-        by_count.setdefault(_n_stages(job), []).append(i)
+        by_count.setdefault(_n_ranks(job), []).append(i)
     results: list[Result | None] = [None] * len(jobs)
-    for n_ranks, indices in by_count.items():  # one start per stage count
+    for n_ranks, indices in by_count.items():  # one start per rank count
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
         for k, i in enumerate(indices):
             results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))
