@@ -1,7 +1,9 @@
-"""What each rank does: its stage of the split model, one engine per shape, one step helper.
+"""What each rank does: where it computes, its stages of the split model, one engine per
+shape, one step helper.
 
-Rank r of p holds stage r; ``PipelineStage`` moves the hidden states, ``input_ids`` and the
-mask from stage to stage; ``ScheduleGPipe`` or ``Schedule1F1B`` orders the micro-batches.
+Rank r of p holds stage r, or stages r, r + p, ... under a looped schedule
+(``pp_demo.pipeline.schedules``); ``PipelineStage`` moves the hidden states, ``input_ids``
+and the mask from stage to stage; the schedule, resolved by name, orders the micro-batches.
 Starting the ranks is ``pp_demo.pipeline.launch``'s business.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
@@ -14,10 +16,12 @@ logits and losses on the last rank); ``merge`` makes the job's typed result from
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage
@@ -30,11 +34,52 @@ from pp_demo.pipeline.stages import split_model
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
 
-def backend_and_device(rank: int, world_size: int) -> tuple[str, torch.device]:
-    """NCCL with one GPU per rank when there are enough GPUs; otherwise gloo on the CPU."""
-    if torch.cuda.device_count() >= world_size:
-        return "nccl", torch.device("cuda", rank)
-    return "gloo", torch.device("cpu")
+def _local_view(rank: int, world_size: int, env: Mapping[str, str]) -> tuple[int, int]:
+    """This rank's index on its node and how many ranks its node runs: torchrun's
+    ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` when set, else one node (the global ones)."""
+    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))
+    return int(env.get("LOCAL_RANK", rank % local_size)), local_size
+
+
+def _gpu_count() -> int:
+    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
+        warnings.simplefilter("ignore")
+        return torch.cuda.device_count()
+
+
+def backend_and_device(
+    rank: int, world_size: int, env: Mapping[str, str] | None = None
+) -> tuple[str, torch.device, str | None]:
+    """``(backend, device, note)`` for global rank ``rank`` of ``world_size``: NCCL on
+    ``cuda:LOCAL_RANK`` when this node has a GPU for each of its ranks; otherwise gloo on the
+    CPU, and ``note`` says why in one line when there are GPUs (``None`` otherwise).
+
+    Ranks never share a GPU under NCCL (it refuses two ranks on one device), so with one
+    GPU and two ranks the ranks run gloo on the CPU; an in-process run still uses the GPU.
+    ``env`` is where ``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default
+    (torchrun's ranks, one node or many); spawned ranks pass ``{}``: all on this node. Each
+    node decides from its own GPUs, so the nodes of one run need the same number."""
+    local_rank, local_size = _local_view(rank, world_size, os.environ if env is None else env)
+    gpus = _gpu_count()
+    cpu = torch.device("cpu")
+    if gpus == 0:
+        return "gloo", cpu, None
+    if not dist.is_nccl_available():
+        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {_gpus(gpus)}"
+    if gpus < local_size:
+        return (
+            "gloo",
+            cpu,
+            (
+                f"the ranks use gloo on the CPU: {_gpus(gpus)} for {local_size} ranks on this node, and NCCL "
+                "needs a GPU of its own for each rank (in-process runs use the GPU)"
+            ),
+        )
+    return "nccl", torch.device("cuda", local_rank), None
+
+
+def _gpus(count: int) -> str:
+    return "1 GPU" if count == 1 else f"{count} GPUs"
 
 
 class _Faulty(nn.Module):

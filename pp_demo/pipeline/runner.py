@@ -15,15 +15,21 @@ from typing import Literal
 
 from pp_demo.pipeline.in_process import run_in_process
 from pp_demo.pipeline.jobs import Job, Result, prepare
-from pp_demo.pipeline.launch import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
-from pp_demo.pipeline.on_rank import RankJob, backend_and_device, merge
+from pp_demo.pipeline.launch import (
+    join_torchrun,
+    launched_by_torchrun,
+    ranks_placement,
+    spawn_ranks,
+    torchrun_world_size,
+)
+from pp_demo.pipeline.on_rank import RankJob, merge
 
 __all__ = ["run", "ranks_device"]
 
 
 def ranks_device(n_ranks: int) -> str:
-    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each, else ``"cpu"``."""
-    return backend_and_device(0, n_ranks)[1].type
+    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each on their node, else ``"cpu"``."""
+    return ranks_placement(n_ranks)[1].type
 
 
 def _n_ranks(job: Job | RankJob) -> int:
