@@ -3,6 +3,8 @@ ranks (torch's ``ScheduleInterleaved1F1B``, rank 0 holding stages 0 and 2, rank 
 and 3), with the logits of ``model.forward`` and the gradients of one process. All the cases
 share one start of the two ranks."""
 
+import typing
+
 import pytest
 import torch
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
@@ -10,7 +12,7 @@ from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe, ScheduleIn
 from torch.distributed.pipelining.schedules import get_schedule_class
 
 from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Step, Training, prepare
+from pp_demo.pipeline.jobs import Fault, Inference, Job, Schedule, Step, Training, prepare
 from pp_demo.pipeline.runner import run
 from pp_demo.pipeline.schedules import SCHEDULES, get_schedule, stage_ids_of_rank
 from pp_demo.pooling.cases import as_batch
@@ -106,6 +108,10 @@ def test_each_name_resolves_to_torchs_class_by_torchs_own_registry():
     classes = {name: get_schedule_class(spec.torch_name) for name, spec in SCHEDULES.items()}
     assert classes == {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B, LOOPED: ScheduleInterleaved1F1B}
     assert [spec.stages_per_rank for spec in SCHEDULES.values()] == [1, 1, 2]
+
+
+def test_the_names_a_job_accepts_are_the_registrys():
+    assert typing.get_args(Schedule) == tuple(SCHEDULES)
 
 
 def test_an_unknown_schedule_name_is_refused_with_the_known_ones():

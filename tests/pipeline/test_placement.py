@@ -124,3 +124,23 @@ def test_spawned_ranks_count_their_node_only_and_torchruns_read_local_world_size
     monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
     monkeypatch.setenv("RANK", "1")
     assert ranks_placement(2) == ("nccl", torch.device("cuda", 0), None)  # one rank per node
+
+
+def test_reproduce_distributed_prints_the_note_once_when_gpus_go_unused(gpus, monkeypatch, capsys):
+    import pp_demo.verify.compare as compare
+    from pp_demo.cli import main
+
+    gpus(1)
+    in_process = compare.run
+    # the ranks themselves are not this test's subject: the jobs run in this process
+    monkeypatch.setattr(compare, "run", lambda jobs, on: in_process(jobs, on="process"))
+    monkeypatch.setattr(compare, "default_device", lambda: "cpu")
+    assert main(["reproduce", "--distributed", "--family", "llama"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if "gloo" in line] == [
+        "the ranks use gloo on the CPU: 1 GPU for 2 ranks on this node, and NCCL needs a GPU of "
+        "its own for each rank (in-process runs use the GPU)"
+    ]
+    gpus(0)
+    assert main(["reproduce", "--distributed", "--family", "llama"]) == 0
+    assert "gloo" not in capsys.readouterr().out  # a machine without GPUs: nothing to explain
