@@ -60,8 +60,9 @@ class Batch:
 
 @dataclass(frozen=True)
 class Fault:
-    """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage), at the
-    forward of micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``."""
+    """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage; under a looped
+    schedule the rank's first stage), at the forward of micro-batch ``at``, ``"raise"`` an
+    exception, ``"kill"`` the process or ``"hang"``."""
 
     rank: int
     how: Literal["raise", "kill", "hang"] = "raise"

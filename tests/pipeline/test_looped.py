@@ -3,6 +3,10 @@ ranks (torch's ``ScheduleInterleaved1F1B``, rank 0 holding stages 0 and 2, rank 
 and 3), with the logits of ``model.forward`` and the gradients of one process. All the cases
 share one start of the two ranks."""
 
+import os
+import pathlib
+import subprocess
+import sys
 import typing
 
 import pytest
@@ -165,3 +169,36 @@ def test_a_looped_job_keeps_its_schedule_for_inference_and_with_few_micro_batche
     ids = torch.ones(6, 4, dtype=torch.long)
     assert Job.infer(None, ids, ids, schedule=LOOPED).schedule_for(4) == LOOPED
     assert Job.step(None, ids, ids, torch.zeros(6, dtype=torch.long), schedule=LOOPED).schedule_for(4) == LOOPED
+
+
+_TORCHRUN_SCRIPT = """
+import torch
+from review_table import SIX_ROWS
+from pp_demo.pipeline.families import build_model
+from pp_demo.pipeline.jobs import Job
+from pp_demo.pipeline.runner import run
+from pp_demo.pooling.cases import as_batch
+from pp_demo.verify.compare import forward_logits
+
+ids, mask = as_batch(SIX_ROWS)
+model = build_model("llama")
+results = run([Job.infer(model, ids, mask, n_micro=2, schedule="interleaved-1f1b")], on="ranks")
+if results is not None:  # the last rank
+    diff = float((results[0].logits - forward_logits(model, ids, mask)).abs().max())
+    print(f"device {results[0].device} max diff {diff}")
+"""
+
+
+@pytest.mark.distributed
+def test_torchruns_two_ranks_run_a_looped_job_without_points_exactly(tmp_path):
+    # two stages on each of torchrun's ranks: the job is cut into four
+    script = tmp_path / "looped.py"
+    script.write_text(_TORCHRUN_SCRIPT)
+    tests = pathlib.Path(__file__).resolve().parents[1]  # review_table lives there
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(tests)])}
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", str(script)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [line for line in done.stdout.splitlines() if "max diff" in line]
+    assert line.startswith("device cpu max diff ")
+    assert float(line.split()[-1]) <= tolerance("cpu")
