@@ -67,14 +67,8 @@ def backend_and_device(
     if not dist.is_nccl_available():
         return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {_gpus(gpus)}"
     if gpus < local_size:
-        return (
-            "gloo",
-            cpu,
-            (
-                f"the ranks use gloo on the CPU: {_gpus(gpus)} for {local_size} ranks on this node, and NCCL "
-                "needs a GPU of its own for each rank (in-process runs use the GPU)"
-            ),
-        )
+        why = f"{_gpus(gpus)} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
+        return "gloo", cpu, f"the ranks use gloo on the CPU: {why} (in-process runs use the GPU)"
     return "nccl", torch.device("cuda", local_rank), None
 
 
