@@ -201,7 +201,7 @@ def _check_looped(job: Job, n_stages: int) -> None:
     """A known schedule; a looped one needs a whole number of ranks, and torch's interleaved
     1F1B runs its micro-batches in rounds of equal size (``ScheduleInterleaved1F1B``: m //
     ranks rounds, at least one, must divide m) or refuses on the ranks."""
-    per_rank = get_schedule(job.schedule or "gpipe").stages_per_rank
+    per_rank = job.stages_per_rank  # an unknown name is refused here
     if per_rank == 1:
         return
     if n_stages % per_rank or n_stages < 2 * per_rank:

@@ -1,10 +1,11 @@
 """``run(jobs, on=...)``: the one way to run a pipeline, in this process or as ranks.
 
 * ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.pipeline.in_process``);
-* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining``. Spawned here
-  (from Python or a notebook; the ranks start once per stage count for all the jobs), or,
-  when this process is one of torchrun's ranks, those ranks: then ``--nproc-per-node``
-  must be the number of stages, and jobs without split points are cut into that many.
+* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining`` (two stages per
+  rank under a looped schedule). Spawned here (from Python or a notebook; the ranks start
+  once per rank count for all the jobs), or, when this process is one of torchrun's ranks,
+  those ranks: then ``--nproc-per-node`` must be the number of ranks the stages need, and
+  jobs without split points are cut into as many stages as those ranks hold.
 
 Every job is checked before anything starts, so bad input is a one-line ``ValueError``;
 a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
