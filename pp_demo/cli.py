@@ -130,6 +130,15 @@ def _stage_count(args: argparse.Namespace) -> int:
     return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
 
 
+def _print_placement_note(n_ranks: int) -> None:
+    """One line when the ranks ran on the CPU although there are GPUs, and why."""
+    from pp_demo.pipeline.launch import ranks_placement
+
+    note = ranks_placement(n_ranks)[2]
+    if note is not None:
+        print(note)
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     points = tuple(args.split_at) if args.split_at else None
@@ -148,6 +157,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     print()
     print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
     print(f"batch: {_rows_text()}; pad id 0")
+    if args.distributed:
+        _print_placement_note(n)
     for (family, rule), result in zip(runs, results, strict=True):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
