@@ -10,6 +10,7 @@ from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
 from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
 
 REPRO_FAMILIES = ("llama", "qwen2", "opt")
@@ -38,6 +39,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _add_dtype(job: argparse.ArgumentParser) -> None:
+    job.add_argument(
+        "--dtype",
+        choices=list(DTYPES),
+        default="fp32",
+        help="precision of the model and of its model.forward reference, judged with that "
+        "precision's tolerance (default: %(default)s)",
+    )
+
+
 def _table(args: argparse.Namespace) -> int:
     print(format_padding_table(args.rules, args.cases, args.reference))
     return 0
@@ -62,14 +73,19 @@ def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
 
 
 def _families(args: argparse.Namespace) -> int:
-    from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
+    from pp_demo.verify.compare import default_device
+    from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
 
-    table = pipeline_matrix(
-        args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process"
+    on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
+    found = pipeline_differences(
+        args.family, args.cases, args.rule, args.attn, on, None, args.device or default_device(), dtype_named(args.dtype)
     )
-    if table is None:  # torchrun's first rank: it has no logits, the last rank prints
+    if found is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
-    print(format_matrix(table))
+    differences, atol = found
+    print(format_matrix({cell: diff <= atol for cell, diff in differences.items()}))
+    if args.dtype != "fp32":  # half precision's tolerance is wide: show how close the verdicts came
+        print(f"in {args.dtype}:\n{closest_calls(differences, atol)}")
     return 0
 
 
@@ -134,7 +150,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     points = tuple(args.split_at) if args.split_at else None
     runs = list(_runs(args))
-    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device)
+    dtype = dtype_named(args.dtype)
+    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device, dtype=dtype)
     if results is None:  # a torchrun rank without the logits: the last rank prints
         return 0
     n = _stage_count(args)
@@ -146,7 +163,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     )
     print(format_padding_table(reference="true_last"))
     print()
-    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
+    precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
+    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference{precision})")
     print(f"batch: {_rows_text()}; pad id 0")
     for (family, rule), result in zip(runs, results, strict=True):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
@@ -240,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the stages as ranks, one per stage (spawned here, or the ranks of "
         "torchrun --nproc-per-node STAGES -m pp_demo reproduce --distributed)",
     )
+    _add_dtype(reproduce)
     reproduce.set_defaults(run=_reproduce)
     families = jobs.add_parser(
         "families",
@@ -276,6 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="attention implementation (default: what transformers picks)",
     )
     families.add_argument("--distributed", action="store_true", help="run the stages as ranks, one per stage")
+    families.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
+    _add_dtype(families)
     families.set_defaults(run=_families)
 
     check = jobs.add_parser(
