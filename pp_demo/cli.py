@@ -77,9 +77,8 @@ def _families(args: argparse.Namespace) -> int:
     from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
 
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
-    found = pipeline_differences(
-        args.family, args.cases, args.rule, args.attn, on, None, args.device or default_device(), dtype_named(args.dtype)
-    )
+    device, dtype = args.device or default_device(), dtype_named(args.dtype)
+    found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
     if found is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     differences, atol = found
@@ -182,6 +181,14 @@ def _verify_pr(args: argparse.Namespace) -> int:
     from pp_demo.colossalai.verify_pr import main
 
     return main(args.cache, args.wheelhouse, args.out)
+
+
+def _add_gpu_check(jobs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    from pp_demo.workshop.gpu_check import add_options, run_check
+
+    gpu = jobs.add_parser("gpu-check", help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing")
+    add_options(gpu)
+    gpu.set_defaults(run=lambda args: run_check(args, build_parser()))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -360,6 +367,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
     verify.set_defaults(run=_verify_pr)
+    _add_gpu_check(jobs)
     return parser
 
 
