@@ -17,6 +17,7 @@ import io
 import json
 import os
 import platform
+import re
 import signal
 import subprocess
 import sys
@@ -82,7 +83,7 @@ def ranks_backend(n_ranks: int) -> str:
     check's one call of the pipeline's device rule (``pp_demo.pipeline.on_rank``)."""
     from pp_demo.pipeline.on_rank import backend_and_device
 
-    backend, device = backend_and_device(0, n_ranks)
+    backend, device = backend_and_device(0, n_ranks)[:2]  # a third item, a note, where the rule gives one
     return f"{backend} on {device.type}"
 
 
@@ -100,40 +101,24 @@ def _in_this_tree(argv: tuple[str, ...], parser: argparse.ArgumentParser) -> boo
     return True
 
 
+def _job(*words: str) -> tuple[str, ...]:
+    return ("-m", "pp_demo", *words)
+
+
 def _pp_demo_steps() -> list[Step]:
-    demo = ("-m", "pp_demo")
-    engine = [
-        Step(
-            f"ColossalAI engine, NCCL, {dtype}",
-            (*demo, "reproduce", "--engine", "colossalai", "--dtype", dtype),
-            300,
-            needs_gpus=2,
-        )
-        for dtype in ("bf16", "fp16")
-    ]
+    """The jobs of ``python -m pp_demo``: the engine run is the ``engine`` branch's command line."""
+    reproduce_on_cpu, families_on_cpu = _job("reproduce", "--device", "cpu"), _job("families", "--device", "cpu")
+    # fmt: off
     return [
-        Step("doctor", (*demo, "doctor"), 180),
-        Step(
-            "reproduce, in process, cuda",
-            (*demo, "reproduce", "--device", "cuda"),
-            120,
-            cpu_twin=(*demo, "reproduce", "--device", "cpu"),
-        ),
-        Step(
-            "reproduce --distributed, 2 ranks",
-            (*demo, "reproduce", "--distributed", "--device", "cuda"),
-            180,
-            cpu_twin=(*demo, "reproduce", "--device", "cpu"),
-            needs_gpus=2,
-        ),
-        Step(
-            "families, cuda",
-            (*demo, "families", "--device", "cuda"),
-            240,
-            cpu_twin=(*demo, "families", "--device", "cpu"),
-        ),
-        *engine,
+        Step("doctor", _job("doctor"), 180),
+        Step("reproduce, in process, cuda", _job("reproduce", "--device", "cuda"), 120, reproduce_on_cpu),
+        Step("reproduce --distributed, 2 ranks", _job("reproduce", "--distributed", "--device", "cuda"), 180,
+             reproduce_on_cpu, needs_gpus=2),
+        Step("families, cuda", _job("families", "--device", "cuda"), 240, families_on_cpu),
+        *(Step(f"ColossalAI engine, NCCL, {dtype}", _job("reproduce", "--engine", "colossalai", "--dtype", dtype),
+               300, needs_gpus=2) for dtype in ("bf16", "fp16")),
     ]
+    # fmt: on
 
 
 def _notebook_steps(root: Path) -> list[Step]:
@@ -144,7 +129,7 @@ def _notebook_steps(root: Path) -> list[Step]:
     nbval = None if installed("nbval") else "nbval is not installed in this environment"
     steps = []
     for notebook in notebooks:
-        argv = ("-m", "pytest", "-q", "-p", "no:cacheprovider", *NBVAL, "--nbval-cell-timeout", "120")
+        argv = ("-m", "pytest", "-q", *NBVAL, "--nbval-cell-timeout", "120")
         skip = NOT_ON_CUDA.get(notebook.name, nbval)
         steps.append(Step(f"nbval {notebook.stem}", (*argv, f"notebooks/{notebook.name}"), 240, skip=skip))
     return steps
@@ -172,7 +157,9 @@ def command_text(argv: tuple[str, ...]) -> str:
 
 
 def _clean(text: str, root: Path) -> str:
-    """No machine paths in the record: the checkout becomes '.', the environment '<env>'."""
+    """No machine paths or terminal colours in the record: the checkout becomes '.', the
+    environment '<env>', the home folder '~'."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     return text.replace(str(root), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
 
 
