@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this machine before the workshop (runs without torch)",
         description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.",
     )
-    doctor.set_defaults(run=lambda args: run_doctor([]))
+    doctor.add_argument("--checkout", default=".", help="the workbook's checkout: its pins and notebooks (default: .)")
+    doctor.set_defaults(run=lambda args: run_doctor(["--checkout", args.checkout]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")

@@ -11,8 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pp_demo.errors import BadInput
+
 __all__ = [
     "RESULTS",
+    "results_file",
     "BOUND_RULE",
     "OF_LIMIT_NOISE",
     "measured_quietly",
@@ -24,7 +27,7 @@ __all__ = [
     "check_readme",
 ]
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
+RESULTS = Path("results") / "bench_cpu.json"  # in the checkout, not beside the package: a wheel has none
 OF_LIMIT_NOISE = 0.05
 _PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
 BOUND_RULE = (
@@ -36,9 +39,19 @@ BOUND_RULE = (
 )
 
 
+def results_file(here: Path | None = None) -> Path:
+    """The checkout's ``results/bench_cpu.json`` seen from ``here`` (default: the current folder):
+    the checkout's root, or a folder inside it such as ``notebooks/``, where a notebook runs."""
+    here = Path.cwd() if here is None else here
+    found = [folder / RESULTS for folder in (here, here.parent) if (folder / RESULTS).is_file()]
+    if not found:
+        raise BadInput(f"no {RESULTS} in {here} or its parent: run from the checkout, or give the file's path")
+    return found[0]
+
+
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
-    """The committed benchmark results (``results/bench_cpu.json`` of this checkout)."""
-    with open(RESULTS if path is None else path) as f:
+    """The committed benchmark results: ``path``, else the checkout's (``results_file``)."""
+    with open(results_file() if path is None else path) as f:
         result: dict[str, Any] = json.load(f)
     return result
 

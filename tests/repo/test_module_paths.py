@@ -20,7 +20,7 @@ PACKAGE = REPO / "pp_demo"
 DOTTED = re.compile(r"\bpp_demo(?:\.[A-Za-z_][A-Za-z_0-9]*)+(?::[A-Za-z_][A-Za-z_0-9]*)?")
 # Placeholders in prose ("pp_demo.NAME"), never meant as a real module.
 PLACEHOLDERS = {"pp_demo.X", "pp_demo.NAME", "pp_demo.MODULE", "pp_demo.pkg"}
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".yml", ".yaml", ".ipynb", ".txt", ".mk", ".j2", ".json"}
+TEXT_SUFFIXES = {".patch", ".py", ".md", ".toml", ".cfg", ".yml", ".yaml", ".ipynb", ".txt", ".mk", ".j2", ".json"}
 
 
 def _text_files() -> list[Path]:
@@ -80,6 +80,8 @@ def _references() -> dict[str, list[str]]:
     """``{pp_demo.a.b: [files that write it]}`` over the repository's text files."""
     found: dict[str, list[str]] = {}
     for path in _text_files():
+        if path == Path(__file__).resolve():  # its own examples of wrong paths
+            continue
         for reference in set(DOTTED.findall(path.read_text(errors="replace"))):
             if reference not in PLACEHOLDERS:
                 found.setdefault(reference, []).append(str(path.relative_to(REPO)))
@@ -124,3 +126,15 @@ def test_every_folder_of_python_files_is_a_package_the_wheel_finds():
     # __init__.py only: a folder of modules without one would be left out of the wheel.
     folders = {p.parent for p in PACKAGE.rglob("*.py")}
     assert sorted(str(f.relative_to(REPO)) for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def test_the_patches_have_one_copy_the_package_ships():
+    # verify-pr applies them from package data (pp_demo/colossalai/patches/): a second copy
+    # elsewhere in the checkout could drift from the one the wheel carries.
+    from pp_demo.colossalai.sdists import PATCHES
+
+    everywhere = [p for p in _text_files() if p.name.endswith(".patch")] + [
+        p for p in REPO.glob("*/*.patch") if ".venv" not in p.parts
+    ]
+    assert PATCHES == PACKAGE / "colossalai" / "patches"
+    assert sorted({p.parent for p in everywhere}) == [PATCHES]
