@@ -8,25 +8,19 @@ import copy
 import json
 import pathlib
 import re
-import sys
 
 import nbformat
 import pytest
 
+from tools import agenda, episodes, facilitator
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import episodes  # noqa: E402
-import facilitator  # noqa: E402
-import schedule  # noqa: E402
-
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-FIX = "run `make guide` (python tools/episodes.py guide) and commit the result"
+FIX = "run `make guide` (python -m tools.guide) and commit the result"
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def stored(request):
-    return request.param.stem, json.loads(request.param.read_text(encoding="utf-8"))
+@pytest.fixture
+def stored(notebook_path):
+    return notebook_path.stem, json.loads(notebook_path.read_text(encoding="utf-8"))
 
 
 def _text(source):
@@ -65,13 +59,13 @@ def test_first_and_last_cells_show_the_metadata(stored):
     assert episodes.generated_cells_problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
 
 
-def test_the_guide_and_the_readme_table_are_fresh():
+def test_the_guide_and_the_readme_table_are_fresh(notebooks):
     committed = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     assert facilitator.guide(ROOT) == committed, FIX
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    names = [p.name for p in NOTEBOOKS]
+    names = [p.name for p in notebooks]
     assert facilitator.readme_with_minutes(readme, facilitator.load(ROOT), names, ROOT) == readme, FIX
-    for path in NOTEBOOKS:  # and the README's table says what the metadata says
+    for path in notebooks:  # and the README's table says what the metadata says
         ep = json.loads(path.read_text(encoding="utf-8"))["metadata"]["episode"]
         assert (
             f"| {ep['teaching_minutes']} min | {ep['exercise_minutes']} min |"
@@ -79,19 +73,19 @@ def test_the_guide_and_the_readme_table_are_fresh():
         )
 
 
-@pytest.mark.parametrize("fmt", schedule.FORMATS, ids=[f.title for f in schedule.FORMATS])
+@pytest.mark.parametrize("fmt", agenda.FORMATS, ids=[f.title for f in agenda.FORMATS])
 def test_each_schedule_fits_its_time_with_its_breaks(fmt):
-    items = schedule.plan(fmt, facilitator.load(ROOT))
+    items = agenda.plan(fmt, facilitator.load(ROOT))
     assert sum(i.minutes for i in items) <= fmt.budget
     assert [i for i in items if i.is_break] == fmt.breaks
     assert {"90 minutes": 90, "3 hours": 180}.get(fmt.title, fmt.budget) == fmt.budget
-    rows = schedule.table(items)
-    assert rows[-1].startswith(f"| {schedule.clock(sum(i.minutes for i in items))} |")
+    rows = agenda.table(items)
+    assert rows[-1].startswith(f"| {agenda.clock(sum(i.minutes for i in items))} |")
 
 
 def test_short_schedules_cover_the_core_path_and_the_three_hours_every_core_section():
     eps = facilitator.load(ROOT)
-    short, three_hours = (schedule.plan(fmt, eps) for fmt in schedule.FORMATS[:2])
+    short, three_hours = (agenda.plan(fmt, eps) for fmt in agenda.FORMATS[:2])
     for title, ep, order in eps:
         if ep["track"] != "core":
             continue
@@ -101,14 +95,14 @@ def test_short_schedules_cover_the_core_path_and_the_three_hours_every_core_sect
         assert [i.minutes for i in three_hours if title in i.what] == [full]
 
 
-def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects():
+def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects(notebooks):
     from pp_demo.exercises import EXERCISES, status
     from pp_demo.exercises.solutions import SOLUTIONS
     from pp_demo.exercises.wrong_answers import WRONG_ANSWERS
 
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     assert set(EXERCISES) <= set(WRONG_ANSWERS), "every exercise needs common wrong answers"
-    present = {path.name[:2] for path in NOTEBOOKS}
+    present = {path.name[:2] for path in notebooks}
     assert not [k for k in WRONG_ANSWERS if k not in EXERCISES and k[:2] in present], "stale wrong answers"
     for key, wrongs in WRONG_ANSWERS.items():
         if key not in EXERCISES:

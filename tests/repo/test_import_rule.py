@@ -161,3 +161,37 @@ def test_the_parser_sees_lazy_relative_and_absolute_imports():
 def test_the_cycle_finder_finds_a_cycle_and_passes_a_chain():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def _tools_graph() -> dict[str, set[str]]:
+    """``{tool: the tools it imports}``, tools imported as a package (``from tools import x``)."""
+    folder = PACKAGE.parent / "tools"
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph = {}
+    for name in names:
+        found = set()
+        for node in ast.walk(ast.parse((folder / f"{name}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "tools":
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tools."):
+                found.add(node.module.split(".")[1])
+            elif isinstance(node, ast.Import):
+                found.update(a.name.split(".")[-1] for a in node.names if a.name.startswith("tools."))
+        graph[name] = found & names
+    return graph
+
+
+def test_the_tools_import_each_other_as_a_package_and_one_way():
+    folder = PACKAGE.parent / "tools"
+    bare = [  # `import episodes` works only with tools/ itself on sys.path
+        f"{p.name} imports {a.name}"
+        for p in sorted(folder.glob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Import)
+        for a in node.names
+        if (folder / f"{a.name}.py").is_file()
+    ]
+    assert bare == []
+    graph = _tools_graph()
+    assert graph["facilitator"] >= {"episodes", "agenda"}  # the parser sees the tools' imports
+    assert _cycle(graph) == []

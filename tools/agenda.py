@@ -1,4 +1,6 @@
-"""Workshop schedules computed from the notebooks' episode metadata (see tools/episodes.py).
+"""Workshop agendas computed from the notebooks' episode metadata (see tools/episodes.py).
+
+(An agenda of the room, not a pipeline schedule: those are ``pp_demo.pipeline.schedules``.)
 
 Three formats, each a list of items whose minutes add up to the end time:
 
