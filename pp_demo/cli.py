@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--warmup", type=int, default=1)
     bench.add_argument("--repeats", type=_positive, default=3)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
-    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
+    bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser(

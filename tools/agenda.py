@@ -60,8 +60,7 @@ FORMATS = (
         [
             Item(
                 60,
-                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack "
-                "(README: *check your own pipeline forward*)",
+                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)",
             )
         ],
         [Item(15, "Coffee", True), Item(60, "Lunch", True), Item(15, "Coffee", True)],

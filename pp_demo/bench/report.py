@@ -1,8 +1,8 @@
-"""The results file read back: what the README, notebook 02 and the command print.
+"""The results file read back: what docs/results.md, notebook 02 and the command print.
 
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
-measures. The README's benchmark block is ``readme_block`` of the committed file, and a
-test checks that the README holds it, so the README cannot drift from the file.
+measures. The benchmark block of docs/results.md is ``readme_block`` of the committed file, and a
+test checks that the page holds it, so the page cannot drift from the file.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def format_bench(result: dict[str, Any]) -> str:
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
-    """The README's table, from the results file (a test keeps the README equal to it): ratios
+    """The results page's table, from the results file (a test keeps docs/results.md equal to it): ratios
     and shares, no seconds."""
     result = load_results() if result is None else result
     lines = [

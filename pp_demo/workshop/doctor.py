@@ -88,7 +88,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
     if name == "torch" and sys.platform == "linux" and _cuda_build(found):
-        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see Troubleshooting in the README"
+        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see docs/troubleshooting.md"
         return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
@@ -211,7 +211,7 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
         return Check(
             FAIL,
             name,
-            f"the exchange failed ({errors[-1] if errors else 'no message'}): see Troubleshooting in the README",
+            f"the exchange failed ({errors[-1] if errors else 'no message'}): see docs/troubleshooting.md",
         )
     return Check(OK, name, "a tensor went from rank 0 to rank 1")
 
@@ -278,7 +278,7 @@ def probe_checks(colossalai: bool) -> list[Check]:
             FAIL,
             imports,
             f"something printed on stderr at import, which strict nbval fails: "
-            f"{talk[0]!r}; see Troubleshooting in the README",
+            f"{talk[0]!r}; see docs/troubleshooting.md",
         )
         if talk
         else Check(OK, imports, "the notebooks' imports print nothing on stderr")
