@@ -215,3 +215,14 @@ def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path, result
     assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
     with pytest.raises(ValueError, match="must be a file with one <!-- bench:begin -->"):
         check_readme(readme)
+
+
+def test_the_results_file_is_the_checkouts_seen_from_its_root_or_a_folder_in_it(repo, tmp_path):
+    # an installed pp_demo has no checkout beside it: the file is found from the current folder
+    from pp_demo.bench.report import RESULTS, results_file
+    from pp_demo.errors import BadInput
+
+    assert results_file(repo) == repo / RESULTS
+    assert results_file(repo / "notebooks") == repo / RESULTS  # where a notebook runs
+    with pytest.raises(BadInput, match="run from the checkout"):
+        results_file(tmp_path)
