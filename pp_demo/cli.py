@@ -354,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--warmup", type=int, default=1)
     bench.add_argument("--repeats", type=_positive, default=3)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
-    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
+    bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser(
@@ -362,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this machine before the workshop (runs without torch)",
         description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.",
     )
-    doctor.set_defaults(run=lambda args: run_doctor([]))
+    doctor.add_argument("--checkout", default=".", help="the workbook's checkout: its pins and notebooks (default: .)")
+    doctor.set_defaults(run=lambda args: run_doctor(["--checkout", args.checkout]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")

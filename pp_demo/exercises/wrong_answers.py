@@ -1,6 +1,6 @@
 """Common wrong answers to the exercises, and the misconception each one reveals.
 
-For the facilitator guide (``docs/facilitator.md``, made by ``tools/episodes.py guide``): next to
+For the facilitator guide (``docs/facilitator.md``, made by ``python -m tools.guide``): next to
 each wrong answer the guide prints the line the checker itself gives for it (``status``), so
 what an instructor reads is what the attendee sees. ``tests/test_episodes.py`` checks that every
 exercise has at least one entry and that the checker rejects every one of them.
