@@ -21,7 +21,7 @@ from pp_demo.figures.palette import (
     WRONG_COLOUR,
 )
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import NO_ANSWER, REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 
@@ -37,10 +37,6 @@ if TYPE_CHECKING:  # for annotations only: training pulls in transformers
 _RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR  # the names the sections below use
 _UNIT = 0.34  # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
 _VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
-
-
-def _mark(right: bool | None) -> str:
-    return NO_ANSWER if right is None else (RIGHT if right else WRONG)
 
 
 def _colour(right: bool | None) -> str:
@@ -77,7 +73,7 @@ def _draw_blocks(
             ax.text(
                 x0 + len(ids) + 0.2,
                 -i + 0.5,
-                f"{_mark(right)} {raw}",
+                f"{mark(right)} {raw}",
                 ha="left",
                 va="center",
                 fontsize=MIN_FONT_PT,
@@ -203,7 +199,7 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
                 ax.text(
                     x,
                     h * 1.5,
-                    RIGHT if ok else WRONG,
+                    mark(ok),
                     ha="center",
                     va="bottom",
                     fontsize=MIN_FONT_PT,
@@ -225,7 +221,6 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
 
 
 _GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
-_GRID_MARK = {"right": RIGHT, "wrong": WRONG, "no answer": NO_ANSWER, "cannot run": ""}
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
@@ -250,7 +245,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
             ax.text(
                 j + 0.5,
                 -i + 0.5,
-                f"{_GRID_MARK[verdict.status]} {label}".strip(),
+                f"{'' if verdict.positions is None else verdict.mark} {label}".strip(),
                 ha="center",
                 va="center",
                 fontsize=MIN_FONT_PT,

@@ -6,14 +6,23 @@ convention: each micro-batch's mean loss divided by the micro-batch count.
 """
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pp_demo.pipeline.jobs import Batch, Inference, Job, Result, Step, Training, micro_batches, prepare
+from pp_demo.pipeline.jobs import (
+    Batch,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    micro_batches,
+    parameter_copies,
+    prepare,
+)
 from pp_demo.pipeline.stages import Stages, split_model
 from pp_demo.pooling.rules import FIX
 
@@ -40,11 +49,6 @@ def _accumulate(stages: Stages, batch: Batch, n_micro: int, device: torch.device
     return torch.cat(logits), float(torch.stack(losses).mean())
 
 
-def _named(model: nn.Module, tensors: Callable[[nn.Parameter], torch.Tensor | None]) -> dict[str, torch.Tensor]:
-    named = {name: tensors(p) for name, p in model.named_parameters()}
-    return {name: t.detach().cpu().clone() for name, t in named.items() if t is not None}
-
-
 def run_in_process(job: Job) -> Result:
     """Run ``job`` (already checked) here. A ``"train"`` job trains a copy of its model, as
     the ranks do, so the caller's model is the same after either run."""
@@ -61,7 +65,7 @@ def run_in_process(job: Job) -> Result:
     if job.mode == "step":
         model.zero_grad(set_to_none=True)
         step, loss = _accumulate(stages, job.batch, job.n_micro, device)
-        grads = _named(model, lambda p: p.grad)
+        grads = parameter_copies(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
         return Step(step, loss, grads, device.type)
     optimizer = torch.optim.Adam(model.parameters(), lr=job.lr)
@@ -73,7 +77,7 @@ def run_in_process(job: Job) -> Result:
         optimizer.step()
         losses.append(loss)
         step_logits.append(batch_logits)
-    return Training(losses, step_logits, _named(model, lambda p: p), device.type)
+    return Training(losses, step_logits, parameter_copies(model, lambda p: p), device.type)
 
 
 def pipeline_logits(

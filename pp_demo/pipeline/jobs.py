@@ -14,7 +14,7 @@ Jobs, batches and results hold tensors, so they compare by identity (``eq=False`
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ __all__ = [
     "Mode",
     "Schedule",
     "micro_batches",
+    "parameter_copies",
     "check_job",
     "prepare",
 ]
@@ -156,6 +157,18 @@ def micro_batches(batch_size: int, count: int) -> list[slice]:
         raise ValueError(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
     size = batch_size // count
     return [slice(i * size, (i + 1) * size) for i in range(count)]
+
+
+def parameter_copies(
+    model: nn.Module,
+    tensor: Callable[[nn.Parameter], torch.Tensor | None],
+    only: set[int] | None = None,
+) -> dict[str, torch.Tensor]:
+    """``tensor(p)`` (a parameter itself, or its gradient) for each of the model's parameters, by
+    name, detached and copied to the CPU: what a ``Step`` or ``Training`` result carries. A rank
+    passes ``only``, the ``id``s of the parameters its stage owns; ``None`` values are left out."""
+    named = {n: tensor(p) for n, p in model.named_parameters() if only is None or id(p) in only}
+    return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 
 
 def check_job(job: Job, n_stages: int) -> None:

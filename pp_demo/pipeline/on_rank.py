@@ -14,7 +14,7 @@ logits and losses on the last rank); ``merge`` makes the job's typed result from
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training
+from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training, parameter_copies
 from pp_demo.pipeline.stages import split_model
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
@@ -135,13 +135,6 @@ def pipeline_step(
     return schedule.step(*args, **kwargs)
 
 
-def _by_name(
-    model: nn.Module, ids: set[int], tensor: Callable[[nn.Parameter], torch.Tensor | None]
-) -> dict[str, torch.Tensor]:
-    named = {n: tensor(p) for n, p in model.named_parameters() if id(p) in ids}
-    return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
-
-
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
     training = job.mode != "infer"
     ids, mask, _ = job.batch.as_tuple()
@@ -167,9 +160,9 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
         if optimizer is not None:
             optimizer.step()
     if job.mode == "step":
-        part["grads"] = _by_name(job.model, touched, lambda p: p.grad)
+        part["grads"] = parameter_copies(job.model, lambda p: p.grad, touched)
     if job.mode == "train":
-        part["params"] = _by_name(job.model, touched, lambda p: p)
+        part["params"] = parameter_copies(job.model, lambda p: p, touched)
     return part
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import torch
 
-from pp_demo.pipeline.families import build_model
+from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch
@@ -24,6 +24,7 @@ __all__ = [
     "forward_logits",
     "compare_rows",
     "REPRO_ROWS",
+    "REPRO_FAMILIES",
     "reproduce",
     "reproduce_runs",
     "reproduction_line",
@@ -32,6 +33,10 @@ __all__ = [
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
+
+REPRO_FAMILIES = tuple(name for name, family in FAMILIES.items() if family.colossalai_rule == "count")
+"""The reproduction's default families (llama, qwen2, opt): those whose ColossalAI 0.5.0
+pipeline forward counts non-pad tokens, the bug of ColossalAI issue 6457."""
 
 
 def default_device() -> str:

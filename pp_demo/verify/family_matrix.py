@@ -18,12 +18,11 @@ from typing import Any, Literal
 
 import torch
 
-from pp_demo.pipeline.families import FAMILIES, build_model, get_family
+from pp_demo.pipeline.families import FAMILIES, build_model, rules_for
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import CASES, as_batch
-from pp_demo.pooling.padding_table import NO_ANSWER, RIGHT, WRONG
-from pp_demo.pooling.rules import FIX
+from pp_demo.pooling.padding_table import RIGHT, WRONG, mark
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
@@ -55,7 +54,7 @@ def matrix_runs(
     runs: list[Run] = []
     for family in list(families or FAMILIES):
         model = build_model(family, attn_implementation=attn_implementation)
-        for rule in dict.fromkeys(rules or [get_family(family).colossalai_rule, FIX]):
+        for rule in rules_for(family, rules):
             for group in _by_length(list(cases or CASES)):
                 ids, mask = as_batch(group)
                 runs.append((family, rule, group, model, ids, mask))
@@ -103,8 +102,6 @@ def format_matrix(table: Matrix) -> str:
     ]
     for family, rule in rows:
         marks = [table.get((family, rule, c)) for c in cases]
-        cells = " ".join(
-            f"{NO_ANSWER if m is None else (RIGHT if m else WRONG):>{w}}" for m, w in zip(marks, widths, strict=True)
-        )
+        cells = " ".join(f"{mark(m):>{w}}" for m, w in zip(marks, widths, strict=True))
         lines.append(f"{family:<8} {rule:<18} {cells}")
     return "\n".join(lines)
