@@ -18,11 +18,10 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
 
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training, parameter_copies
+from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
 from pp_demo.pipeline.stages import split_model
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
@@ -51,12 +50,6 @@ class _Faulty(nn.Module):
             raise RuntimeError(f"fault injected at micro-batch {self.fault.at}")
         self.calls += 1
         return self.stage(*args)
-
-
-def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    # mean over the micro-batch; the schedule divides gradients by the micro-batch count,
-    # so equal micro-batches give the gradient of the mean over the whole batch
-    return F.cross_entropy(logits, labels)
 
 
 class StageCache:
@@ -96,7 +89,10 @@ class StageCache:
             stage = PipelineStage(
                 module, self.rank, self.world_size, self.device, *self._example_args(job, shape, training)
             )
-            self.built[key] = _SCHEDULES[kind](stage, job.n_micro, loss_fn=_loss if training else None), module
+            self.built[key] = (
+                _SCHEDULES[kind](stage, job.n_micro, loss_fn=micro_batch_loss if training else None),
+                module,
+            )
         return self.built[key]
 
 
@@ -145,7 +141,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     touched: set[int] = set()
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
     part: dict[str, Any] = {"losses": [], "logits": []}
-    for batch in job.batches:
+    for step, batch in enumerate(job.batches, 1):
         moved = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
         rows, rows_mask, labels = moved
         job.model.zero_grad(set_to_none=True)
@@ -159,6 +155,8 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()
+        if job.mode == "train" and job.keep_params_every and step % job.keep_params_every == 0:
+            part.setdefault("params_at", {})[step] = parameter_copies(job.model, lambda p: p, touched)
     if job.mode == "step":
         part["grads"] = parameter_copies(job.model, lambda p: p.grad, touched)
     if job.mode == "train":
@@ -188,4 +186,9 @@ def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
         return Inference(last["logits"][0], device)
     if job.mode == "step":
         return Step(last["logits"][0], last["losses"][0], {k: v for p in parts for k, v in p["grads"].items()}, device)
-    return Training(last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device)
+    params_at = {
+        step: {k: v for p in parts for k, v in p["params_at"][step].items()} for step in last.get("params_at", {})
+    }
+    return Training(
+        last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device, params_at
+    )

@@ -24,6 +24,9 @@ HOMES = {
     "REPRO_ROWS": "pp_demo/verify/compare.py",
     "REPRO_FAMILIES": "pp_demo/verify/compare.py",
     "parameter_copies": "pp_demo/pipeline/jobs.py",
+    "micro_batch_loss": "pp_demo/pipeline/jobs.py",
+    "accumulate": "pp_demo/pipeline/in_process.py",
+    "train_steps": "pp_demo/pipeline/in_process.py",
 }
 
 
@@ -69,3 +72,12 @@ def test_the_default_rules_of_a_family_are_chosen_in_one_place():
     # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, in families
     spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai_rule, FIX\]", text)]
     assert spelled == ["pp_demo/pipeline/families.py"]
+
+
+def test_one_optimiser_loop_trains_in_a_process():
+    # the ranks build an optimizer per stage (their engine runs the micro-batches); in one
+    # process, unpipelined or through the stages, training is in_process.train_steps
+    optimizers = [path for path, text in SOURCES.items() for _ in re.finditer(r"torch\.optim\.\w+\(", text)]
+    assert optimizers == ["pp_demo/pipeline/in_process.py", "pp_demo/pipeline/on_rank.py"]
+    hand_rolled = [path for path, text in SOURCES.items() if "stages.last(*stages.first(" in text]
+    assert hand_rolled == []  # a two-stage shortcut past the runner
