@@ -9,8 +9,6 @@ from pp_demo.pooling.survey import CLASSES
 
 from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
 
-_PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
-
 # Where each class lands on one padded row, from its definition in plain Python (pad id 0).
 _LANDS_ON = {
     "a": lambda ids, mask: count_pools(ids, PAD),  # count of non-pad ids, minus one
