@@ -44,7 +44,8 @@ class Verdict:
 
     ``positions`` are raw, one per sequence (``None`` when the rule cannot run on that kind
     of batch); ``expected`` is the reference's answer (``None`` when there is none);
-    ``right`` is ``None`` when there is nothing to be right about."""
+    ``right`` is ``None`` when there is nothing to be right about. It judges positions, not
+    logits: ``pp_demo.verify.compare.RowComparison`` says why the verdict types stay apart."""
 
     rule: str
     case: str

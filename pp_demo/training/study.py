@@ -59,6 +59,8 @@ class StudySettings:
 
 @dataclass(frozen=True)
 class Run:
+    """One run of the study (a value of ``RUNS``): the task, the last stage's rule, and the loss."""
+
     task: str  # "plain" (make_batches) or "pad == eos" (with_eos)
     rule: str  # pooling rule of the last stage
     loss_on_pad_pooled: bool = True  # False: rows the rule pools at a pad are out of the loss

@@ -39,8 +39,9 @@ def _by_length(cases: Iterable[str]) -> list[list[str]]:
     return list(groups.values())
 
 
-Run = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
-"""``(family, rule, case names, model, input_ids, attention_mask)``."""
+MatrixRun = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
+"""One run behind the table: ``(family, rule, case names, model, input_ids, attention_mask)``
+(not ``pp_demo.training.study.Run``, which is a run of the training study)."""
 
 
 def matrix_runs(
@@ -48,10 +49,10 @@ def matrix_runs(
     cases: Sequence[str] | None = None,
     rules: Sequence[str] | None = None,
     attn_implementation: str | None = None,
-) -> list[Run]:
+) -> list[MatrixRun]:
     """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
     one length batched together so each family and rule runs once per length."""
-    runs: list[Run] = []
+    runs: list[MatrixRun] = []
     for family in list(families or FAMILIES):
         model = build_model(family, attn_implementation=attn_implementation)
         for rule in rules_for(family, rules):
