@@ -33,6 +33,8 @@ from typing import Any
 
 import nbformat
 
+from pp_demo.pooling.failure import render_failures
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEED = ROOT / "tools" / "episode_seed.json"
 HEADER_ID, KEYPOINTS_ID = "episode-header", "episode-keypoints"
@@ -150,7 +152,8 @@ def _minutes(value: Any) -> bool:
 
 
 def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
+    # a failure condition is written {fails: RULE vs REFERENCE}: the tested sentence is shown
+    return "\n".join(f"- {render_failures(item)}" for item in items)
 
 
 def render_header(ep: dict[str, Any], order: list[str]) -> str:

@@ -14,6 +14,8 @@ import sys
 import nbformat
 import pytest
 
+from pp_demo.pooling.failure import render_failures
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -61,8 +63,9 @@ def test_first_and_last_cells_show_the_metadata(stored):
     header, last = _text(cells[title + 1]["source"]), _text(cells[-1]["source"])
     assert cells[title + 1]["id"] == "episode-header" and cells[-1]["id"] == "episode-keypoints", name
     assert f"teaching {ep['teaching_minutes']} min" in header and f"exercises {ep['exercise_minutes']} min" in header
-    assert all(f"- {item}" in header for item in ep["questions"] + ep["objectives"])
-    assert last.startswith("## Key points") and all(f"- {point}" in last for point in ep["keypoints"])
+    # failure conditions are written {fails: RULE vs REFERENCE} and shown as the tested sentence
+    assert all(f"- {render_failures(item)}" in header for item in ep["questions"] + ep["objectives"])
+    assert last.startswith("## Key points") and all(f"- {render_failures(p)}" in last for p in ep["keypoints"])
     assert episodes.generated_cells_problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
 
 
