@@ -98,8 +98,7 @@ def _task(run: Run, seed: int, settings: StudySettings) -> tuple[list[TrainingBa
 
 
 @torch.no_grad()
-def _served_accuracy(model: Any, rows: TrainingBatch | None) -> dict[str, float]:
-    assert rows is not None  # only asked for with held-out rows
+def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     model.eval()
     logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
     return accuracy_by_side(logits, rows)
@@ -138,12 +137,15 @@ def train_through_stages(
         n_micro=settings.n_micro,
         keep_params_every=settings.eval_every if held_out is not None else 0,
     )
-    (trained,) = runner.run([job], on="process") or []
+    results = runner.run([job], on="process")
+    assert results is not None  # None is for torchrun's other ranks; this runs in this process
+    trained = results[0]
     assert isinstance(trained, Training)  # a training job's result
     curve: list[list[float]] = []
-    for step, params in trained.params_at.items():
-        accuracy = _served_accuracy(load_params(model, params), held_out)
-        curve.append([step, round(accuracy["left"], 4), round(accuracy["right"], 4)])
+    if held_out is not None:  # parameters were kept every eval_every steps: serve each
+        for step, params in trained.params_at.items():
+            accuracy = _served_accuracy(load_params(model, params), held_out)
+            curve.append([step, round(accuracy["left"], 4), round(accuracy["right"], 4)])
     load_params(model, trained.params)
     return trained.losses, trained.step_logits, curve
 
