@@ -65,3 +65,9 @@ def test_the_padding_table_and_the_class_grid_are_one_grid_transposed():
     table = padding_table(reference="true_last")
     grid = class_grid(rules=[cell.rule for cell in table[0]], packed=None)
     assert [[grid[j][i] for j in range(len(grid))] for i in range(len(table))] == table
+
+
+def test_one_mark_per_verdict_right_wrong_or_no_answer():
+    from pp_demo.pooling.padding_table import mark
+
+    assert (mark(True), mark(False), mark(None)) == ("✓", "✗", "-")
