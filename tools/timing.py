@@ -75,7 +75,8 @@ def section_minutes(content: dict[str, int]) -> int:
 
 def notebook_minutes(nb: Any, exercise_kinds: list[str]) -> dict[str, int]:
     """Minutes per section, the exercises section from its exercises."""
-    minutes = {h: section_minutes(c) for h, c in section_content(nb).items() if h != EXERCISES}
-    if exercise_kinds:
+    content = section_content(nb)
+    minutes = {h: section_minutes(c) for h, c in content.items()}
+    if exercise_kinds:  # exercises are costed by what they ask, not by the words that ask it
         minutes[EXERCISES] = exercise_minutes(exercise_kinds)
     return minutes
