@@ -5,18 +5,13 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pipeline.families import FAMILIES, rules_for
 from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
-from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
-from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS, reproduce_runs, reproduction_line
 from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
-
-REPRO_FAMILIES = ("llama", "qwen2", "opt")
-# The rules that pool padded rows; known_lengths pools packed batches from their lengths
-# (cu_seqlens), which no padded case has, so it is not offered here (notebook 07 shows it).
-PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
 
 
 def _device(text: str) -> str:
@@ -68,7 +63,7 @@ def _rows_text() -> str:
 
 def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     for family in args.family:
-        for rule in dict.fromkeys(args.rule or [FAMILIES[family].colossalai_rule, FIX]):
+        for rule in rules_for(family, args.rule):
             yield family, rule
 
 

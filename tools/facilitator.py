@@ -1,11 +1,11 @@
 """docs/facilitator.md, generated: ``python -m tools.guide`` (or ``make guide``).
 
 Everything in the guide is read from somewhere else, so it cannot drift: the schedules and the
-episode table from the notebooks' episode metadata, the exercises from the checkers' registry
-(``pp_demo.exercises``), their answers and the why from ``pp_demo/exercises/solutions.py`` (its comments),
-the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
-for each, the set-up from the README's commands and docs/install.md, the stuck points from
-docs/troubleshooting.md. The same command puts the teaching and exercise minutes into the README's notebook table.
+episode table from the notebooks' episode metadata; the exercises from the checkers' registry
+(``pp_demo.exercises``), whose record of each exercise gives its question, answer, why and common
+wrong answers, with the line the checker itself prints for each wrong answer; the set-up from
+the README's commands and docs/install.md, the stuck points from docs/troubleshooting.md. The
+same command puts the teaching and exercise minutes into the README's notebook table.
 """
 
 from __future__ import annotations
@@ -105,28 +105,6 @@ def stuck_lines(troubleshooting: str) -> list[str]:
     return lines + [""]
 
 
-def solution_notes(source: str, solutions: dict[str, Any]) -> dict[str, str]:
-    """Why each reference answer is right: its comment in solutions.py (for a function, its body's)."""
-    notes: dict[str, str] = {}
-    lines = source.splitlines()
-    for number, line in enumerate(lines):
-        match = re.match(r'\s*"(\d\d\.\d+)":[^#]*#\s?(.*)$', line)
-        if match:
-            text = [match.group(2)]
-            for more in lines[number + 1 :]:
-                if not more.strip().startswith("#"):
-                    break
-                text.append(more.strip()[1:].strip())
-            notes[match.group(1)] = " ".join(text)
-    for key, answer in solutions.items():
-        if key not in notes and inspect.isfunction(answer):
-            comments = [
-                ln.strip()[1:].strip() for ln in inspect.getsource(answer).splitlines() if ln.strip().startswith("#")
-            ]
-            notes[key] = " ".join(comments)
-    return notes
-
-
 def _show(value: Any) -> str:
     """``repr``, with a set's items sorted: a set of strings iterates in another order every run."""
     if isinstance(value, (set, frozenset)):
@@ -146,10 +124,8 @@ def _answer_lines(answer: Any) -> list[str]:
 
 
 def exercise_lines(titles: list[str]) -> list[str]:
-    from pp_demo.exercises import EXERCISES, forget_attempts, solutions, status
-    from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
+    from pp_demo.exercises import EXERCISES, forget_attempts, status
 
-    notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}
     lines = [
         "## The exercises: answers, why, and the common wrong answers",
         "",
@@ -162,19 +138,18 @@ def exercise_lines(titles: list[str]) -> list[str]:
         if keys:
             lines += [f"### {title}", ""]
         for key in keys:
-            answer = solutions.SOLUTIONS[key]
+            exercise = EXERCISES[key]
             lines += [
-                f"**{key}.** {EXERCISES[key].question}",
+                f"**{key}.** {exercise.question}",
                 "",
-                *_answer_lines(answer),
-                f"- Why: {notes.get(key, '(no explanation recorded)')}",
+                *_answer_lines(exercise.solution),
+                f"- Why: {exercise.why}",
             ]
-            for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
+            for wrong in exercise.wrong_answers:
                 forget_attempts()  # each wrong answer as an attendee's first try: its counterexample
-                label = shown or f"`{_show(wrong)}`"
-                lines.append(
-                    f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
-                )
+                label = wrong.shown or f"`{_show(wrong.answer)}`"
+                shown = status(key, wrong.answer)
+                lines.append(f"- Wrong: {label}. The checker prints `[{key}] {shown}`. Reveals: {wrong.reveals}.")
             lines.append("")
     return lines
 

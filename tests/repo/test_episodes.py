@@ -5,6 +5,7 @@ and compared with the committed files, so a stale one fails with the command tha
 """
 
 import copy
+import inspect
 import json
 import pathlib
 import re
@@ -126,30 +127,27 @@ def test_the_timing_constants_cost_a_notebook_as_written():
     assert (timing.VALUE_EXERCISE_MINUTES, timing.FUNCTION_EXERCISE_MINUTES, timing.DEBRIEF_MINUTES) == (4, 8, 2)
 
 
-def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects(notebooks):
+def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects():
     from pp_demo.exercises import EXERCISES, status
-    from pp_demo.exercises.solutions import SOLUTIONS
-    from pp_demo.exercises.wrong_answers import WRONG_ANSWERS
 
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
-    assert set(EXERCISES) <= set(WRONG_ANSWERS), "every exercise needs common wrong answers"
-    present = {path.name[:2] for path in notebooks}
-    assert not [k for k in WRONG_ANSWERS if k not in EXERCISES and k[:2] in present], "stale wrong answers"
-    for key, wrongs in WRONG_ANSWERS.items():
-        if key not in EXERCISES:
-            continue  # its notebook is not in this checkout
-        assert status(key, SOLUTIONS[key]) == "correct"
-        for answer, _, reveals in wrongs:
+    for key, exercise in EXERCISES.items():
+        assert status(key, exercise.solution) == "correct"
+        assert exercise.why.strip() and exercise.wrong_answers, f"{key} needs a why and common wrong answers"
+        for answer, _, reveals in exercise.wrong_answers:
             said = status(key, answer)
             assert said.startswith("not yet:") and reveals, (key, answer)
             assert not re.match(r"not yet: (give|answer) ", said), f"{key}: {answer!r} is rejected for its form only"
         block = guide.split(f"**{key}.**", 1)[1].split("\n**", 1)[0]
-        assert "- Answer:" in block and re.search(r"- Why: \w", block) and block.count("- Wrong:") == len(wrongs)
+        assert f"- Why: {exercise.why}\n" in block  # the record's why, word for word
+        assert "- Answer:" in block and block.count("- Wrong:") == len(exercise.wrong_answers)
 
 
-def test_solution_notes_read_the_comment_on_the_key_line_and_its_continuation():
-    source = '    "01.1": 3,  # one\n    #   two\n    "01.2": 4,\n'
-    assert facilitator.solution_notes(source, {}) == {"01.1": "one two"}
+def test_the_guide_reads_each_exercise_from_its_record_not_from_comments():
+    # the record is the one home: a why or a wrong answer lives nowhere else in the package
+    source = inspect.getsource(facilitator)
+    assert "getsource(solutions)" not in source and "wrong_answers import" not in source
+    assert not (ROOT / "pp_demo" / "exercises" / "wrong_answers.py").exists()
 
 
 def test_every_troubleshooting_row_is_in_the_guide():
