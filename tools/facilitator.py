@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 
 from pp_demo.pooling.failure import render_failures
-from tools import agenda, episodes
+from tools import agenda, episodes, instructor_notes, timing
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
 TIMES = pathlib.Path("results") / "notebook_times.json"
@@ -193,8 +193,10 @@ def guide(root: pathlib.Path) -> str:
             + " |"
         )
     lines += ["", core_path_line(root), ""]
+    lines += [f"Minutes are computed from each notebook's content ({timing.CONSTANTS_TEXT}).", ""]
     for fmt in agenda.FORMATS:
         lines += [f"## Schedule: {fmt.title}", "", *agenda.table(agenda.plan(fmt, eps)), ""]
+    lines += instructor_notes.guide_lines()
     lines += setup_lines(readme, install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:

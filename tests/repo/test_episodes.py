@@ -113,16 +113,18 @@ def name_of(number):
 
 
 def test_the_timing_constants_cost_a_notebook_as_written():
-    # one section of 260 words and 2 code cells: 2 + 2 minutes; a value and a function exercise: 6 + 10
+    # one section of 260 words and 2 code cells: 2 + 2 minutes; a value and a function exercise: 6 + 10;
+    # 100 words and no code: 0.77 minutes, to the nearest minute 1
     nb = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_markdown_cell("## One\n\n" + "word " * 260),
             nbformat.v4.new_code_cell("1"),
             nbformat.v4.new_code_cell("2"),
+            nbformat.v4.new_markdown_cell("## Two\n\n" + "word " * 100),
             nbformat.v4.new_markdown_cell("## Exercises\n\nsome words"),
         ]
     )
-    assert timing.notebook_minutes(nb, ["value", "function"]) == {"One": 4, "Exercises": 16}
+    assert timing.notebook_minutes(nb, ["value", "function"]) == {"One": 4, "Two": 1, "Exercises": 16}
     assert timing.WORDS_PER_MINUTE == 130 and timing.CODE_CELL_MINUTES == 1
     assert (timing.VALUE_EXERCISE_MINUTES, timing.FUNCTION_EXERCISE_MINUTES, timing.DEBRIEF_MINUTES) == (4, 8, 2)
 
@@ -193,8 +195,8 @@ def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they
     assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
     assert nb.metadata.episode["sections"] == {
         # computed from the content (tools/timing.py): a few words and one code cell each
-        "A": {"track": "core", "minutes": 2},
-        "Exercises": {"track": "core", "minutes": 2},
+        "A": {"track": "core", "minutes": 1},
+        "Exercises": {"track": "core", "minutes": 1},
     }
     code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
@@ -223,6 +225,25 @@ def test_bad_metadata_gives_one_line_per_problem(tmp_path):
     found = episodes.problems(nb, "99_t")
     assert len(found) == 1 and "questions" in found[0]  # minutes are checked once the shape is right
     nb.metadata.episode["questions"] = ["1"]
-    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 2"]
+    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 1"]
     del nb.metadata.episode["sections"]["A"]
     assert "not classified: ['A']" in episodes.problems(nb, "99_t")[0]
+
+
+def test_every_notebook_has_instructor_notes_and_the_guide_shows_the_room(notebooks):
+    from tools import instructor_notes
+
+    assert sorted(instructor_notes.EPISODES) == sorted(p.name[:2] for p in notebooks)
+    guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    for heading in ("## The room", "## Glossary", "## Instructor notes, per episode"):
+        assert heading in guide
+    for title in ("Learner profile", "Prerequisites", "A machine that breaks", "Feedback"):
+        assert f"**{title}.**" in guide
+    assert timing.CONSTANTS_TEXT in guide  # the timing model is printed where the minutes are
+
+
+def test_every_glossary_term_is_used_in_the_notebooks(notebooks):
+    from tools import instructor_notes
+
+    text = " ".join(p.read_text(encoding="utf-8").lower() for p in notebooks)
+    assert [t for t in instructor_notes.GLOSSARY if t.lower() not in text] == []
