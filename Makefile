@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.11, 3.12 or 3.13 (docs/install.md):
 #   make reproduce   set up .venv (pinned), then run the main job
-#   make test        set up .venv (pinned, with the dev tools), then every unit test and notebook
+#   make test        set up .venv (pinned), then every unit test and every notebook under strict nbval
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,18 +13,21 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.c
 # and Windows PyPI's build. Name a source yourself with TORCH_INDEX=url or TORCH_FIND_LINKS=dir;
 # WHEELHOUSE=dir installs from that folder alone (`make wheelhouse` fills one), with no index.
 # On a GPU box TORCH=cu128 (any cuNNN) takes the CUDA build from PyTorch's CUDA index.
-# INSTALLER=uv|pip|auto (auto: uv, or pip where uv cannot be installed).
+# INSTALLER=uv|pip|auto (auto: uv, or pip where uv cannot be installed). PYTORCH_WHEELS: where
+# PyTorch's indexes are (a mirror of https://download.pytorch.org/whl).
 TORCH_INDEX      ?=
 TORCH_FIND_LINKS ?=
 WHEELHOUSE       ?=
 TORCH            ?= cpu
 INSTALLER        ?= auto
+PYTORCH_WHEELS   ?= https://download.pytorch.org/whl
 TORCH_SOURCES := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--find-links $(TORCH_FIND_LINKS))
 SOURCES := $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE),$(TORCH_SOURCES))
 LOCK    := constraints/pinned.lock.txt
 LOCK_DEV := constraints/dev.lock.txt
 LOCK5   := constraints/transformers5.lock.txt
 INSTALL = $(PYTHON) tools/install_env.py --venv $(VENV) --installer $(INSTALLER) --torch $(TORCH) \
+          --pytorch-wheels $(PYTORCH_WHEELS) \
           $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--torch-find-links $(TORCH_FIND_LINKS)) \
           $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
 # pip check: the lock is whole. ColossalAI, once installed (--no-deps), lists requirements it
@@ -38,7 +41,7 @@ PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^co
 # What an attendee needs (the notebooks, the tests, ONNX, ColossalAI's import chain): exactly the
 # lock, torch first, then pp_demo itself without dependencies (tools/install_env.py).
 $(VENV)/.installed: pyproject.toml $(LOCK) tools/install_env.py tools/torch_source.py
-	$(INSTALL) --lock $(LOCK)
+	@$(INSTALL) --lock $(LOCK)
 	$(PIP_CHECK)
 	touch $@
 
@@ -47,7 +50,7 @@ setup: $(VENV)/.installed
 # What a contributor and CI add: ruff, mypy, pre-commit (`make lint`, `make typecheck`, `make
 # hooks`) and Playwright (`make test-browser`), from their own lock on top of the first.
 $(VENV)/.dev: $(VENV)/.installed $(LOCK_DEV)
-	$(INSTALL) --no-torch --no-project --lock $(LOCK_DEV)
+	@$(INSTALL) --no-torch --no-project --lock $(LOCK_DEV)
 	$(PIP_CHECK)
 	touch $@
 
