@@ -78,4 +78,4 @@ setup-pip:
 # TORCH_INDEX, and `make setup` with no torch source must fail within 60 s in one line.
 # Installs the whole lock from the public index: run by .ci/run, not by `make test`.
 test-fresh-laptop:
-	$(PYTHON) tools/fresh_laptop.py
+	$(PYTHON) tools/fresh_laptop.py $(if $(TORCH_INDEX),--download-from $(TORCH_INDEX))

@@ -8,7 +8,8 @@
 3. No torch source at all (PyTorch's index stood in for by an address that never answers):
    `make setup` must fail within 60 s, with one line that names the fix.
 4. A stand-in for PyTorch's CPU index on 127.0.0.1: a simple index holding the one torch wheel
-   of this machine's pip find-links folder (read from `pip config list` now, never written down).
+   of this machine's pip find-links folder (read from `pip config list` now, never written down;
+   where there is none, as on a CI runner, the wheel is fetched from ``--download-from``).
    With it as ``TORCH_INDEX``, `make reproduce` must pass and install the CPU build.
 5. ``--dev``: then `make setup-dev` (what a contributor adds); ``--time``: each step's wall time
    and download size, for the figures in docs/install.md.
@@ -41,15 +42,22 @@ def fail(message: str) -> None:
     raise SystemExit(f"fresh laptop: FAIL: {message}")
 
 
-def find_links_wheel() -> Path:
-    """The torch CPU wheel in the find-links folder this machine's pip is configured with."""
+def torch_wheel(download_from: str, folder: Path) -> Path:
+    """The torch CPU wheel in the find-links folder this machine's pip is configured with; where
+    there is none (a CI runner), downloaded from the index ``download_from`` into ``folder``."""
     listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True).stdout
     folders = [f for m in re.finditer(r"find-links='([^']*)'", listed) for f in m.group(1).split()]
-    for folder in folders:
-        wheels = sorted(Path(folder.removeprefix("file://")).glob("torch-*+cpu-*.whl"))
+    for found in folders:
+        wheels = sorted(Path(found.removeprefix("file://")).glob("torch-*+cpu-*.whl"))
         if wheels:
             return wheels[-1]
-    fail("this machine's pip has no find-links folder holding a torch CPU wheel (`pip config list`)")
+    if download_from:
+        version = re.search(r"^torch==(\S+)", (ROOT / "constraints" / "pinned.lock.txt").read_text(), re.M)
+        pinned = f"torch=={version.group(1) if version else ''}+cpu"
+        command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--index-url", download_from]
+        subprocess.run([*command, pinned, "-d", str(folder)], check=True)
+        return next(folder.glob("torch-*.whl"))
+    fail("no torch CPU wheel: this machine's pip has no find-links folder with one, and no TORCH_INDEX was given")
     raise AssertionError  # fail() does not return
 
 
@@ -126,10 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--installer", choices=("uv", "pip", "auto"), default="auto")
     parser.add_argument("--dev", action="store_true", help="then `make setup-dev`")
     parser.add_argument("--time", action="store_true", help="print each step's wall time and download size")
+    parser.add_argument("--download-from", default="", help="an index to fetch the torch CPU wheel from, if needed")
     args = parser.parse_args(argv)
-    wheel = find_links_wheel()
     with tempfile.TemporaryDirectory(prefix="pp_demo_laptop_") as tmp:
         home, clone = Path(tmp), Path(tmp) / "clone"
+        (home / "wheel").mkdir()
+        wheel = torch_wheel(args.download_from, home / "wheel")
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         env = laptop_env(home)
         check_no_source(clone, env, args.installer)

@@ -21,9 +21,9 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 PYTORCH_WHEELS = "https://download.pytorch.org/whl"
 PROBE_TIMEOUT_S = 10
@@ -82,7 +82,9 @@ def plan(
     named = wheelhouse or torch_index or find_links
     if flavour != "cpu":
         if not re.fullmatch(r"cu\d{3}", flavour):
-            raise NoTorchSource(f"TORCH={flavour} is not a build: use TORCH=cpu (the default) or a CUDA one, TORCH=cu128")
+            raise NoTorchSource(
+                f"TORCH={flavour} is not a build: use TORCH=cpu (the default) or a CUDA one, TORCH=cu128"
+            )
         if platform == "darwin":
             raise NoTorchSource("macOS has no CUDA build of torch: leave TORCH unset (the CPU/MPS build)")
         index = f"{pytorch_wheels}/{flavour}"

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pp_demo.workshop import machine
+
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
@@ -73,9 +75,24 @@ def _normal(name: str) -> str:
 
 def check_python(version_info: tuple[Any, ...] = sys.version_info) -> Check:
     version = ".".join(map(str, version_info[:3]))
-    if tuple(version_info[:2]) < (3, 10):
-        return Check(FAIL, "python", f"{version} is too old: install Python 3.10 or newer and run `make setup` with it")
+    if tuple(version_info[:2]) < (3, 11):
+        return Check(
+            FAIL, "python", f"{version} is too old: install Python 3.11, 3.12 or 3.13 and run `make setup` with it"
+        )
+    if tuple(version_info[:2]) > (3, 13):
+        return Check(WARN, "python", f"{version}: the lock is resolved and tested for 3.11-3.13 only")
     return Check(OK, "python", f"{version} ({sys.executable})")
+
+
+def check_platform() -> Check:
+    """Supported operating system and processor (pp_demo.workshop.machine)."""
+    return Check(*machine.platform_support())
+
+
+def check_torch_build() -> Check | None:
+    """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
+    found = machine.installed_torch_build_check()
+    return Check(*found) if found else None
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
@@ -85,21 +102,12 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
-    if name == "torch" and sys.platform == "linux" and _cuda_build(found):
-        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see Troubleshooting in the README"
-        return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
     why = (
         "the reproduction's stored outputs assume it" if name == "transformers" else "other versions are untested here"
     )
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
-
-
-def _cuda_build(version: str) -> bool:
-    """PyPI's Linux torch is the CUDA build (it requires nvidia-* wheels); other indexes mark it +cuNNN."""
-    requires = importlib.metadata.requires("torch") or []
-    return "+cu" in version or any(r.startswith("nvidia-") and "extra ==" not in r for r in requires)
 
 
 def check_colossalai() -> Check:
@@ -288,8 +296,10 @@ def probe_checks(colossalai: bool) -> list[Check]:
 def run_checks() -> list[Check]:
     """Every check, in order; the ones that need torch are skipped when it is missing."""
     pins = read_pins() if PINS.exists() else {}
-    checks = [check_python(), *(check_package(name, pins) for name in REQUIRED)]
-    torch_ok = checks[1].status != FAIL
+    checks = [check_python(), check_platform(), *(check_package(name, pins) for name in REQUIRED)]
+    torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
+    build = check_torch_build()
+    checks += [build] if build else []
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(), colossalai, check_temp_dir()]
