@@ -4,8 +4,8 @@ Everything in the guide is read from somewhere else, so it cannot drift: the sch
 episode table from the notebooks' episode metadata, the exercises from the checkers' registry
 (``pp_demo.exercises``), their answers and the why from ``pp_demo/exercises/solutions.py`` (its comments),
 the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
-for each, the set-up from the README's commands and the stuck points from its Troubleshooting
-table. The same command puts the teaching and exercise minutes into the README's notebook table.
+for each, the set-up email from ``SETUP_EMAIL`` (as docs/install.md) and the stuck points from the
+torch error below and the README's Troubleshooting table. The same command puts the teaching and exercise minutes into the README's notebook table.
 """
 
 from __future__ import annotations
@@ -50,27 +50,49 @@ def _section(text: str, heading: str) -> str:
     return match.group(1) if match else ""
 
 
+# The set-up email, one line per platform (docs/install.md says the same; a test keeps them equal).
+SETUP_EMAIL = [
+    "- **Linux** (x86_64 or aarch64): `make reproduce`",
+    "- **macOS 14 or newer on Apple silicon**: `make reproduce` (it runs on the CPU there; "
+    "Intel Macs cannot install torch 2.13: see below)",
+    "- **Windows 10/11** (x86_64, no `make`): `py -3.12 tools\\install_env.py --lock "
+    "constraints\\pinned.lock.txt` then `.venv\\Scripts\\python -m pp_demo reproduce` "
+    "(or the Linux line in WSL2)",
+    "- **A Linux GPU box** (NVIDIA): `make reproduce TORCH=cu128`",
+]
+# The error a Linux laptop meets when PyTorch's CPU index is out of its reach (docs/install.md).
+TORCH_STUCK = (
+    "`setup: no source offers torch==2.13.0+cpu, the CPU build ...`",
+    "on Linux the CPU build of torch comes from pip's own sources or PyTorch's CPU index, and this "
+    "laptop reached neither (a proxy, a firewall, an offline room). Give a source: "
+    "`make setup TORCH_INDEX=<an index with PyTorch's CPU wheels>` or `make setup TORCH_FIND_LINKS=<a "
+    "folder holding the wheel>`; on a GPU box `make setup TORCH=cu128`. Do not `pip install torch` by "
+    "hand: on Linux that is PyPI's CUDA build, gigabytes of nvidia-* wheels",
+)
+
+
 def setup_lines(readme: str) -> list[str]:
-    commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Two commands"), flags=re.S)
     lines = [
         "## Set-up checklist for attendees",
         "",
-        "**A week before**, send attendees this, to run on the machine they will bring:",
+        "**A week before**, send attendees this, to run in a clone of the repository on the machine "
+        "they will bring (Python 3.11, 3.12 or 3.13, git, about 2 GB free; `docs/install.md` has the details):",
         "",
-    ]
-    for block in commands:
-        lines += ["```bash", block.rstrip(), "```", ""]
-    lines += [
-        "Ask for the last lines of `make doctor` from anyone with a `FAIL`; every `FAIL` line says "
-        "what to do. On Windows (no `make`) the README's conda path does the same with "
-        "`python -m pp_demo doctor`.",
+        *SETUP_EMAIL,
+        "",
+        "Homework, the same week: `make doctor` (send back its last lines if any says `FAIL`; every "
+        "`FAIL` line says what to do) and `make colossalai`, the ColossalAI install notebook 06 needs.",
+        "",
+        "**A laptop that cannot install** (Intel Mac, no Python 3.11+, a locked-down machine): build the "
+        "read-only site once on a machine that can, `make site`, and share `site/` (open "
+        "`site/index.html`): every notebook with its stored outputs and figures, nothing to install.",
         "",
         "**For a room without a reliable network**, bring the environment on a stick "
         "(the wheelhouse recipe, from the README):",
         "",
         *_wheelhouse(readme),
         "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
-        "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
+        "(it prints the URL to open).",
         "",
     ]
     return lines
@@ -95,9 +117,11 @@ def stuck_lines(readme: str) -> list[str]:
         "From the README's Troubleshooting section (start with `make doctor`):",
         "",
     ]
+    symptom, fix = TORCH_STUCK
+    lines.append(f"- **{symptom}**  \n  {fix}")
     for row in rows[1:]:  # rows[0] is the header; the separator does not start with "| "
         cells = [cell.strip() for cell in row.strip().strip("|").split(" | ")]
-        if len(cells) == 2:
+        if len(cells) == 2 and cells[0] != symptom:  # the README may carry the torch row too
             lines.append(f"- **{cells[0]}**  \n  {cells[1]}")
     return lines + [""]
 
