@@ -5,7 +5,8 @@ episode table from the notebooks' episode metadata, the exercises from the check
 (``pp_demo.exercises``), their answers and the why from ``pp_demo/exercises/solutions.py`` (its comments),
 the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
 for each, the set-up email from ``SETUP_EMAIL`` (as docs/install.md) and the stuck points from the
-torch error below and the README's Troubleshooting table. The same command puts the teaching and exercise minutes into the README's notebook table.
+torch error below and the README's Troubleshooting table. The same command puts the teaching
+and exercise minutes into the README's notebook table.
 """
 
 from __future__ import annotations
