@@ -13,6 +13,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from packaging.utils import canonicalize_name
@@ -46,6 +47,16 @@ def _resolve(platform, python):
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
 
 
+@pytest.fixture(scope="module")
+def resolved():
+    """Every target's resolution, run side by side: each waits on the network, not on the CPU."""
+    targets = [(platform, python) for platform in PLATFORMS for python in PYTHONS]
+    targets.append(("x86_64-apple-darwin", "3.11"))
+    _uv()  # skip before starting anything
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        return dict(zip(targets, pool.map(lambda target: _resolve(*target), targets), strict=True))
+
+
 def _pins(text):
     """{name: {versions}} of the ``name==version`` lines, markers and comments set aside."""
     pins = {}
@@ -64,8 +75,8 @@ def test_the_pin_reader_keeps_every_version_a_marker_splits():
 
 @pytest.mark.parametrize("python", PYTHONS)
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_the_locks_resolve_whole_for_the_target(platform, python):
-    done = _resolve(platform, python)
+def test_the_locks_resolve_whole_for_the_target(resolved, platform, python):
+    done = resolved[platform, python]
     assert done.returncode == 0, f"{platform}, CPython {python}: {done.stderr.strip().splitlines()[-3:]}"
     locked = {}
     for lock in LOCKS:
@@ -77,7 +88,7 @@ def test_the_locks_resolve_whole_for_the_target(platform, python):
     assert outside == {}, f"{platform}, CPython {python} needs what the locks do not pin: {outside}"
 
 
-def test_intel_macos_stays_unsupported_because_torch_has_no_wheel_there():
-    done = _resolve("x86_64-apple-darwin", "3.11")
+def test_intel_macos_stays_unsupported_because_torch_has_no_wheel_there(resolved):
+    done = resolved["x86_64-apple-darwin", "3.11"]
     assert done.returncode != 0
     assert "torch" in done.stderr and "no wheels with a matching platform tag" in done.stderr
