@@ -1,4 +1,4 @@
-# Two commands do everything on a fresh machine with Python >= 3.10:
+# Two commands do everything on a fresh machine with Python 3.11, 3.12 or 3.13 (docs/install.md):
 #   make reproduce   set up .venv (pinned), then run the main job
 #   make test        set up .venv (pinned), then every unit test and every notebook under strict nbval
 PYTHON ?= python3
@@ -7,36 +7,54 @@ BIN    := $(VENV)/bin
 VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
 
-# Where the packages come from (README, "Installing"). The locks pin torch's CPU build
-# (2.13.0+cpu), which PyPI does not carry: on Linux give PyTorch's CPU index, e.g.
-#   make setup TORCH_INDEX=https://download.pytorch.org/whl/cpu
-# or a folder holding the wheel (TORCH_FIND_LINKS=dir). WHEELHOUSE=dir installs from that
-# folder alone (`make wheelhouse` fills one), with no index at all.
+# Where the packages come from (docs/install.md). torch goes in first, on its own
+# (tools/torch_source.py): on Linux PyTorch's CPU build, from pip's sources if they have it, else
+# from PyTorch's CPU index (probed once); never PyPI's multi-GB CUDA build in its place. On macOS
+# and Windows PyPI's build. Name a source yourself with TORCH_INDEX=url or TORCH_FIND_LINKS=dir;
+# WHEELHOUSE=dir installs from that folder alone (`make wheelhouse` fills one), with no index.
+# On a GPU box TORCH=cu128 (any cuNNN) takes the CUDA build from PyTorch's CUDA index.
+# INSTALLER=uv|pip|auto (auto: uv, or pip where uv cannot be installed). PYTORCH_WHEELS: where
+# PyTorch's indexes are (a mirror of https://download.pytorch.org/whl).
 TORCH_INDEX      ?=
 TORCH_FIND_LINKS ?=
 WHEELHOUSE       ?=
+TORCH            ?= cpu
+INSTALLER        ?= auto
+PYTORCH_WHEELS   ?= https://download.pytorch.org/whl
 TORCH_SOURCES := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--find-links $(TORCH_FIND_LINKS))
 SOURCES := $(if $(WHEELHOUSE),--no-index --find-links $(WHEELHOUSE),$(TORCH_SOURCES))
 LOCK    := constraints/pinned.lock.txt
+LOCK_DEV := constraints/dev.lock.txt
 LOCK5   := constraints/transformers5.lock.txt
+INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER) --torch $(TORCH) \
+          --pytorch-wheels $(PYTORCH_WHEELS) \
+          $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--torch-find-links $(TORCH_FIND_LINKS)) \
+          $(if $(WHEELHOUSE),--wheelhouse $(WHEELHOUSE))
+# pip check: the lock is whole. ColossalAI, once installed (--no-deps), lists requirements it
+# does not get on purpose; only its own lines are forgiven.
+PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
-.PHONY: setup colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean \
-        lock wheelhouse test-offline setup-uv lint typecheck hooks site test-browser
+.PHONY: setup setup-dev colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean \
+        lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
-# Exactly the lock (every package, the CPU build of torch), then pp_demo itself without
-# dependencies; `pip check` proves the lock is whole.
-$(VENV)/.installed: pyproject.toml $(LOCK)
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q $(SOURCES) --upgrade pip
-	$(BIN)/python -m pip install -q $(SOURCES) -r $(LOCK)
-	$(BIN)/python -m pip install -q $(SOURCES) --no-deps --no-build-isolation -e .
-	# pip check: the lock is whole. ColossalAI, once installed (--no-deps), lists requirements
-	# it does not get on purpose; only its own lines are forgiven.
-	$(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
+# What an attendee needs (the notebooks, the tests, ONNX, ColossalAI's import chain): exactly the
+# lock, torch first, then pp_demo itself without dependencies (tools/install_env.py).
+$(VENV)/.installed: pyproject.toml $(LOCK) tools/install_env.py tools/torch_source.py
+	@$(INSTALL) --lock $(LOCK)
+	$(PIP_CHECK)
 	touch $@
 
 setup: $(VENV)/.installed
+
+# What a contributor and CI add: ruff, mypy, pre-commit (`make lint`, `make typecheck`, `make
+# hooks`) and Playwright (`make test-browser`), from their own lock on top of the first.
+$(VENV)/.dev: $(VENV)/.installed $(LOCK_DEV)
+	@$(INSTALL) --no-torch --no-project --lock $(LOCK_DEV)
+	$(PIP_CHECK)
+	touch $@
+
+setup-dev: $(VENV)/.dev
 
 # ColossalAI 0.5.0 itself, for notebook 06 and tests/test_colossalai.py. Its requirements pin
 # torch <= 2.5.1, against the locked torch, so it goes in with --no-deps; what its import needs
@@ -91,19 +109,19 @@ lab: setup colossalai
 doctor:
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo doctor
 
-# Lint, format and type checks, with the tools of the `dev` extra (in the lock; CONTRIBUTING.md).
+# Lint, format and type checks, with the tools of the `dev` extra (`make setup-dev`; CONTRIBUTING.md).
 LINTED := pp_demo tests notebooks tools
 
-lint: setup
+lint: setup-dev
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/python tools/check_notebooks.py notebooks/*.ipynb
 
-typecheck: setup
+typecheck: setup-dev
 	$(BIN)/mypy pp_demo tools
 
 # The pre-commit hooks (.pre-commit-config.yaml) call the tools above from $(BIN).
-hooks: setup
+hooks: setup-dev
 	$(BIN)/pre-commit install
 
 # The read-only site: every notebook as HTML from its stored outputs (nothing runs), no request
@@ -112,9 +130,9 @@ site: setup
 	$(BIN)/python tools/build_site.py site
 
 # The site and notebook 01 in a real headless browser: Debian's chromium driven by Playwright
-# (the `browser` extra, in the lock; no `playwright install`). As root a missing chromium is
+# (the `browser` extra, in the dev lock; no `playwright install`). As root a missing chromium is
 # installed with apt-get.
-test-browser: setup colossalai
+test-browser: setup-dev colossalai
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -q && apt-get install -y -q chromium; } \
 	  || { echo "make test-browser: chromium is missing; install it as root: apt-get install chromium" >&2; exit 1; }
 	PP_DEMO_BROWSER=1 $(BIN)/python -m pytest tests/browser

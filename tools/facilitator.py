@@ -3,9 +3,10 @@
 Everything in the guide is read from somewhere else, so it cannot drift: the schedules and the
 episode table from the notebooks' episode metadata; the exercises from the checkers' registry
 (``pp_demo.exercises``), whose record of each exercise gives its question, answer, why and common
-wrong answers, with the line the checker itself prints for each wrong answer; the set-up from
-the README's commands and docs/install.md, the stuck points from docs/troubleshooting.md. The
-same command puts the teaching and exercise minutes into the README's notebook table.
+wrong answers, with the line the checker itself prints for each wrong answer; the set-up email
+from ``SETUP_EMAIL`` (as docs/install.md) and the wheelhouse recipe from docs/install.md; the
+stuck points from the torch error below and docs/troubleshooting.md. The same command puts the
+teaching and exercise minutes into the README's notebook table.
 """
 
 from __future__ import annotations
@@ -52,28 +53,50 @@ def _section(text: str, heading: str) -> str:
     return match.group(1) if match else ""
 
 
-def setup_lines(readme: str, install: str) -> list[str]:
-    """The attendees' commands (the README's first door), then the wheelhouse (docs/install.md)."""
-    commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Attendees: two commands"), flags=re.S)
+# The set-up email, one line per platform (docs/install.md says the same; a test keeps them equal).
+SETUP_EMAIL = [
+    "- **Linux** (x86_64 or aarch64): `make reproduce`",
+    "- **macOS 14 or newer on Apple silicon**: `make reproduce` (it runs on the CPU there; "
+    "Intel Macs cannot install torch 2.13: see below)",
+    "- **Windows 10/11** (x86_64, no `make`): `py -3.12 -m tools.install_env --lock "
+    "constraints\\pinned.lock.txt` then `.venv\\Scripts\\python -m pp_demo reproduce` "
+    "(or the Linux line in WSL2)",
+    "- **A Linux GPU box** (NVIDIA): `make reproduce TORCH=cu128`",
+]
+# The error a Linux laptop meets when PyTorch's CPU index is out of its reach (docs/install.md).
+TORCH_STUCK = (
+    "`setup: no source offers torch==2.13.0+cpu, the CPU build ...`",
+    "on Linux the CPU build of torch comes from pip's own sources or PyTorch's CPU index, and this "
+    "laptop reached neither (a proxy, a firewall, an offline room). Give a source: "
+    "`make setup TORCH_INDEX=<an index with PyTorch's CPU wheels>` or `make setup TORCH_FIND_LINKS=<a "
+    "folder holding the wheel>`; on a GPU box `make setup TORCH=cu128`. Do not `pip install torch` by "
+    "hand: on Linux that is PyPI's CUDA build, gigabytes of nvidia-* wheels",
+)
+
+
+def setup_lines(install: str) -> list[str]:
+    """The set-up email (one line per platform), homework, the fallback, then the wheelhouse."""
     lines = [
         "## Set-up checklist for attendees",
         "",
-        "**A week before**, send attendees this, to run on the machine they will bring:",
+        "**A week before**, send attendees this, to run in a clone of the repository on the machine "
+        "they will bring (Python 3.11, 3.12 or 3.13, git, about 2 GB free; `docs/install.md` has the details):",
         "",
-    ]
-    for block in commands:
-        lines += ["```bash", block.rstrip(), "```", ""]
-    lines += [
-        "Ask for the last lines of `make doctor` from anyone with a `FAIL`; every `FAIL` line says "
-        "what to do. On Windows (no `make`) the README's conda path does the same with "
-        "`python -m pp_demo doctor`.",
+        *SETUP_EMAIL,
+        "",
+        "Homework, the same week: `make doctor` (send back its last lines if any says `FAIL`; every "
+        "`FAIL` line says what to do) and `make colossalai`, the ColossalAI install notebook 06 needs.",
+        "",
+        "**A laptop that cannot install** (Intel Mac, no Python 3.11+, a locked-down machine): build the "
+        "read-only site once on a machine that can, `make site`, and share `site/` (open "
+        "`site/index.html`): every notebook with its stored outputs and figures, nothing to install.",
         "",
         "**For a room without a reliable network**, bring the environment on a stick "
         "(the wheelhouse recipe, from docs/install.md):",
         "",
         *_wheelhouse(install),
         "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
-        "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
+        "(it prints the URL to open).",
         "",
     ]
     return lines
@@ -98,9 +121,11 @@ def stuck_lines(troubleshooting: str) -> list[str]:
         "From docs/troubleshooting.md (start with `make doctor`):",
         "",
     ]
+    symptom, fix = TORCH_STUCK
+    lines.append(f"- **{symptom}**  \n  {fix}")
     for row in rows[1:]:  # rows[0] is the header; the separator does not start with "| "
         cells = [cell.strip() for cell in row.strip().strip("|").split(" | ")]
-        if len(cells) == 2:
+        if len(cells) == 2 and cells[0] != symptom:  # the README may carry the torch row too
             lines.append(f"- **{cells[0]}**  \n  {cells[1]}")
     return lines + [""]
 
@@ -173,7 +198,6 @@ def core_path_line(root: pathlib.Path) -> str:
 
 def guide(root: pathlib.Path) -> str:
     eps = load(root)
-    readme = (root / "README.md").read_text(encoding="utf-8")
     install, troubleshooting = ((root / "docs" / f"{page}.md").read_text(encoding="utf-8") for page in PAGES)
     lines = [
         "# Facilitator guide",
@@ -197,7 +221,7 @@ def guide(root: pathlib.Path) -> str:
     for fmt in agenda.FORMATS:
         lines += [f"## Schedule: {fmt.title}", "", *agenda.table(agenda.plan(fmt, eps)), ""]
     lines += instructor_notes.guide_lines()
-    lines += setup_lines(readme, install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
+    lines += setup_lines(install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:
         lines += [f"**{title}**", "", *(f"- {render_failures(point)}" for point in ep["keypoints"]), ""]

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pp_demo.workshop import machine
+
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
@@ -75,9 +77,24 @@ def _normal(name: str) -> str:
 
 def check_python(version_info: tuple[Any, ...] = sys.version_info) -> Check:
     version = ".".join(map(str, version_info[:3]))
-    if tuple(version_info[:2]) < (3, 10):
-        return Check(FAIL, "python", f"{version} is too old: install Python 3.10 or newer and run `make setup` with it")
+    if tuple(version_info[:2]) < (3, 11):
+        return Check(
+            FAIL, "python", f"{version} is too old: install Python 3.11, 3.12 or 3.13 and run `make setup` with it"
+        )
+    if tuple(version_info[:2]) > (3, 13):
+        return Check(WARN, "python", f"{version}: the lock is resolved and tested for 3.11-3.13 only")
     return Check(OK, "python", f"{version} ({sys.executable})")
+
+
+def check_platform() -> Check:
+    """Supported operating system and processor (pp_demo.workshop.machine)."""
+    return Check(*machine.platform_support())
+
+
+def check_torch_build() -> Check | None:
+    """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
+    found = machine.installed_torch_build_check()
+    return Check(*found) if found else None
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
@@ -87,21 +104,12 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
-    if name == "torch" and sys.platform == "linux" and _cuda_build(found):
-        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see docs/troubleshooting.md"
-        return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
     why = (
         "the reproduction's stored outputs assume it" if name == "transformers" else "other versions are untested here"
     )
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
-
-
-def _cuda_build(version: str) -> bool:
-    """PyPI's Linux torch is the CUDA build (it requires nvidia-* wheels); other indexes mark it +cuNNN."""
-    requires = importlib.metadata.requires("torch") or []
-    return "+cu" in version or any(r.startswith("nvidia-") and "extra ==" not in r for r in requires)
 
 
 def check_colossalai() -> Check:
@@ -294,8 +302,10 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     pins and the notebooks' folder are read from ``checkout`` where it has them."""
     pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
     notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
-    checks = [check_python(), *(check_package(name, pins) for name in REQUIRED)]
-    torch_ok = checks[1].status != FAIL
+    checks = [check_python(), check_platform(), *(check_package(name, pins) for name in REQUIRED)]
+    torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
+    build = check_torch_build()
+    checks += [build] if build else []
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_temp_dir()]

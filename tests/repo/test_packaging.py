@@ -5,11 +5,7 @@ Only files are read: nothing is installed or downloaded.
 
 import pathlib
 import re
-
-try:
-    import tomllib
-except ImportError:  # Python 3.10
-    import tomli as tomllib
+import tomllib
 
 import pytest
 import yaml
@@ -21,7 +17,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "constraints"
 # The two legs: the top-level pins each lock is resolved under.
 LEGS = {"pinned.lock.txt": "pinned.txt", "transformers5.lock.txt": "transformers5.txt"}
-# What the locks are resolved for (their header says so): markers are judged there.
+# What contributors add (`make setup-dev`), resolved under the attendee lock.
+DEV = "dev.lock.txt"
+ATTENDEE_EXTRAS = ["workbook", "onnx", "colossalai"]
+# The platform CI runs on: the transformers 5 lock is resolved for it alone; the universal locks'
+# markers are judged there too.
 LOCK_PLATFORM = {
     "python_version": "3.11",
     "python_full_version": "3.11.0",
@@ -47,10 +47,10 @@ def _requirements(extras):
 
 
 def _pins(lines):
-    """name -> version of every `name==version` line (comments and options skipped)."""
+    """name -> version of every `name==version` line (comments, markers and options skipped)."""
     pins = {}
     for line in lines:
-        line = line.split("#")[0].strip()
+        line = line.split("#")[0].split(";")[0].strip()
         if line and "==" in line and not line.startswith("-"):
             name, version = line.split("==")
             pins[canonicalize_name(name)] = version.strip()
@@ -79,7 +79,7 @@ def _public(version):
     return Version(version).public
 
 
-@pytest.mark.parametrize("lock", LEGS)
+@pytest.mark.parametrize("lock", [*LEGS, DEV])
 def test_every_requirement_is_locked_inside_its_range(lock):
     pins = _file_pins(lock)
     for req in _requirements(_lock_extras(lock)):
@@ -90,8 +90,16 @@ def test_every_requirement_is_locked_inside_its_range(lock):
         )
 
 
-def test_the_reproduction_lock_holds_every_extra():
-    assert sorted(_lock_extras("pinned.lock.txt")) == sorted(_project()["optional-dependencies"])
+def test_the_attendee_and_dev_locks_hold_every_extra_between_them():
+    assert _lock_extras("pinned.lock.txt") == ATTENDEE_EXTRAS
+    assert sorted(_lock_extras("pinned.lock.txt") + _lock_extras(DEV)) == sorted(_project()["optional-dependencies"])
+
+
+def test_the_dev_lock_agrees_with_the_attendee_lock_where_both_pin():
+    attendee, dev = _file_pins("pinned.lock.txt"), _file_pins(DEV)
+    differ = {name: (attendee[name], dev[name]) for name in attendee.keys() & dev.keys() if attendee[name] != dev[name]}
+    assert differ == {}
+    assert {"ruff", "mypy", "pre-commit", "playwright"} <= dev.keys() and not {"ruff", "playwright"} & attendee.keys()
 
 
 @pytest.mark.parametrize("lock", LEGS)
@@ -106,12 +114,30 @@ def test_each_top_level_pin_is_what_its_lock_holds(lock):
         )
 
 
-@pytest.mark.parametrize("lock", LEGS)
+@pytest.mark.parametrize("lock", [*LEGS, DEV])
 def test_the_locks_describe_the_cpu_build_of_torch(lock):
     pins = _file_pins(lock)
     cuda = [n for n in pins if n.startswith("nvidia-") or n == "triton" or n.startswith("cuda-")]
     assert cuda == [], f"{lock} holds CUDA packages: {cuda}"
-    assert Version(pins["torch"]).local == "cpu"
+
+
+@pytest.mark.parametrize("lock", ["pinned.lock.txt", DEV])
+def test_the_universal_locks_pin_torch_by_its_release_which_setup_picks_the_build_of(lock):
+    # the build label differs per platform (+cpu on Linux, none on macOS/Windows): tools/torch_source.py
+    torch = _file_pins(lock)["torch"]
+    assert Version(torch).local is None and torch == _file_pins("pinned.txt")["torch"]
+
+
+def test_the_linux_only_lock_pins_the_cpu_build():
+    assert Version(_file_pins("transformers5.lock.txt")["torch"]).local == "cpu"
+
+
+def test_the_torch_dependencies_the_locks_assume_are_a_cpu_build_s():
+    settings = tomllib.loads((CONSTRAINTS / "uv-lock.toml").read_text())
+    (torch,) = [m for m in settings["dependency-metadata"] if m["name"] == "torch"]
+    assert torch["version"] == _file_pins("pinned.txt")["torch"]
+    names = {canonicalize_name(Requirement(r).name) for r in torch["requires-dist"]}
+    assert names and not any(n.startswith(("nvidia-", "cuda-")) or n == "triton" for n in names)
 
 
 def test_environment_pins_equal_the_lock():
@@ -126,8 +152,8 @@ def test_environment_pins_equal_the_lock():
         )
 
 
-def test_environment_lists_every_top_level_package():
-    top_level = {canonicalize_name(r.name) for r in _requirements(_project()["optional-dependencies"])}
+def test_environment_lists_every_top_level_package_an_attendee_needs():
+    top_level = {canonicalize_name(r.name) for r in _requirements(ATTENDEE_EXTRAS)}
     top_level |= set(_file_pins("pinned.txt")) - {"colossalai"}
     missing = sorted(top_level - set(_environment_pins()))
     assert missing == [], f"environment.yml lacks {missing}"
@@ -149,9 +175,30 @@ def test_the_core_needs_only_torch_transformers_and_matplotlib():
     assert sorted(Requirement(r).name for r in _project()["dependencies"]) == ["matplotlib", "torch", "transformers"]
 
 
-@pytest.mark.parametrize("lock", LEGS)
-def test_the_locks_and_environment_yml_are_for_one_python(lock):
-    header = re.search(r"for CPython (\d+\.\d+) on Linux", (CONSTRAINTS / lock).read_text())
+def _python_range(text):
+    """(lowest, highest) minor version a sentence like "CPython 3.11-3.13" or "CPython 3.11" names."""
+    match = re.search(r"CPython (3\.\d+)(?:-(3\.\d+))? on Linux", text)
+    assert match, "no 'CPython 3.x[-3.y] on Linux' in the lock header"
+    return match.group(1), match.group(2) or match.group(1)
+
+
+def test_one_python_range_in_the_lock_pyproject_environment_yml_doctor_and_setup():
+    """Python 3.10 is not supported (contourpy 1.3.3 and torch's lock need 3.11): all say 3.11-3.13."""
+    from pp_demo.workshop import doctor
+
+    lowest, highest = _python_range((CONSTRAINTS / "pinned.lock.txt").read_text())
+    assert (lowest, highest) == ("3.11", "3.13")
+    assert _project()["requires-python"] == f">={lowest}"
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     (python,) = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python=")]
-    assert header and header.group(1) == python.split("=")[1] == LOCK_PLATFORM["python_version"]
+    assert lowest <= python.split("=")[1] <= highest
+    assert doctor.check_python((3, 10, 14)).status == doctor.FAIL
+    assert doctor.check_python((3, 11, 0)).status == doctor.check_python((3, 13, 9)).status == doctor.OK
+    assert doctor.check_python((3, 14, 0)).status == doctor.WARN
+
+
+def test_the_linux_lock_and_environment_yml_are_for_one_python():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    (python,) = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python=")]
+    lock5 = _python_range((CONSTRAINTS / "transformers5.lock.txt").read_text())
+    assert lock5 == (python.split("=")[1],) * 2 == (LOCK_PLATFORM["python_version"],) * 2

@@ -1,0 +1,108 @@
+"""What this machine is, for doctor: is the platform supported, which torch build, is a GPU there.
+
+The workbook is locked for CPython 3.11-3.13 on Linux x86_64/aarch64 (glibc 2.28+), macOS arm64
+(14+) and Windows x86_64 (docs/install.md). torch 2.13.0 has wheels for exactly those; Intel
+macOS has none (nor has bitsandbytes, which ColossalAI's import chain needs). Each function
+returns ``(status, name, detail)`` in doctor's words; standard library only, and torch is never
+imported: its build is read from its package metadata, so a broken torch cannot hang doctor.
+"""
+
+import importlib.metadata
+import platform as platform_module
+import re
+import shutil
+import subprocess
+import sys
+
+OK, WARN, FAIL = "ok", "WARN", "FAIL"
+GPU_FIX = "rm -f .venv/.installed && make setup TORCH=cu128"
+CPU_FIX = "rm -rf .venv && make setup"
+SITE = "`make site` shows every notebook with its stored outputs, read-only"
+
+
+def platform_support(
+    system: str = sys.platform,
+    machine: str = platform_module.machine(),
+    mac_version: str = platform_module.mac_ver()[0],
+    libc: tuple[str, str] = platform_module.libc_ver(),
+) -> tuple[str, str, str]:
+    """Whether the lock and torch's wheels cover this operating system and processor."""
+    name = "platform"
+    arch = machine.lower()
+    if system == "linux" and arch in ("x86_64", "aarch64", "arm64"):
+        glibc = libc[1] if libc[0] == "glibc" else ""
+        if glibc and tuple(int(p) for p in glibc.split(".")[:2]) < (2, 28):
+            return FAIL, name, f"Linux {arch} with glibc {glibc}: torch's wheels need glibc 2.28 or newer; {SITE}"
+        return OK, name, f"Linux {arch}: supported"
+    if system == "darwin" and arch == "arm64":
+        major = int(mac_version.split(".")[0]) if mac_version else 0
+        if major and major < 14:
+            return FAIL, name, f"macOS {mac_version}: torch 2.13's wheels need macOS 14 or newer; {SITE}"
+        return OK, name, f"macOS {mac_version or '?'} on Apple silicon: supported"
+    if system == "darwin":
+        return (
+            FAIL,
+            name,
+            f"Intel macOS is not supported: torch 2.13 has no wheel for it, and ColossalAI is unavailable "
+            f"there (bitsandbytes has none either); {SITE}",
+        )
+    if system == "win32" and arch in ("amd64", "x86_64"):
+        return OK, name, "Windows x86_64: supported"
+    return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
+
+
+def visible_gpu() -> str | None:
+    """The first GPU ``nvidia-smi -L`` lists, or None where there is no NVIDIA driver."""
+    command = shutil.which("nvidia-smi")
+    if command is None:
+        return None
+    try:
+        done = subprocess.run([command, "-L"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("GPU ")]
+    return re.sub(r"\s*\(UUID:.*\)$", "", lines[0]) if done.returncode == 0 and lines else None
+
+
+def torch_build(version: str, requires: list[str], system: str | None = None) -> str:
+    """``CPU``, ``CUDA 12.8`` or ``MPS`` (with CPU): from the version's label or its requirements."""
+    system = system or sys.platform
+    label = version.partition("+")[2]
+    if label.startswith("cu"):
+        digits = label[2:]
+        return f"CUDA {digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else "CUDA"
+    runtime = [r for r in requires if r.startswith("nvidia-cuda-runtime") and "extra ==" not in r]
+    if runtime:  # PyPI's Linux torch: the CUDA build, its CUDA version in the runtime's pin
+        match = re.search(r"==\s*(\d+)\.(\d+)", runtime[0])
+        return f"CUDA {match[1]}.{match[2]}" if match else "CUDA"
+    if any(r.startswith("nvidia-") and "extra ==" not in r for r in requires):
+        return "CUDA"
+    return "MPS (and CPU)" if system == "darwin" else "CPU"
+
+
+def torch_build_check(
+    version: str, requires: list[str], gpu: str | None, system: str | None = None
+) -> tuple[str, str, str]:
+    """The torch build against the machine: a GPU left unused, or CUDA wheels with no GPU, is a WARN."""
+    system = system or sys.platform
+    name, build = "torch build", torch_build(version, requires, system)
+    if system == "darwin":
+        return (
+            WARN,
+            name,
+            f"{version}, {build}: the workbook runs on the CPU on macOS (MPS is not a pipeline backend here)",
+        )
+    if build == "CPU" and gpu:
+        return WARN, name, f"{version}, CPU build, but a GPU is visible ({gpu}): for the GPU runs, `{GPU_FIX}`"
+    if build.startswith("CUDA") and not gpu:
+        return WARN, name, f"{version}, {build} build, but no GPU is visible: gigabytes unused; `{CPU_FIX}`"
+    return OK, name, f"{version}, {build} build" + (f", {gpu}" if gpu else "")
+
+
+def installed_torch_build_check() -> tuple[str, str, str] | None:
+    """The check for the torch installed here; None when there is none (the package check says so)."""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return torch_build_check(version, importlib.metadata.requires("torch") or [], visible_gpu())

@@ -1,0 +1,153 @@
+"""tools/torch_source.py and tools/install_env.py: which torch `make setup` installs, from where.
+
+What is expected comes from the issue's rules: on Linux PyTorch's CPU build (``+cpu``), from pip's
+sources or else PyTorch's CPU index, never PyPI's CUDA build in its place; PyPI's build on macOS
+and Windows; ``TORCH=cuNNN`` picks PyTorch's CUDA index; with no source, one line naming the fix.
+"""
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from tools import install_env, torch_source
+from tools.torch_source import NoTorchSource, plan
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+class Asked:
+    """A stand-in for a probe that records what it was asked and answers ``answer``."""
+
+    def __init__(self, answer):
+        self.answer, self.calls = answer, []
+
+    def __call__(self, *question):
+        self.calls.append(question)
+        return self.answer
+
+
+def test_the_lock_pins_one_torch_release_without_a_build_label():
+    assert torch_source.locked_torch(ROOT / "constraints" / "pinned.lock.txt") == "2.13.0"
+
+
+def test_linux_takes_the_cpu_build_from_pip_sources_when_they_have_it_and_probes_nothing_else():
+    pip, index = Asked(True), Asked(True)
+    chosen = plan("linux", "2.13.0", pip_offers=pip, index_offers=index)
+    assert chosen.requirement == "torch==2.13.0+cpu" and chosen.options == []
+    assert pip.calls == [("torch==2.13.0+cpu",)] and index.calls == []
+
+
+def test_linux_falls_back_to_pytorch_cpu_index_asked_once():
+    index = Asked(True)
+    chosen = plan("linux", "2.13.0", pip_offers=Asked(False), index_offers=index)
+    assert chosen.requirement == "torch==2.13.0+cpu"
+    assert chosen.options == ["--extra-index-url", CPU_INDEX]
+    assert index.calls == [(CPU_INDEX, "torch==2.13.0+cpu")]
+
+
+def test_linux_with_no_source_fails_in_one_line_naming_the_three_fixes():
+    index = Asked(False)
+    with pytest.raises(NoTorchSource) as raised:
+        plan("linux", "2.13.0", pip_offers=Asked(False), index_offers=index)
+    message = str(raised.value)
+    assert "\n" not in message and len(index.calls) == 1
+    assert all(word in message for word in ("TORCH_INDEX=", "TORCH_FIND_LINKS=", "TORCH=cu128", "torch==2.13.0+cpu"))
+
+
+def test_a_named_index_or_folder_is_used_as_given_with_the_cpu_label_and_no_probe():
+    pip, index = Asked(True), Asked(True)
+    chosen = plan("linux", "2.13.0", torch_index="http://mirror/cpu", pip_offers=pip, index_offers=index)
+    assert chosen.requirement == "torch==2.13.0+cpu" and chosen.options == ["--extra-index-url", "http://mirror/cpu"]
+    chosen = plan("linux", "2.13.0", find_links="/wheels", pip_offers=pip, index_offers=index)
+    assert chosen.options == ["--find-links", "/wheels"]
+    assert pip.calls == [] and index.calls == []
+
+
+def test_a_wheelhouse_excludes_every_index():
+    chosen = plan("linux", "2.13.0", wheelhouse="/usb/wheelhouse", torch_index="http://mirror/cpu")
+    assert chosen.options == ["--no-index", "--find-links", "/usb/wheelhouse"]
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_macos_and_windows_take_pypi_torch_without_a_label(platform):
+    pip, index = Asked(False), Asked(False)
+    chosen = plan(platform, "2.13.0", pip_offers=pip, index_offers=index)
+    assert chosen.requirement == "torch==2.13.0" and chosen.options == []
+    assert pip.calls == [] and index.calls == []
+
+
+@pytest.mark.parametrize("platform", ["linux", "win32"])
+def test_the_gpu_switch_picks_pytorch_cuda_index_and_the_cuda_pin(platform):
+    chosen = plan(platform, "2.13.0", flavour="cu128", pip_offers=Asked(True), index_offers=Asked(True))
+    assert chosen.requirement == "torch==2.13.0+cu128"
+    assert chosen.options == ["--extra-index-url", "https://download.pytorch.org/whl/cu128"]
+
+
+def test_the_gpu_switch_is_refused_on_macos_and_for_a_made_up_build():
+    with pytest.raises(NoTorchSource, match="macOS has no CUDA build"):
+        plan("darwin", "2.13.0", flavour="cu128")
+    with pytest.raises(NoTorchSource, match="TORCH=gpu is not a build"):
+        plan("linux", "2.13.0", flavour="gpu")
+
+
+def test_uv_gets_the_sources_pip_is_configured_with():
+    settings = {"index-url": "https://mirror/simple", "extra-index-url": "file:///a/simple file:///b/simple"}
+    settings["find-links"] = "/wheels"
+    assert torch_source.uv_sources(settings) == [
+        "--index-url",
+        "https://mirror/simple",
+        "--extra-index-url",
+        "file:///a/simple",
+        "--extra-index-url",
+        "file:///b/simple",
+        "--find-links",
+        "/wheels",
+    ]
+    assert torch_source.uv_sources({}) == []
+
+
+def test_pip_configuration_reads_pip_config_list_with_variables_over_files(tmp_path):
+    config = tmp_path / "pip.conf"
+    config.write_text("[global]\nfind-links = /from/file\nindex-url = https://file/simple\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=str(config), PIP_FIND_LINKS="/from/env")
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nexec env {" ".join(f"{k}={v!r}" for k, v in env.items())} "{sys.executable}" "$@"\n')
+    python.chmod(0o755)
+    settings = torch_source.pip_configuration(str(python))
+    assert settings["find-links"] == "/from/env" and settings["index-url"] == "https://file/simple"
+
+
+@pytest.mark.parametrize(("version", "refused"), [((3, 10, 14), True), ((3, 11, 7), False), ((3, 13, 0), False)])
+def test_setup_refuses_a_python_the_lock_is_not_resolved_for(version, refused):
+    problem = install_env.check_python(version)
+    assert (problem is not None) == refused
+    if refused:
+        assert "3.10.14" in problem and "3.11, 3.12 or 3.13" in problem
+
+
+def _closed_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_setup_with_no_torch_source_stops_within_a_minute_in_one_line(tmp_path):
+    """The real installer, with pip's configuration off and every index on a closed local port."""
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=f"{dead}/simple")
+    command = [sys.executable, "-m", "tools.install_env", "--venv", str(tmp_path / "venv")]
+    command += ["--lock", str(ROOT / "constraints" / "pinned.lock.txt"), "--pytorch-wheels", f"{dead}/whl"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "TORCH_INDEX=" in lines[0] and "TORCH=cu128" in lines[0]
+    installed = list((tmp_path / "venv").glob("lib/python*/site-packages/torch"))
+    assert installed == []

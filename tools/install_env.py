@@ -1,0 +1,165 @@
+"""`make setup`'s installer: a venv holding exactly a lock, torch first and on its own.
+
+    python -m tools.install_env --venv .venv --lock constraints/pinned.lock.txt
+
+1. The Python that runs this must be one the lock is resolved for (3.11-3.13).
+2. The venv is made with it (``python -m venv``), if it is not there yet.
+3. Where torch comes from is decided (tools/torch_source.py) before anything is downloaded, so a
+   laptop with no source of the right build stops within seconds, in one line.
+4. The installer: uv, several times faster than pip, itself installed from pip's sources into a
+   tools venv; pip if uv cannot be had (``--installer pip`` asks for pip). uv reads no pip
+   configuration, so it is given the index and folder options pip would have used.
+5. torch, then the lock (whose ``torch==2.13.0`` the installed build satisfies), then pp_demo
+   itself without dependencies.
+
+Standard library only, and no make: on Windows ``py -3.12 -m tools.install_env ...`` (from the checkout) is the setup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tools import torch_source
+
+SUPPORTED_PYTHONS = ((3, 11), (3, 12), (3, 13))
+UV_VERSION = "0.13.9"
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def say(line: str) -> None:
+    print(f"setup: {line}", flush=True)
+
+
+def run(command: list[str], env: dict[str, str] | None = None) -> None:
+    """Run one install step; on failure stop with its exit status (its own message is above)."""
+    done = subprocess.run(command, env=env)
+    if done.returncode != 0:
+        raise SystemExit(done.returncode)
+
+
+def check_python(version: tuple[int, ...] = tuple(sys.version_info[:3])) -> str | None:
+    """A line saying why this Python cannot make the venv, or None if it can."""
+    if tuple(version[:2]) in SUPPORTED_PYTHONS:
+        return None
+    shown = ".".join(map(str, version))
+    return (
+        f"Python {shown} is not one the lock is resolved for (3.11, 3.12 or 3.13): "
+        f"run `make setup PYTHON=python3.12` (any of them) or install one"
+    )
+
+
+class Installer:
+    """pip (the venv's own) or uv. ``sources``: the folders or wheelhouse named on the command
+    line, for both; ``pip_config``: the indexes and folders pip is configured with, for uv only
+    (pip reads them itself)."""
+
+    def __init__(self, python: Path, uv: Path | None, sources: list[str], pip_config: list[str]) -> None:
+        self.python, self.uv, self.sources, self.pip_config = python, uv, sources, pip_config
+
+    @property
+    def name(self) -> str:
+        return "uv" if self.uv else "pip"
+
+    def install(self, arguments: list[str]) -> None:
+        if self.uv is None:
+            run([str(self.python), "-m", "pip", "install", "-q", *self.sources, *arguments])
+            return
+        env = dict(os.environ)
+        settings = torch_source.pip_configuration(str(self.python))
+        if settings.get("cert") and "SSL_CERT_FILE" not in env:
+            env["SSL_CERT_FILE"] = settings["cert"]  # pip's certificate bundle, for uv too
+        # pip merges all its indexes and takes the best version anywhere: unsafe-best-match is that.
+        options = [*self.pip_config, *self.sources, "--index-strategy", "unsafe-best-match"]
+        run([str(self.uv), "pip", "install", "-q", "--python", str(self.python), *options, *arguments], env=env)
+
+
+def get_uv(tools: Path, wanted: str) -> Path | None:
+    """uv from pip's sources into the tools venv; None (with a line saying so) if that fails."""
+    uv = tools / ("Scripts/uv.exe" if os.name == "nt" else "bin/uv")
+    if uv.exists():
+        return uv
+    say(f"installing uv {UV_VERSION} into {tools.as_posix()} (once)")
+    made = subprocess.run([sys.executable, "-m", "venv", str(tools)]).returncode == 0
+    pip = [str(venv_python(tools)), "-m", "pip", "install", "-q", f"uv=={UV_VERSION}"]
+    if made and subprocess.run(pip).returncode == 0 and uv.exists():
+        return uv
+    message = f"uv {UV_VERSION} could not be installed"
+    if wanted == "uv":
+        raise SystemExit(f"setup: {message}; `make setup INSTALLER=pip` installs with pip")
+    say(f"{message}: installing with pip instead (slower)")
+    return None
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Make a venv holding exactly the lock (see the module doc).")
+    parser.add_argument("--venv", type=Path, default=Path(".venv"))
+    parser.add_argument("--lock", type=Path, action="append", required=True, help="a lock to install (repeatable)")
+    parser.add_argument("--installer", choices=("auto", "uv", "pip"), default="auto")
+    parser.add_argument("--tools", type=Path, default=Path(".venv-tools"), help="the venv uv is installed into")
+    parser.add_argument("--torch", default="cpu", help="cpu (the default) or a CUDA build such as cu128")
+    parser.add_argument("--torch-index", default="")
+    parser.add_argument("--torch-find-links", default="")
+    parser.add_argument("--wheelhouse", default="")
+    parser.add_argument("--pytorch-wheels", default=torch_source.PYTORCH_WHEELS, help="where PyTorch's indexes are")
+    parser.add_argument("--no-torch", action="store_true", help="torch is in the venv already (a second lock)")
+    parser.add_argument("--no-project", action="store_true", help="do not install pp_demo itself")
+    return parser.parse_args(argv)
+
+
+def torch_plan(args: argparse.Namespace, python: Path) -> torch_source.TorchPlan:
+    version = torch_source.locked_torch(args.lock[0])
+    return torch_source.plan(
+        sys.platform,
+        version,
+        flavour=args.torch,
+        torch_index=args.torch_index,
+        find_links=args.torch_find_links,
+        wheelhouse=args.wheelhouse,
+        pip_offers=lambda requirement: torch_source.pip_offers(str(python), requirement),
+        index_offers=torch_source.index_offers,
+        pytorch_wheels=args.pytorch_wheels.rstrip("/"),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    problem = check_python()
+    if problem:
+        print(f"setup: {problem}", file=sys.stderr)
+        return 1
+    python = venv_python(args.venv)
+    if not python.exists():
+        run([sys.executable, "-m", "venv", str(args.venv)])
+    plan = None
+    if not args.no_torch:
+        try:
+            plan = torch_plan(args, python)
+        except torch_source.NoTorchSource as error:
+            print(f"setup: {error}", file=sys.stderr)
+            return 1
+    uv = None if args.installer == "pip" else get_uv(args.tools, args.installer)
+    sources = torch_source.named_sources("", args.torch_find_links, args.wheelhouse)
+    pip_config = [] if args.wheelhouse else torch_source.uv_sources(torch_source.pip_configuration(str(python)))
+    installer = Installer(python, uv, sources, pip_config)
+    if installer.name == "pip" and not args.wheelhouse:
+        installer.install(["--upgrade", "pip"])
+    if plan is not None:
+        say(f"{plan.requirement} from {plan.source}, with {installer.name}")
+        installer.install([*plan.options, plan.requirement])
+    for lock in args.lock:
+        say(f"{lock.as_posix()}, with {installer.name}")
+        installer.install(["-r", str(lock)])
+    if not args.no_project:
+        installer.install(["--no-deps", "--no-build-isolation", "-e", "."])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
