@@ -125,7 +125,7 @@ def _consistent_rules(cases: list[CaseCheck], pad_token_id: int | None) -> list[
     consistent = []
     for name in _PADDED_RULES if pad_token_id is not None else _MASK_RULES:
         ok = True
-        for case in cases:
+        for case in (c for c in cases if c.failure is None):
             positions = (
                 pooled_positions(
                     name, input_ids=case.input_ids, pad_token_id=pad_token_id, attention_mask=case.attention_mask
@@ -225,11 +225,13 @@ def check_forward(
         if ranks is not None and case.failure is not None:
             break
     not_run = [b.name for b in batches[len(checked) :]]
-    pad = reference_model.config.pad_token_id
-    report = Report(
-        checked, atol, _consistent_rules(checked, pad), FORWARD if pad is not None else TRUE_LAST, notes, not_run
-    )
-    return report if ranks is None else ranks.from_last(report if judging else None)  # type: ignore[no-any-return]
+    report = _report(checked, atol, reference_model.config.pad_token_id, notes, not_run) if judging else None
+    return report if ranks is None else ranks.from_last(report)  # type: ignore[no-any-return]
+
+
+def _report(checked: list[CaseCheck], atol: float, pad: int | None, notes: list[str], not_run: list[str]) -> Report:
+    reference = FORWARD if pad is not None else TRUE_LAST
+    return Report(checked, atol, _consistent_rules(checked, pad), reference, notes, not_run)
 
 
 def _run_batch(
@@ -251,8 +253,10 @@ def _run_batch(
         got, failure = as_logits(outcome.value, tuple(ref.logits.shape), torch.device(device))
     if ranks is not None:
         failure = first_failure(ranks.failures(failure))
-    if failure is not None or got is None or ref is None:
-        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure or "returned nothing")
+    if failure is not None:
+        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
+    if got is None or ref is None:  # a rank that does not judge: the last rank's report comes later
+        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [])
     return _judge(batch, ref, got, atol)
 
 
