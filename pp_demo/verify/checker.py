@@ -160,7 +160,8 @@ def _battery(
     fitted, note = fit_lengths(model, lengths)
     config = model.config
     notes = [note] if note else []
-    filler = config.eos_token_id if isinstance(config.eos_token_id, int) else 0
+    eos = config.eos_token_id
+    filler = eos if isinstance(eos, int) and 0 <= eos < config.vocab_size else 0
     batches = battery(
         config.pad_token_id,
         config.vocab_size,

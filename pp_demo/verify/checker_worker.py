@@ -42,11 +42,19 @@ def describe_exception(error: BaseException, callable_: Callable[..., Any] | Non
     else:
         code = getattr(callable_, "__code__", None)
         where = f"{Path(code.co_filename).name}:{code.co_firstlineno}" if code else "?"
+    text = f"{type(error).__name__}: {_first_line(error, 200)}".rstrip(": ") + f" ({where})"
+    cause = error.__cause__
+    while cause is not None and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if cause is not None:  # a framework that wraps the real error (the tracer does)
+        text += f", caused by {type(cause).__name__}: {_first_line(cause, 120)}".rstrip(": ")
+    return text
+
+
+def _first_line(error: BaseException, limit: int) -> str:
     lines = str(error).strip().splitlines()
-    message = lines[0] if lines else ""
-    if len(message) > 200:
-        message = message[:197] + "..."
-    return f"{type(error).__name__}: {message} ({where})" if message else f"{type(error).__name__} ({where})"
+    line = lines[0] if lines else ""
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 def call_in_worker(
