@@ -25,6 +25,7 @@ batch with zero rows and returns them (a 7-row batch on 2 processes fails with
 ``shape '[4, -1]' is invalid``).
 """
 
+import os
 import tempfile
 from typing import Any
 
@@ -39,7 +40,7 @@ __all__ = ["pippy_forward", "carried_ids_pippy"]
 def _ensure_group() -> None:
     """A pipeline stage needs a process group: torchrun's, or a one-process one here."""
     if not dist.is_initialized():
-        path = tempfile.NamedTemporaryFile(prefix="pippy_", delete=False).name
+        path = os.path.join(tempfile.mkdtemp(prefix="pippy_"), "store")
         dist.init_process_group("gloo", init_method=f"file://{path}", rank=0, world_size=1)
 
 
