@@ -215,6 +215,10 @@ def check_forward(
     judging = ranks is None or ranks.is_last
     references = [_reference(reference_model, b, device) for b in batches] if judging else []
     extras = _extras(forward, model_path, micro_batches)
+    if progress is not None and judging:
+        progress(
+            f"checking {len(batches)} batch{'es' if len(batches) != 1 else ''} against {report_reference(reference_model)}"
+        )
     checked: list[CaseCheck] = []
     for i, batch in enumerate(batches):
         case = _run_batch(
@@ -228,6 +232,10 @@ def check_forward(
     not_run = [b.name for b in batches[len(checked) :]]
     report = _report(checked, atol, reference_model.config.pad_token_id, notes, not_run) if judging else None
     return report if ranks is None else ranks.from_last(report)  # type: ignore[no-any-return]
+
+
+def report_reference(model: Any) -> str:
+    return "model.forward" if model.config.pad_token_id is not None else "the true last real token (no pad id)"
 
 
 def _report(checked: list[CaseCheck], atol: float, pad: int | None, notes: list[str], not_run: list[str]) -> Report:

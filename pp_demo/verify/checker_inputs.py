@@ -178,7 +178,7 @@ def load_model(family: str | None = None, model_path: str | None = None, attn_im
         from pp_demo.pipeline.families import build_model
 
         return build_model(family, attn_implementation=attn_implementation)
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoConfig, AutoModelForSequenceClassification
 
     path = Path(str(model_path))
     if not path.is_dir():  # transformers would read it as a Hub repo id and say so
@@ -190,6 +190,12 @@ def load_model(family: str | None = None, model_path: str | None = None, attn_im
         )
     kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
     try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        pad, vocab = getattr(config, "pad_token_id", None), getattr(config, "vocab_size", None)
+        if pad is not None and vocab is not None and not 0 <= pad < vocab:  # the embedding would assert
+            raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
         return AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True, **kwargs)
-    except (OSError, ValueError, KeyError) as error:  # no weights, an unknown model type, ...
-        raise BadInput(f"--model-path {model_path}: cannot load it ({str(error).splitlines()[0]})") from error
+    except BadInput as error:
+        raise BadInput(f"--model-path {model_path}: {error}") from None
+    except Exception as error:  # no weights, an unknown model type, a head of another shape, ...
+        raise BadInput(f"--model-path {model_path}: cannot load it ({_one_line(error)})") from error
