@@ -87,7 +87,10 @@ def test_ctrl_c_prints_one_line_and_exits_130():
     "source, expected",
     [
         ("def forward(model, ids, mask)\n    return ids\n", "raised SyntaxError: expected ':' (broken_module.py:1)"),
-        ("raise ImportError('a dependency is missing')\n", "raised ImportError: a dependency is missing (broken_module.py:1)"),
+        (
+            "raise ImportError('a dependency is missing')\n",
+            "raised ImportError: a dependency is missing (broken_module.py:1)",
+        ),
     ],
 )
 def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path, monkeypatch, source, expected):
