@@ -216,9 +216,8 @@ def check_forward(
     references = [_reference(reference_model, b, device) for b in batches] if judging else []
     extras = _extras(forward, model_path, micro_batches)
     if progress is not None and judging:
-        progress(
-            f"checking {len(batches)} batch{'es' if len(batches) != 1 else ''} against {report_reference(reference_model)}"
-        )
+        plural = "es" if len(batches) != 1 else ""
+        progress(f"checking {len(batches)} batch{plural} against {report_reference(reference_model)}")
     checked: list[CaseCheck] = []
     for i, batch in enumerate(batches):
         case = _run_batch(
@@ -231,7 +230,10 @@ def check_forward(
             break
     not_run = [b.name for b in batches[len(checked) :]]
     report = _report(checked, atol, reference_model.config.pad_token_id, notes, not_run) if judging else None
-    return report if ranks is None else ranks.from_last(report)  # type: ignore[no-any-return]
+    if ranks is not None:  # every rank returns the last rank's report
+        report = ranks.from_last(report)
+    assert report is not None
+    return report
 
 
 def report_reference(model: Any) -> str:

@@ -108,7 +108,8 @@ def check_model(model: Any) -> None:
             f"{name} has no .score head (the checker scores every position with it, as decoder "
             "classifiers do); encoder classifiers such as BERT pool their first token and are out of scope"
         )
-    pad, vocab = model.config.pad_token_id, model.config.vocab_size
+    config: Any = model.config
+    pad, vocab = config.pad_token_id, config.vocab_size
     if pad is not None and not 0 <= pad < vocab:
         raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
 

@@ -64,8 +64,7 @@ def first_failure(failures: list[str | None]) -> str | None:
     """The failure to report: a rank that raised explains a peer that only waited for it."""
     raised = [(rank, line) for rank, line in enumerate(failures) if line is not None and not line.startswith("did not")]
     waited = [(rank, line) for rank, line in enumerate(failures) if line is not None]
-    chosen = (raised or waited or [None])[0]
-    if chosen is None:
+    if not waited:
         return None
-    rank, line = chosen
+    rank, line = (raised or waited)[0]
     return f"{line} on rank {rank} of {len(failures)}"

@@ -7,8 +7,8 @@ score head's weight doubles every logit.
 """
 
 import torch
-
 from checker_callables import correct, scales_the_score, zeroes_the_mask
+
 from pp_demo.pipeline.families import build_model
 from pp_demo.verify.checker import check_forward
 
