@@ -48,9 +48,13 @@ def pippy_forward(
     model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, micro_batches: int = 1, carry: bool = False
 ) -> torch.Tensor | None:
     """``prepare_pippy`` on one stage per process; the logits on the last rank, ``None`` elsewhere."""
+    from accelerate import PartialState
     from accelerate.inference import prepare_pippy
 
     _ensure_group()
+    # on CPU, accelerate sees torchrun's ranks only when told it runs on the CPU; else it
+    # counts one process and every rank runs the whole schedule (its state is shared, first call wins)
+    PartialState(cpu=not torch.cuda.is_available())
     stages, rows = dist.get_world_size(), input_ids.shape[0] // micro_batches
     pipelined = prepare_pippy(
         Classifier(model, carry),

@@ -26,7 +26,7 @@ import torch
 
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.rules import FIX, RULES, pooled_positions
-from pp_demo.verify.checker_batches import battery
+from pp_demo.verify.checker_batches import battery, default_batch_sizes
 from pp_demo.verify.checker_inputs import (
     as_callable,
     as_dtype,
@@ -188,7 +188,7 @@ def check_forward(
     atol: float | None = None,
     seed: int = 0,
     lengths: Sequence[int] = (5, 9, 16),
-    batch_sizes: Sequence[int] = (2, 4, 7),
+    batch_sizes: Sequence[int] | None = None,
     cases: Sequence[str] | None = None,
     micro_batches: int = 1,
     timeout_s: float | None = 120.0,
@@ -204,7 +204,8 @@ def check_forward(
     device = check_device(device)
     check_atol(atol)
     check_seed(seed)
-    check_sizes(lengths, batch_sizes, micro_batches)
+    check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
+    batch_sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
     check_attention(attn_implementation)
     forward = as_callable(forward)
     check_model(model)

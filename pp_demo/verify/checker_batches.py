@@ -21,7 +21,7 @@ from pp_demo.errors import BadInput
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.cases import CASES
 
-__all__ = ["NAMED", "named_batches", "random_row", "random_batches", "battery", "named_length"]
+__all__ = ["NAMED", "default_batch_sizes", "named_batches", "random_row", "random_batches", "battery", "named_length"]
 
 NAMED = {
     "left": ["left"],
@@ -33,6 +33,11 @@ NAMED = {
     "all_pad": ["all_pad"],
 }
 RANDOM = "random"  # the name that selects every random batch in ``cases``
+
+
+def default_batch_sizes(micro_batches: int = 1) -> tuple[int, ...]:
+    """2, 4 and 7 rows, each rounded up to a multiple of ``micro_batches``."""
+    return tuple(dict.fromkeys(-(-size // micro_batches) * micro_batches for size in (2, 4, 7)))
 
 
 def named_length() -> int:

@@ -72,13 +72,6 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     )
 
 
-def _batch_sizes(args: argparse.Namespace) -> list[int]:
-    if args.batch_sizes is not None:
-        return list(args.batch_sizes)
-    m = max(args.micro_batches, 1)
-    return list(dict.fromkeys(-(-size // m) * m for size in (2, 4, 7)))
-
-
 def _speaks() -> bool:
     """Outside torchrun, or its last rank."""
     from pp_demo.pipeline.launch import launched_by_torchrun
@@ -120,7 +113,7 @@ def _check(args: argparse.Namespace, speaks: bool) -> int:
         atol=args.atol,
         seed=args.seed,
         lengths=args.lengths,
-        batch_sizes=_batch_sizes(args),
+        batch_sizes=args.batch_sizes,
         cases=args.cases,
         micro_batches=args.micro_batches,
         timeout_s=args.timeout,
