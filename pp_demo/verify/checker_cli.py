@@ -122,7 +122,10 @@ def _check(args: argparse.Namespace, speaks: bool) -> int:
     )
     if speaks:
         print(report.summary(), flush=True)
-    if launched_by_torchrun() and report.callable_failed:  # a worker may still wait on a peer
+    if launched_by_torchrun():
+        # every rank has the report now; leave without the interpreter's teardown, which can
+        # crash in a process group a callable left busy (and a worker may still wait on a peer)
+        sys.stdout.flush()
         sys.stderr.flush()
         os._exit(report.exit_code)
     return report.exit_code

@@ -83,7 +83,7 @@ def test_the_tracer_on_two_ranks_with_the_ids_carried_passes():
     code, out = torchrun(
         "examples.tracer_frontend:carried_ids_forward", "--micro-batches", "2", "--cases", "left", "right"
     )
-    assert code == 0 and out.startswith("PASS: 2/2 batches")
+    assert code == 0 and out.startswith("PASS: 2/2 batches"), out
 
 
 @pytest.mark.distributed
@@ -92,4 +92,4 @@ def test_accelerate_on_two_ranks_with_the_ids_carried_passes():
     code, out = torchrun(
         "examples.accelerate_pippy:carried_ids_pippy", "--micro-batches", "2", "--cases", "left", "right"
     )
-    assert code == 0 and out.startswith("PASS: 2/2 batches")
+    assert code == 0 and out.startswith("PASS: 2/2 batches"), out
