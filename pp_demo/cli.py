@@ -5,18 +5,13 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pipeline.families import FAMILIES, rules_for
 from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
-from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
-from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS, reproduce_runs, reproduction_line
 from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
-
-REPRO_FAMILIES = ("llama", "qwen2", "opt")
-# The rules that pool padded rows; known_lengths pools packed batches from their lengths
-# (cu_seqlens), which no padded case has, so it is not offered here (notebook 07 shows it).
-PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
 
 
 def _device(text: str) -> str:
@@ -68,7 +63,7 @@ def _rows_text() -> str:
 
 def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     for family in args.family:
-        for rule in dict.fromkeys(args.rule or [FAMILIES[family].colossalai_rule, FIX]):
+        for rule in rules_for(family, args.rule):
             yield family, rule
 
 
@@ -343,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--warmup", type=int, default=1)
     bench.add_argument("--repeats", type=_positive, default=3)
     bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
-    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
+    bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser(
@@ -351,7 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this machine before the workshop (runs without torch)",
         description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.",
     )
-    doctor.set_defaults(run=lambda args: run_doctor([]))
+    doctor.add_argument("--checkout", default=".", help="the workbook's checkout: its pins and notebooks (default: .)")
+    doctor.set_defaults(run=lambda args: run_doctor(["--checkout", args.checkout]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from pp_demo.pipeline.jobs import Batch
-from pp_demo.pooling.rules import FIX, RULES, pooled_positions
+from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
 from pp_demo.verify.checker_batches import battery, default_batch_sizes
 from pp_demo.verify.checker_inputs import (
     as_callable,
@@ -48,8 +48,7 @@ from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled
 
 __all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable", "load_model"]
 
-# The rules a callable is tested against; the packed-batch rule needs lengths, not ids.
-_PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
+# The rules a callable is tested against: all that pool padded rows; without a pad id, those of the mask
 _MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]
 
 
@@ -123,7 +122,7 @@ def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> Cas
 
 def _consistent_rules(cases: list[CaseCheck], pad_token_id: int | None) -> list[str]:
     consistent = []
-    for name in _PADDED_RULES if pad_token_id is not None else _MASK_RULES:
+    for name in PADDED_RULES if pad_token_id is not None else _MASK_RULES:
         ok = True
         for case in (c for c in cases if c.failure is None):
             positions = (
