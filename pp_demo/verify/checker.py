@@ -46,7 +46,7 @@ from pp_demo.verify.checker_worker import as_logits, call_in_worker
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
-__all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable", "load_model"]
+__all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker_report
 
 # The rules a callable is tested against: all that pool padded rows; without a pad id, those of the mask
 _MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]
