@@ -48,7 +48,8 @@ from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled
 
 __all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker_report
 
-# The rules a callable is tested against: all that pool padded rows; without a pad id, those of the mask
+# A callable is tested against every rule that pools padded rows (PADDED_RULES); without a pad id
+# only those that read the mask alone can say where they pool
 _MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]
 
 
