@@ -228,3 +228,25 @@ def test_the_api_refuses_a_non_callable_and_takes_a_module_function_string(llama
         check_forward(llama, 42)
     report = check_forward(llama, "checker_callables:correct", dtype="bf16", cases=["left", "right"])
     assert report.passed and report.exit_code == 0 and report.atol == 5e-2
+
+
+def test_one_progress_line_per_batch_on_stderr_and_the_report_on_stdout(capsys):
+    code, out, err = cli(capsys, "checker_callables:correct", "--cases", "left", "right")
+    assert code == 0 and out.startswith("PASS: 2/2 batches")
+    assert err.splitlines() == [
+        "checking 2 batches against model.forward",
+        "batch 1/2 left (1x6): ok",
+        "batch 2/2 right (1x6): ok",
+    ]
+
+
+def test_micro_batches_make_every_batch_a_multiple_of_m(llama):
+    sizes = []
+
+    def records(model, ids, mask):
+        sizes.append(ids.shape[0])
+        return model(input_ids=ids, attention_mask=mask).logits
+
+    report = check_forward(llama, records, micro_batches=3, lengths=(5,))
+    assert report.passed and sizes and all(size % 3 == 0 for size in sizes)
+    assert sorted(set(sizes[-3:])) == [3, 6, 9]  # the default sizes 2, 4, 7 rounded up to multiples of 3
