@@ -84,16 +84,9 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _run_checker(args: argparse.Namespace) -> int:
-    import torch
+    from pp_demo.verify.checker_cli import run_check
 
-    from pp_demo.verify.checker import check_forward, load_callable, load_model
-
-    forward = load_callable(args.callable)
-    model = load_model(args.family if args.model_path is None else None, args.model_path, args.attn)
-    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
-    report = check_forward(model, forward, dtype=dtype, device=args.device or "cpu")
-    print(report.summary())
-    return 0 if report.passed else 1
+    return run_check(args)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -312,23 +305,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dtype(families)
     families.set_defaults(run=_families)
 
+    from pp_demo.verify.checker_cli import add_check_arguments
+
     check = jobs.add_parser(
         "check",
         help="check your own pooled forward against model.forward on the padding battery",
         description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
         "real eos, all pad, seeded random patterns) through CALLABLE(model, input_ids, "
-        "attention_mask) -> logits and through model.forward; report which batches differ, "
-        "where each row was pooled and which known rule that matches. Exit 1 on a mismatch.",
+        "attention_mask) -> logits; judge every batch against model.forward (the true last "
+        "real token for a model without a pad id); report where each row was pooled and which "
+        "known rule that matches. Exit 0 pass, 1 mismatch, 2 usage error, 3 your callable "
+        "failed (raised, timed out, returned no logits), 130 interrupted.",
     )
-    check.add_argument("callable", help="package.module:function, importable from here")
-    source = check.add_mutually_exclusive_group()
-    source.add_argument(
-        "--family", choices=list(FAMILIES), default="llama", help="a tiny seeded pp_demo model (default: %(default)s)"
-    )
-    source.add_argument("--model-path", default=None, help="a local checkpoint directory (nothing is downloaded)")
-    check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
-    check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
-    check.add_argument("--device", type=_device, default=None, help="cpu (default) or cuda")
+    add_check_arguments(check)
     check.set_defaults(run=_run_checker)
 
     bench = jobs.add_parser(

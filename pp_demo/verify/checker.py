@@ -1,179 +1,131 @@
 """Check any framework's pooled forward against ``model.forward`` on the padding battery.
 
 Give a ``*ForSequenceClassification`` model and a callable
-``forward(model, input_ids, attention_mask) -> logits`` that computes the same logits
-another way (your pipeline's last stage, a reward head, a serving path). For every
-batch of the battery the report says which rows match ``model.forward``, by how much
-they differ, and at which position each row was pooled: found by matching the
-callable's logits against the model's logits at *every* position (the score head over
-all hidden states). From those positions it names the pooling rules the callable is
-consistent with. Two stages are enough to find pooling bugs: pooling happens on the
-last stage only, so more stages change nothing there.
+``forward(model, input_ids, attention_mask) -> logits`` that computes the same logits another
+way (your pipeline's last stage, a reward head, a serving path). For every batch of the battery
+the report says which rows match the reference, by how much they differ, and at which position
+each row was pooled, read back from the logits (``pp_demo.verify.where_pooled``). From those
+positions it names the pooling rules the callable is consistent with. Two stages are enough to
+find pooling bugs: pooling happens on the last stage only, so more stages change nothing there.
+
+The reference is the checker's own: computed for every batch before the callable first runs, on
+a copy of the model the callable never sees. The callable gets a fresh deep copy of the model
+per batch (trace it, wrap it, change it in place) and clones of the ids and mask; the caller's
+model is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in the
+callable's signature receives the checkpoint folder (so each rank can load its own weights) or
+the micro-batch count. Under torchrun see ``pp_demo.verify.checker_ranks``.
 """
 
 import copy
+import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from pp_demo.pipeline.jobs import Batch
-from pp_demo.pooling.rules import FIX, pooled_positions
-from pp_demo.pooling.rules import PADDED_RULES as _PADDED_RULES  # the rules a callable is tested against
-from pp_demo.verify.checker_batches import battery
+from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
+from pp_demo.verify.checker_batches import battery, default_batch_sizes
+from pp_demo.verify.checker_inputs import (
+    as_callable,
+    as_dtype,
+    check_atol,
+    check_attention,
+    check_device,
+    check_model,
+    check_seed,
+    check_sizes,
+    fit_lengths,
+    load_callable,
+    load_model,
+)
+from pp_demo.verify.checker_ranks import Ranks, first_failure, join_ranks
+from pp_demo.verify.checker_report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
+from pp_demo.verify.checker_worker import as_logits, call_in_worker
 from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
-__all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable", "load_model"]
+__all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker_report
+
+# A callable is tested against every rule that pools padded rows (PADDED_RULES); without a pad id
+# only those that read the mask alone can say where they pool
+_MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]
 
 
 @dataclass(frozen=True)
-class RowCheck:
-    matches: bool
-    max_abs_diff: float
-    pooled_at: tuple[int, ...]  # positions whose logits equal the callable's (empty: none)
-    forward_pools: int  # what model.forward pools
-    true_last: int | None  # last real token by the mask (None: no real token)
-    rounded_to: str | None = None  # the callable's coarser dtype, when only its rounding hides pooled_at
+class _Reference:
+    logits: torch.Tensor  # (B, num_labels), float
+    per_position: torch.Tensor  # (B, L, num_labels), float
+    positions: list[int]  # the reference position per row
+    true_last: list[int | None]
+    dtype: torch.dtype  # the reference's logits dtype
 
 
-@dataclass
-class CaseCheck:
-    name: str
-    input_ids: torch.Tensor
-    attention_mask: torch.Tensor
-    rows: list[RowCheck]
-
-    @property
-    def passed(self) -> bool:
-        return all(r.matches for r in self.rows)
-
-
-@dataclass
-class Report:
-    cases: list[CaseCheck]
-    atol: float
-    consistent_rules: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return all(c.passed for c in self.cases)
-
-    def summary(self) -> str:
-        """A few lines a maintainer can read: verdict, failing cases, what the rule looks like."""
-        failing = [c for c in self.cases if not c.passed]
-        lines = [
-            f"{'PASS' if self.passed else 'FAIL'}: {sum(c.passed for c in self.cases)}/{len(self.cases)} "
-            f"batches match model.forward (|diff| <= {self.atol:g})"
-        ]
-        for case in failing:
-            bad = [i for i, r in enumerate(case.rows) if not r.matches]
-            row = case.rows[bad[0]]
-            lines.append(
-                f"  {case.name}: rows {bad} differ; row {bad[0]} "
-                f"{case.input_ids[bad[0]].tolist()} pooled at {_where(row)}, model.forward pools "
-                f"{row.forward_pools}, max |diff| {row.max_abs_diff:.3g}"
-            )
-        rules = ", ".join(self.consistent_rules) or "none of the known rules"
-        lines.append(f"consistent with: {rules}")
-        return "\n".join(lines)
-
-
-def _with_attention(model: Any, attn_implementation: str) -> Any:
-    """A twin of ``model`` (same weights) built with another attention implementation:
-    some families pick their attention class when built, so setting it later is not enough."""
-    config = copy.deepcopy(model.config)
-    config._attn_implementation = attn_implementation
-    twin = type(model)(config)
-    twin.load_state_dict(model.state_dict())
-    return twin
-
-
-def _where(row: RowCheck) -> str:
-    positions = row.pooled_at
-    if not positions:
-        return "no position (the hidden states differ, not just the pooling)"
-    if len(positions) > 3:  # e.g. padding positions that all see the same uniform attention
-        where = f"any of {len(positions)} positions ({positions[0]}..{positions[-1]}), whose logits coincide"
+def _prepared(model: Any, dtype: torch.dtype, device: str, attn_implementation: str | None) -> Any:
+    """A copy of ``model`` on ``device`` and ``dtype``, in eval mode: the caller's stays as it is.
+    Another attention implementation means a twin built from the same weights: some families
+    pick their attention class when built, so setting it later is not enough."""
+    if attn_implementation is None:
+        twin = copy.deepcopy(model)
     else:
-        where = f"position {', '.join(map(str, positions))}"
-    if row.rounded_to is None:
-        return where
-    if row.forward_pools in positions:
-        return f"{where} (the position model.forward pools), only rounded to {row.rounded_to}"
-    return f"{where}, not the position model.forward pools (the logits are also rounded to {row.rounded_to})"
-
-
-def _positions_logits(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The model's score head over every position: ``(B, L, num_labels)``."""
-    out = model.base_model(input_ids=ids, attention_mask=mask, use_cache=False)
-    hidden = out.last_hidden_state if hasattr(out, "last_hidden_state") else out[0]
-    logits: torch.Tensor = model.score(hidden)
-    return logits
-
-
-def _pooled_at(per_position: torch.Tensor, got: torch.Tensor, atol: float) -> torch.Tensor:
-    """``(B, L)``: which positions' logits the callable's logits equal within ``atol``."""
-    return (per_position - got[:, None, :]).abs().amax(-1) <= atol
-
-
-def _pooled_at_rounded(per_position: torch.Tensor, got: torch.Tensor, dtype: torch.dtype, atol: float) -> torch.Tensor:
-    """As ``_pooled_at``, allowing each logit one rounding step of ``dtype`` (its relative
-    eps): where a callable pooled when it returns, say, bf16 logits of an fp32 model."""
-    step = torch.finfo(dtype).eps * per_position.abs() + atol
-    return ((per_position - got[:, None, :]).abs() <= step).all(-1)
+        config = copy.deepcopy(model.config)
+        config._attn_implementation = attn_implementation
+        twin = type(model)(config)
+        twin.load_state_dict(model.state_dict())
+    return twin.to(device=device, dtype=dtype).eval()
 
 
 @torch.no_grad()
-def _check_forward_on_batch(
-    model: Any, forward: Callable[..., torch.Tensor], batch: Batch, atol: float, device: str
-) -> CaseCheck:
-    """One battery batch: the callable's rows against ``model.forward``, and where each pooled."""
+def _reference(model: Any, batch: Batch, device: str) -> _Reference:
     ids, mask = batch.input_ids.to(device), batch.attention_mask.to(device)
-    logits = model(input_ids=ids, attention_mask=mask).logits
-    reference = logits.float()
-    got = forward(model, ids, mask)
-    if got.shape != reference.shape:
-        raise ValueError(
-            f"the callable returned logits of shape {tuple(got.shape)} on batch "
-            f"{batch.name!r}; model.forward returns {tuple(reference.shape)}"
-        )
-    got_dtype = got.dtype
-    coarser = got_dtype.is_floating_point and torch.finfo(got_dtype).eps > torch.finfo(logits.dtype).eps
-    got = got.float()
-    per_position = _positions_logits(model, ids, mask).float()
-    near = _pooled_at(per_position, got, atol)  # (B, L)
-    diff = (got - reference).abs().amax(-1)
-    fix = pooled_positions(FIX, input_ids=ids, pad_token_id=model.config.pad_token_id)
-    true_last = pooled_positions("rightmost_attended", attention_mask=mask)
+    true_last = [
+        int(p) if mask[b].any() else None
+        for b, p in enumerate(pooled_positions("rightmost_attended", attention_mask=mask))
+    ]
+    pad = model.config.pad_token_id
+    if pad is not None:
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        every = per_position_logits(model, ids, mask)
+        positions = pooled_positions(FIX, input_ids=ids, pad_token_id=pad).tolist()
+        return _Reference(logits.float(), every.float(), positions, true_last, logits.dtype)
+    # no pad id: model.forward refuses batches of more rows than one, and pools the last
+    # position of a single row; the reference is the true last real token, row by row
+    every = torch.cat([per_position_logits(model, ids[b : b + 1], mask[b : b + 1]) for b in range(len(ids))])
+    positions = [int(p) for p in true_last if p is not None]
+    logits = every[torch.arange(len(ids)), torch.tensor(positions)]
+    return _Reference(logits.float(), every.float(), positions, true_last, every.dtype)
+
+
+def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> CaseCheck:
+    coarser = torch.finfo(got.dtype).eps > torch.finfo(ref.dtype).eps
+    finite = torch.isfinite(got).all(-1)
+    near = pooled_mask(ref.per_position, got, atol)
+    diff = (got.float() - ref.logits).abs().amax(-1)
     rows = []
-    for b in range(ids.shape[0]):
-        real = bool(mask[b].any())
+    for b in range(len(got)):
         pooled_at, rounded_to = tuple(near[b].nonzero().flatten().tolist()), None
         if not pooled_at and coarser:  # maybe pooled right and only rounded: say which
-            rounded = _pooled_at_rounded(per_position[b : b + 1], got[b : b + 1], got_dtype, atol)[0]
+            rounded = pooled_mask_rounded(ref.per_position[b : b + 1], got[b : b + 1], got.dtype, atol)[0]
             if rounded.any():
-                pooled_at = tuple(rounded.nonzero().flatten().tolist())
-                rounded_to = str(got_dtype).removeprefix("torch.")
+                pooled_at, rounded_to = (
+                    tuple(rounded.nonzero().flatten().tolist()),
+                    str(got.dtype).removeprefix("torch."),
+                )
+        matches = bool(finite[b]) and bool(diff[b] <= atol)
         rows.append(
             RowCheck(
-                bool(diff[b] <= atol),
-                float(diff[b]),
-                pooled_at,
-                int(fix[b]),
-                int(true_last[b]) if real else None,
-                rounded_to,
+                matches, float(diff[b]), pooled_at, ref.positions[b], ref.true_last[b], rounded_to, not bool(finite[b])
             )
         )
     return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
 
 
-def _consistent_rules(cases: list["CaseCheck"], pad_token_id: int) -> list[str]:
+def _consistent_rules(cases: list[CaseCheck], pad_token_id: int | None) -> list[str]:
     consistent = []
-    for name in _PADDED_RULES:
+    for name in PADDED_RULES if pad_token_id is not None else _MASK_RULES:
         ok = True
-        for case in cases:
+        for case in (c for c in cases if c.failure is None):
             positions = (
                 pooled_positions(
                     name, input_ids=case.input_ids, pad_token_id=pad_token_id, attention_mask=case.attention_mask
@@ -186,81 +138,143 @@ def _consistent_rules(cases: list["CaseCheck"], pad_token_id: int) -> list[str]:
     return consistent
 
 
+def _extras(forward: Callable[..., Any], model_path: str | None, micro_batches: int) -> dict[str, Any]:
+    """The keywords the callable's signature asks for (``model_path``, ``micro_batches``)."""
+    try:
+        parameters = inspect.signature(forward).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: positional arguments only
+        return {}
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    offered = {"model_path": model_path, "micro_batches": micro_batches}
+    return {key: value for key, value in offered.items() if value is not None and (takes_any or key in parameters)}
+
+
+def _battery(
+    model: Any,
+    seed: int,
+    lengths: Sequence[int],
+    batch_sizes: Sequence[int],
+    cases: Sequence[str] | None,
+    micro_batches: int,
+) -> tuple[list[Batch], list[str]]:
+    fitted, note = fit_lengths(model, lengths)
+    config = model.config
+    notes = [note] if note else []
+    eos = config.eos_token_id
+    filler = eos if isinstance(eos, int) and 0 <= eos < config.vocab_size else 0
+    batches = battery(
+        config.pad_token_id,
+        config.vocab_size,
+        seed,
+        fitted,
+        batch_sizes,
+        cases=cases,
+        micro_batches=micro_batches,
+        filler=filler,
+    )
+    if config.pad_token_id is None:
+        notes.append(f"no pad id: masked positions hold id {filler}; the all_pad case (no real token) is left out")
+        batches = [b for b in batches if b.attention_mask.any(-1).all()]
+    return batches, notes
+
+
 def check_forward(
     model: Any,
-    forward: Callable[..., torch.Tensor],
+    forward: "Callable[..., Any] | str",
     *,
-    dtype: torch.dtype = torch.float32,
+    dtype: "torch.dtype | str" = torch.float32,
     attn_implementation: str | None = None,
     device: str = "cpu",
     atol: float | None = None,
     seed: int = 0,
     lengths: Sequence[int] = (5, 9, 16),
-    batch_sizes: Sequence[int] = (2, 4, 7),
-) -> "Report":
-    """Run the battery; returns a ``Report``. The model is moved to ``device`` and ``dtype``
-    and put in eval mode; ``attn_implementation`` (``"eager"``, ``"sdpa"``) is set on it
-    for the check when given."""
-    if attn_implementation is not None:
-        model = _with_attention(model, attn_implementation)
-    model = model.to(device=device, dtype=dtype).eval()
-    atol = tolerance(device, dtype) if atol is None else atol
-    pad, vocab = model.config.pad_token_id, model.config.vocab_size
-    cases = [
-        _check_forward_on_batch(model, forward, batch, atol, device)
-        for batch in battery(pad, vocab, seed, lengths, batch_sizes)
-    ]
-    return Report(cases, atol, _consistent_rules(cases, pad))
+    batch_sizes: Sequence[int] | None = None,
+    cases: Sequence[str] | None = None,
+    micro_batches: int = 1,
+    timeout_s: float | None = 120.0,
+    model_path: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Run the battery through ``forward`` and judge every batch; returns a ``Report``.
+
+    Raises ``pp_demo.errors.BadInput`` (one line) for an input the checker cannot work with;
+    whatever the callable does (raise, hang past ``timeout_s``, return something else) is a
+    verdict in the report instead. ``progress`` receives one line per batch."""
+    dtype = as_dtype(dtype)
+    device = check_device(device)
+    check_atol(atol)
+    check_seed(seed)
+    check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
+    batch_sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
+    check_attention(attn_implementation)
+    forward = as_callable(forward)
+    check_model(model)
+    reference_model = _prepared(model, dtype, device, attn_implementation)
+    batches, notes = _battery(reference_model, seed, lengths, batch_sizes, cases, micro_batches)
+    atol = tolerance(device, dtype) if atol is None else float(atol)
+    ranks = join_ranks(device, timeout_s or 600.0)
+    judging = ranks is None or ranks.is_last
+    references = [_reference(reference_model, b, device) for b in batches] if judging else []
+    extras = _extras(forward, model_path, micro_batches)
+    if progress is not None and judging:
+        plural = "es" if len(batches) != 1 else ""
+        progress(f"checking {len(batches)} batch{plural} against {report_reference(reference_model)}")
+    checked: list[CaseCheck] = []
+    for i, batch in enumerate(batches):
+        case = _run_batch(
+            forward, reference_model, batch, references[i] if judging else None, extras, atol, timeout_s, device, ranks
+        )
+        checked.append(case)
+        if progress is not None and judging:
+            progress(f"batch {i + 1}/{len(batches)} {batch.name} ({case.shape}): {case.status()}")
+        if ranks is not None and case.failure is not None:
+            break
+    not_run = [b.name for b in batches[len(checked) :]]
+    report = _report(checked, atol, reference_model.config.pad_token_id, notes, not_run) if judging else None
+    if ranks is not None:  # every rank returns the last rank's report
+        report = ranks.from_last(report)
+    assert report is not None
+    return report
 
 
-def assert_matches_forward(model: Any, forward: Callable[..., torch.Tensor], **options: Any) -> "Report":
+def report_reference(model: Any) -> str:
+    return "model.forward" if model.config.pad_token_id is not None else "the true last real token (no pad id)"
+
+
+def _report(checked: list[CaseCheck], atol: float, pad: int | None, notes: list[str], not_run: list[str]) -> Report:
+    reference = FORWARD if pad is not None else TRUE_LAST
+    return Report(checked, atol, _consistent_rules(checked, pad), reference, notes, not_run)
+
+
+def _run_batch(
+    forward: Callable[..., Any],
+    reference_model: Any,
+    batch: Batch,
+    ref: _Reference | None,
+    extras: dict[str, Any],
+    atol: float,
+    timeout_s: float | None,
+    device: str,
+    ranks: Ranks | None,
+) -> CaseCheck:
+    """One batch: the callable on its own copies, its output checked, then judged (on the judging rank)."""
+    ids, mask = batch.input_ids.to(device).clone(), batch.attention_mask.to(device).clone()
+    outcome = call_in_worker(forward, (copy.deepcopy(reference_model), ids, mask), extras, timeout_s)
+    got, failure = None, outcome.failure
+    if failure is None and ref is not None:
+        got, failure = as_logits(outcome.value, tuple(ref.logits.shape), torch.device(device))
+    if ranks is not None:
+        failure = first_failure(ranks.failures(failure))
+    if failure is not None:
+        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
+    if got is None or ref is None:  # a rank that does not judge: the last rank's report comes later
+        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [])
+    return _judge(batch, ref, got, atol)
+
+
+def assert_matches_forward(model: Any, forward: Callable[..., Any], **options: Any) -> Report:
     """For pytest: ``assert_matches_forward(model, my_forward)`` fails with the summary."""
     report = check_forward(model, forward, **options)
     if not report.passed:
         raise AssertionError(report.summary())
     return report
-
-
-def load_callable(path: str) -> Callable[..., Any]:
-    """``"package.module:function"`` (or ``package.module.function``) to the function."""
-    import importlib
-
-    module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
-    if not module_name or not attribute:
-        raise ValueError(f"give the callable as package.module:function, got {path!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:  # one line, not the import machinery's traceback
-        raise ValueError(
-            f"cannot import {module_name} ({error}); it must be importable from here: "
-            f"run from its project folder or add that folder to PYTHONPATH"
-        ) from error
-    function: Callable[..., Any] | None = getattr(module, attribute, None)
-    if not callable(function):
-        raise ValueError(f"{attribute!r} in {module_name} is not a callable")
-    return function
-
-
-def load_model(family: str | None = None, model_path: str | None = None, attn_implementation: str | None = None) -> Any:
-    """A tiny pp_demo model by family, or a local checkpoint directory (never downloaded)."""
-    if (family is None) == (model_path is None):
-        raise ValueError("give exactly one of a family or a local model path")
-    if family is not None:
-        from pp_demo.pipeline.families import build_model
-
-        return build_model(family, attn_implementation=attn_implementation)
-    from transformers import AutoModelForSequenceClassification
-
-    path = Path(str(model_path))
-    if not path.is_dir():  # transformers would read it as a Hub repo id and say so
-        raise ValueError(f"--model-path {model_path}: no such folder (a local checkpoint folder is expected)")
-    if not (path / "config.json").is_file():
-        raise ValueError(
-            f"--model-path {model_path}: no config.json there, so not a saved checkpoint "
-            f"(model.save_pretrained(folder) writes one)"
-        )
-    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
-    try:
-        return AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True, **kwargs)
-    except (OSError, ValueError, KeyError) as error:  # no weights, an unknown model type, ...
-        raise ValueError(f"--model-path {model_path}: cannot load it ({str(error).splitlines()[0]})") from error

@@ -6,16 +6,22 @@ model has its own pad id and vocabulary. So the battery rebuilds each case for a
 adds seeded random padding patterns at several lengths and batch sizes: rows padded
 on the left or on the right, some with a pad id among their real tokens (pad == eos),
 some ending in a real token equal to pad.
+
+A pipeline splits each batch into micro-batches, so ``micro_batches=M`` makes every batch a
+multiple of M rows: a named case's rows are repeated, the random sizes must be multiples.
+A model without a pad id still gets every padding pattern: the masked positions hold
+``filler`` (its eos id, say), and only the mask says where the real tokens are.
 """
 
 from collections.abc import Sequence
 
 import torch
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.cases import CASES
 
-__all__ = ["named_batches", "random_batches", "battery"]
+__all__ = ["NAMED", "default_batch_sizes", "named_batches", "random_row", "random_batches", "battery", "named_length"]
 
 NAMED = {
     "left": ["left"],
@@ -26,17 +32,37 @@ NAMED = {
     "trailing_real_eos": ["trailing_eos"],
     "all_pad": ["all_pad"],
 }
+RANDOM = "random"  # the name that selects every random batch in ``cases``
+
+
+def default_batch_sizes(micro_batches: int = 1) -> tuple[int, ...]:
+    """2, 4 and 7 rows, each rounded up to a multiple of ``micro_batches``."""
+    return tuple(dict.fromkeys(-(-size // micro_batches) * micro_batches for size in (2, 4, 7)))
+
+
+def named_length() -> int:
+    """The longest named case: a model must take at least this many positions."""
+    return max(len(CASES[c].input_ids) for names in NAMED.values() for c in names)
 
 
 def _real_ids(shape: tuple[int, ...], pad_token_id: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:
     """Token ids other than the pad id."""
     if vocab_size < 2:
-        raise ValueError(f"a vocabulary of {vocab_size} id(s) has no real token besides the pad id")
+        raise BadInput(f"a vocabulary of {vocab_size} id(s) has no real token besides the pad id")
     ids = torch.randint(0, vocab_size - 1, shape, generator=generator)
     return ids + (ids >= pad_token_id).long()  # skip the pad id
 
 
-def named_batches(pad_token_id: int, vocab_size: int, seed: int = 0) -> list[Batch]:
+def _repeat_to(ids: torch.Tensor, mask: torch.Tensor, multiple: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Repeat the rows until their count is a multiple of ``multiple`` (a case keeps its meaning)."""
+    rows = -(-ids.shape[0] // multiple) * multiple
+    index = torch.arange(rows) % ids.shape[0]
+    return ids[index], mask[index]
+
+
+def named_batches(
+    pad_token_id: int, vocab_size: int, seed: int = 0, micro_batches: int = 1, names: Sequence[str] | None = None
+) -> list[Batch]:
     """The named cases, with pad id 0 replaced by ``pad_token_id`` and the real tokens
     redrawn from the model's vocabulary. Each case's shape and pad positions are kept."""
     generator = torch.Generator().manual_seed(seed)
@@ -45,14 +71,18 @@ def named_batches(pad_token_id: int, vocab_size: int, seed: int = 0) -> list[Bat
         cases = [CASES[c] for c in case_names]
         template = torch.tensor([c.input_ids for c in cases])
         mask = torch.tensor([c.attention_mask for c in cases])
+        # drawn for every case, chosen or not, so that a case's ids do not depend on the choice
         ids = torch.where(template == 0, pad_token_id, _real_ids(template.shape, pad_token_id, vocab_size, generator))
-        batches.append(Batch(ids, mask, name=name))
+        if names is None or name in names:
+            batches.append(Batch(*_repeat_to(ids, mask, micro_batches), name=name))
     return batches
 
 
-def _random_row(
+def random_row(
     length: int, pad_token_id: int, vocab_size: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
+    """One seeded row of ``length`` and its mask: left or right padded, maybe with a pad id
+    among its real tokens or ending in a real token equal to pad."""
     real = int(torch.randint(1, length + 1, (1,), generator=generator))
     ids = _real_ids((real,), pad_token_id, vocab_size, generator)
     kind = int(torch.randint(0, 4, (1,), generator=generator))
@@ -68,6 +98,9 @@ def _random_row(
     return torch.cat([ids, pad]), torch.cat([ones, zeros])
 
 
+_random_row = random_row  # the name other modules imported first
+
+
 def random_batches(
     pad_token_id: int,
     vocab_size: int,
@@ -80,25 +113,39 @@ def random_batches(
     batches = []
     for length in lengths:
         for size in batch_sizes:
-            rows = [_random_row(length, pad_token_id, vocab_size, generator) for _ in range(size)]
+            rows = [random_row(length, pad_token_id, vocab_size, generator) for _ in range(size)]
             ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
             batches.append(Batch(ids, mask, name=f"random_L{length}_B{size}"))
     return batches
 
 
 def battery(
-    pad_token_id: int,
+    pad_token_id: int | None,
     vocab_size: int,
     seed: int = 0,
     lengths: Sequence[int] = (5, 9, 16),
     batch_sizes: Sequence[int] = (2, 4, 7),
+    *,
+    cases: Sequence[str] | None = None,
+    micro_batches: int = 1,
+    filler: int | None = None,
 ) -> list[Batch]:
-    """Named cases first, then the random ones."""
+    """Named cases first, then the random ones (``cases``: names of ``NAMED`` and/or
+    ``"random"``; default all). ``filler`` stands in for a missing pad id."""
     if pad_token_id is None:
-        raise ValueError(
-            "the model has no pad_token_id: set config.pad_token_id (for example to the "
-            "eos id) before checking a pooled forward"
-        )
-    return named_batches(pad_token_id, vocab_size, seed) + random_batches(
-        pad_token_id, vocab_size, seed, lengths, batch_sizes
-    )
+        if filler is None:
+            raise BadInput(
+                "the model has no pad_token_id: set config.pad_token_id (for example to the "
+                "eos id), or give a filler id for the masked positions"
+            )
+        pad_token_id = filler
+    unknown = sorted(set(cases or ()) - set(NAMED) - {RANDOM})
+    if unknown:
+        raise BadInput(f"unknown case(s) {', '.join(unknown)}; known: {', '.join([*NAMED, RANDOM])}")
+    odd = [size for size in batch_sizes if size % micro_batches]
+    if odd:
+        raise BadInput(f"batch size(s) {odd} do not split into {micro_batches} micro-batches")
+    batches = named_batches(pad_token_id, vocab_size, seed, micro_batches, cases)
+    if cases is None or RANDOM in cases:
+        batches += random_batches(pad_token_id, vocab_size, seed, lengths, batch_sizes)
+    return batches

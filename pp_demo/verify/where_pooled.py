@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["per_position_logits", "pooled_positions_of", "pooled_mask"]
+__all__ = ["per_position_logits", "pooled_positions_of", "pooled_mask", "pooled_mask_rounded"]
 
 
 @torch.no_grad()
@@ -39,3 +39,12 @@ def pooled_mask(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -
 def pooled_positions_of(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -> list[list[int]]:
     """Per row, every position whose logits these are (within ``atol``); ``[]`` when none is."""
     return [row.nonzero().flatten().tolist() for row in pooled_mask(per_position, logits, atol)]
+
+
+def pooled_mask_rounded(
+    per_position: torch.Tensor, logits: torch.Tensor, dtype: torch.dtype, atol: float
+) -> torch.Tensor:
+    """As ``pooled_mask``, allowing each logit one rounding step of ``dtype`` (its relative eps):
+    where a forward pooled when it returns, say, bf16 logits of an fp32 model."""
+    step = torch.finfo(dtype).eps * per_position.float().abs() + atol
+    return ((per_position.float() - logits.float()[:, None, :]).abs() <= step).all(-1)

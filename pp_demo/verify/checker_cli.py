@@ -1,0 +1,131 @@
+"""``python -m pp_demo check``: the checker's flags, and its verdict as an exit code.
+
+Exit codes (``pp_demo.verify.checker_report``): 0 pass, 1 mismatch, 2 usage error (printed by
+the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
+progress line per batch goes to stderr, the report to stdout; under torchrun only the last rank
+(the one holding the logits) prints, and every rank exits with the same code.
+"""
+
+import argparse
+import os
+import sys
+
+from pp_demo.pipeline.families import FAMILIES
+from pp_demo.verify.checker_batches import NAMED, RANDOM
+
+__all__ = ["add_check_arguments", "run_check"]
+
+
+def _positive_ints(text: str) -> int:
+    if not text.lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(text)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"the timeout must be more than 0 seconds, got {text!r}")
+    return value
+
+
+def add_check_arguments(check: argparse.ArgumentParser) -> None:
+    check.add_argument("callable", help="package.module:function, importable from here")
+    source = check.add_mutually_exclusive_group()
+    source.add_argument(
+        "--family", choices=list(FAMILIES), default=None, help="a tiny seeded pp_demo model (default: llama)"
+    )
+    source.add_argument(
+        "--model-path",
+        default=None,
+        help="a local checkpoint directory (nothing is downloaded); handed to a callable with a model_path keyword",
+    )
+    check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
+    check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
+    check.add_argument("--device", default="cpu", help="cpu (default) or cuda")
+    check.add_argument("--atol", type=float, default=None, help="largest |diff| that matches (default: by dtype)")
+    check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
+    check.add_argument("--lengths", type=_positive_ints, nargs="+", default=[5, 9, 16], help="random batches' lengths")
+    check.add_argument(
+        "--batch-sizes", type=_positive_ints, nargs="+", default=None, help="random batches' sizes (default 2 4 7)"
+    )
+    check.add_argument(
+        "--cases",
+        nargs="+",
+        choices=[*NAMED, RANDOM],
+        default=None,
+        metavar="CASE",
+        help=f"batches to run, of {', '.join([*NAMED, RANDOM])} (default: all)",
+    )
+    check.add_argument(
+        "--micro-batches",
+        type=_positive_ints,
+        default=1,
+        metavar="M",
+        help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
+    )
+    check.add_argument(
+        "--timeout", type=_seconds, default=120.0, help="seconds per batch before the callable is abandoned"
+    )
+
+
+def _speaks() -> bool:
+    """Outside torchrun, or its last rank."""
+    from pp_demo.pipeline.launch import launched_by_torchrun
+
+    return not launched_by_torchrun() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from pp_demo.verify.checker_report import EXIT_INTERRUPTED
+
+    try:
+        return _check(args, _speaks())
+    except KeyboardInterrupt:
+        if _speaks():
+            print("interrupted (Ctrl-C): no verdict", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
+
+
+def _check(args: argparse.Namespace, speaks: bool) -> int:
+    from pp_demo.pipeline.launch import launched_by_torchrun
+    from pp_demo.verify.checker import check_forward
+    from pp_demo.verify.checker_inputs import CallableImportFailed, load_callable, load_model
+    from pp_demo.verify.checker_report import EXIT_CALLABLE_FAILED
+
+    try:
+        forward = load_callable(args.callable)
+    except CallableImportFailed as error:
+        if speaks:
+            print(f"FAIL (your callable failed): {error}")
+        return EXIT_CALLABLE_FAILED
+    family = args.family or ("llama" if args.model_path is None else None)
+    model = load_model(family, args.model_path, args.attn)
+    report = check_forward(
+        model,
+        forward,
+        dtype=args.dtype,
+        attn_implementation=args.attn,
+        device=args.device,
+        atol=args.atol,
+        seed=args.seed,
+        lengths=args.lengths,
+        batch_sizes=args.batch_sizes,
+        cases=args.cases,
+        micro_batches=args.micro_batches,
+        timeout_s=args.timeout,
+        model_path=args.model_path,
+        progress=(lambda line: print(line, file=sys.stderr, flush=True)) if speaks else None,
+    )
+    if speaks:
+        print(report.summary(), flush=True)
+    if launched_by_torchrun():
+        # every rank has the report now; leave without the interpreter's teardown, which can
+        # crash in a process group a callable left busy (and a worker may still wait on a peer)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(report.exit_code)
+    return report.exit_code

@@ -1,0 +1,202 @@
+"""What the checker accepts, checked before anything runs: one line (``BadInput``) per mistake.
+
+The Python API and ``python -m pp_demo check`` share these checks, so a value the command line
+refuses is refused in Python with the same sentence, and nothing wrong reaches torch as a
+traceback. Only pp_demo's own inputs are judged here; what the user's callable does is a
+verdict of the checker, never a ``BadInput``.
+"""
+
+import importlib
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pp_demo.errors import BadInput
+from pp_demo.verify.checker_batches import named_length
+
+__all__ = [
+    "CallableImportFailed",
+    "ATTENTION",
+    "DTYPES",
+    "as_dtype",
+    "check_device",
+    "check_atol",
+    "check_attention",
+    "check_sizes",
+    "check_seed",
+    "check_model",
+    "fit_lengths",
+    "as_callable",
+    "load_callable",
+    "load_model",
+]
+
+ATTENTION = ("eager", "sdpa")
+DTYPES = {
+    "fp32": torch.float32,
+    "float32": torch.float32,
+    "bf16": torch.bfloat16,
+    "bfloat16": torch.bfloat16,
+    "fp16": torch.float16,
+    "float16": torch.float16,
+}
+
+
+class CallableImportFailed(RuntimeError):
+    """The user's module was found but raised while it was imported: their code, not a usage error."""
+
+
+def as_dtype(dtype: "torch.dtype | str") -> torch.dtype:
+    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+        return dtype
+    if isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
+        return DTYPES[dtype.removeprefix("torch.")]
+    raise BadInput(f"dtype {dtype!r} is not one the checker runs; use fp32, bf16 or fp16")
+
+
+def check_device(device: "str | torch.device") -> str:
+    """A device this build of torch can use, as text."""
+    try:
+        found = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise BadInput(f"{device!r} is not a device: use cpu or cuda") from None
+    if found.type == "cuda" and not torch.cuda.is_available():
+        raise BadInput(f"device {str(device)!r}: this torch ({torch.__version__}) sees no CUDA device; use cpu")
+    if found.type not in ("cpu", "cuda"):
+        raise BadInput(f"device {str(device)!r}: the checker runs on cpu or cuda")
+    return str(device)
+
+
+def check_attention(name: str | None) -> None:
+    if name is not None and name not in ATTENTION:
+        raise BadInput(f"unknown attention implementation {name!r}; use {' or '.join(ATTENTION)}")
+
+
+def check_atol(atol: float | None) -> None:
+    if atol is None:
+        return
+    if isinstance(atol, bool) or not isinstance(atol, int | float) or math.isnan(atol) or atol <= 0:
+        raise BadInput(f"atol must be a positive number (a largest |logit difference|), got {atol!r}")
+
+
+def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batches: int) -> None:
+    for name, values, least in (("lengths", lengths, 2), ("batch sizes", batch_sizes, 1)):
+        if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < least for v in values):
+            raise BadInput(f"{name} must be integers >= {least} (at least one), got {list(values)!r}")
+    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) or micro_batches < 1:
+        raise BadInput(f"micro_batches must be an integer >= 1, got {micro_batches!r}")
+
+
+def check_seed(seed: int) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise BadInput(f"seed must be an integer, got {seed!r}")
+
+
+def check_model(model: Any) -> None:
+    """A sequence classifier with the score head the checker reads positions from, and a pad id
+    inside its vocabulary."""
+    name = type(model).__name__
+    if model is None or not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise BadInput(f"model must be a transformers *ForSequenceClassification model, got {name}")
+    if not name.endswith("ForSequenceClassification"):
+        raise BadInput(f"{name} is not a sequence classifier: give its *ForSequenceClassification model")
+    if not isinstance(getattr(model, "score", None), torch.nn.Module):
+        raise BadInput(
+            f"{name} has no .score head (the checker scores every position with it, as decoder "
+            "classifiers do); encoder classifiers such as BERT pool their first token and are out of scope"
+        )
+    config: Any = model.config
+    pad, vocab = config.pad_token_id, config.vocab_size
+    if pad is not None and not 0 <= pad < vocab:
+        raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
+
+
+def fit_lengths(model: Any, lengths: Sequence[int]) -> tuple[tuple[int, ...], str | None]:
+    """The random lengths, shortened to the positions the model takes; a note when shortened."""
+    config = model.config
+    limit = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    if limit is None or max(lengths) <= limit:
+        return tuple(lengths), None
+    if limit < named_length():
+        raise BadInput(f"the model takes at most {limit} positions; the battery's named cases need {named_length()}")
+    fitted = tuple(dict.fromkeys(min(length, limit) for length in lengths))
+    return fitted, f"lengths {list(lengths)} shortened to {list(fitted)}: the model takes at most {limit} positions"
+
+
+def as_callable(forward: Any) -> Callable[..., Any]:
+    """A callable, or the "package.module:function" text of one."""
+    if isinstance(forward, str):
+        return load_callable(forward)
+    if not callable(forward):
+        raise BadInput(f"forward must be a callable (model, input_ids, attention_mask) -> logits, got {forward!r}")
+    return forward  # type: ignore[no-any-return]
+
+
+def load_callable(path: str) -> Callable[..., Any]:
+    """``"package.module:function"`` (or ``package.module.function``) to the function."""
+    module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
+    if not module_name or not attribute:
+        raise BadInput(f"give the callable as package.module:function, got {path!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and module_name.startswith(error.name):  # the module itself is missing
+            raise BadInput(
+                f"cannot import {module_name} ({error}); it must be importable from here: "
+                f"run from its project folder or add that folder to PYTHONPATH"
+            ) from None
+        raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
+    except Exception as error:  # a syntax error, or code that raises at import: the user's code
+        raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
+    function: Callable[..., Any] | None = getattr(module, attribute, None)
+    if not callable(function):
+        raise BadInput(f"{attribute!r} in {module_name} is not a callable")
+    return function
+
+
+def _one_line(error: BaseException) -> str:
+    where = ""
+    if isinstance(error, SyntaxError):
+        where = f" ({Path(error.filename or '?').name}:{error.lineno})"
+    elif error.__traceback__ is not None:
+        frame = error.__traceback__
+        while frame.tb_next is not None:
+            frame = frame.tb_next
+        where = f" ({Path(frame.tb_frame.f_code.co_filename).name}:{frame.tb_lineno})"
+    message = str(error.msg if isinstance(error, SyntaxError) else error).splitlines()
+    return f"{type(error).__name__}: {message[0] if message else ''}{where}"
+
+
+def load_model(family: str | None = None, model_path: str | None = None, attn_implementation: str | None = None) -> Any:
+    """A tiny pp_demo model by family, or a local checkpoint directory (never downloaded)."""
+    if (family is None) == (model_path is None):
+        raise BadInput("give exactly one of a family or a local model path")
+    check_attention(attn_implementation)
+    if family is not None:
+        from pp_demo.pipeline.families import build_model
+
+        return build_model(family, attn_implementation=attn_implementation)
+    from transformers import AutoConfig, AutoModelForSequenceClassification
+
+    path = Path(str(model_path))
+    if not path.is_dir():  # transformers would read it as a Hub repo id and say so
+        raise BadInput(f"--model-path {model_path}: no such folder (a local checkpoint folder is expected)")
+    if not (path / "config.json").is_file():
+        raise BadInput(
+            f"--model-path {model_path}: no config.json there, so not a saved checkpoint "
+            f"(model.save_pretrained(folder) writes one)"
+        )
+    kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        pad, vocab = getattr(config, "pad_token_id", None), getattr(config, "vocab_size", None)
+        if pad is not None and vocab is not None and not 0 <= pad < vocab:  # the embedding would assert
+            raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
+        return AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True, **kwargs)
+    except BadInput as error:
+        raise BadInput(f"--model-path {model_path}: {error}") from None
+    except Exception as error:  # no weights, an unknown model type, a head of another shape, ...
+        raise BadInput(f"--model-path {model_path}: cannot load it ({_one_line(error)})") from error
