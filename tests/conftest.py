@@ -44,13 +44,3 @@ def notebook_path(request: pytest.FixtureRequest) -> pathlib.Path:
     """Each notebook in turn: a test asking for it runs once per notebook."""
     path: pathlib.Path = request.param
     return path
-
-
-@pytest.fixture
-def first_attempt() -> None:
-    """The exercises as before any attempt: a judge shows its one counterexample on the first
-    wrong attempt only, so a test of what an attendee sees starts afresh
-    (``pytestmark = pytest.mark.usefixtures("first_attempt")``)."""
-    from pp_demo.exercises import forget_attempts
-
-    forget_attempts()

@@ -149,7 +149,7 @@ def _answer_lines(answer: Any) -> list[str]:
 
 
 def exercise_lines(titles: list[str]) -> list[str]:
-    from pp_demo.exercises import EXERCISES, forget_attempts, status
+    from pp_demo.exercises import EXERCISES, status
 
     lines = [
         "## The exercises: answers, why, and the common wrong answers",
@@ -171,7 +171,6 @@ def exercise_lines(titles: list[str]) -> list[str]:
                 f"- Why: {exercise.why}",
             ]
             for wrong in exercise.wrong_answers:
-                forget_attempts()  # each wrong answer as an attendee's first try: its counterexample
                 label = wrong.shown or f"`{_show(wrong.answer)}`"
                 shown = status(key, wrong.answer)
                 lines.append(f"- Wrong: {label}. The checker prints `[{key}] {shown}`. Reveals: {wrong.reveals}.")

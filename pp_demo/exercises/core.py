@@ -24,7 +24,6 @@ __all__ = [
     "status",
     "register",
     "NotAttempted",
-    "forget_attempts",
     "row_answer",
 ]
 
@@ -189,26 +188,11 @@ def first_pad_pools(ids: Sequence[int], pad: int) -> int:
     return (first - 1) % len(ids)
 
 
-_SHOWN: set[str] = set()  # exercises whose one counterexample has been shown
-
-
 def one_counterexample(key: str, misjudged: list[str]) -> str | None:
     """The verdict on a per-row answer: ``misjudged`` describes each row the answer gets
-    wrong (each with its reason). The first wrong attempt at ``key`` sees one of them;
-    later attempts only how many rows are still misjudged, so trying again is not a way
-    to read the answer off row by row."""
+    wrong (each with its reason). Every wrong try sees the first of them, and how many more
+    there are: one row at a time, so the reader works each out rather than reading a list."""
     if not misjudged:
         return None
-    if key not in _SHOWN:
-        _SHOWN.add(key)
-        more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
-        return misjudged[0] + more
-    return (
-        f"{len(misjudged)} row(s) still misjudged; the counterexample was shown on your first try: "
-        "work each row out from the rule's definition"
-    )
-
-
-def forget_attempts() -> None:
-    """Start over: the next wrong attempt at any exercise sees its counterexample again."""
-    _SHOWN.clear()
+    more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
+    return misjudged[0] + more

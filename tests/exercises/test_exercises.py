@@ -6,8 +6,6 @@ import torch
 from pp_demo.exercises import EXERCISES, check, status
 from pp_demo.exercises.solutions import SOLUTIONS
 
-pytestmark = pytest.mark.usefixtures("first_attempt")  # tests/conftest.py
-
 
 def test_every_exercise_has_a_reference_solution():
     assert set(SOLUTIONS) == set(EXERCISES)

@@ -8,8 +8,6 @@ import pytest
 from pp_demo.exercises import status
 from pp_demo.exercises.solutions import SOLUTIONS
 
-pytestmark = pytest.mark.usefixtures("first_attempt")  # tests/conftest.py
-
 
 @pytest.mark.parametrize("key", ["09.1", "09.2"])
 def test_the_reference_answer_is_correct(key):
