@@ -3,8 +3,10 @@
 The judges work from the definitions in plain Python (``core.forward_pools``,
 ``core.count_pools``), not by calling the rules the notebook shows."""
 
+import ast
 import inspect
 import random
+import textwrap
 from collections.abc import Callable
 
 import torch
@@ -46,12 +48,18 @@ def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
 
 
 def _copies_the_fix(rule: Callable[..., object]) -> bool:
-    """Whether the answer's source multiplies by ``arange``, the expression notebook 01 prints."""
+    """Whether the answer's code calls ``arange``, the expression notebook 01 prints. Its code,
+    not its text: a comment or a string that mentions ``arange`` is no copy of the fix."""
     try:
-        source = inspect.getsource(rule)
+        source = textwrap.dedent(inspect.getsource(rule))
     except (OSError, TypeError):  # no source to read (a builtin, a rule made on the fly): judge it
         return False
-    return "arange" in source
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a lambda cut out of a longer line: fall back to its code object's names
+        return "arange" in getattr(getattr(rule, "__code__", None), "co_names", ())
+    names = {node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None) for node in ast.walk(tree)}
+    return "arange" in names
 
 
 def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:

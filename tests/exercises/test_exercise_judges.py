@@ -325,3 +325,15 @@ def test_only_the_exercises_whose_answer_is_a_function_refuse_a_library():
     refusing = {key: exercise.refuse for key, exercise in EXERCISES.items() if exercise.refuse}
     assert set(refusing) == {"01.1", "10.2", "04.2", "06.3"}
     assert all("pp_demo.pooling.rules" in refusing[key] for key in ("01.1", "04.2", "06.3"))
+
+
+def _from_the_right_mentioning_arange(input_ids, pad_token_id):
+    # no arange here (the fix's arange is what this avoids): reads the row from its right end
+    real = input_ids != pad_token_id
+    from_right = real.flip(-1).int().argmax(-1)
+    return torch.where(real.any(-1), input_ids.shape[-1] - 1 - from_right, 0)
+
+
+def test_a_refusal_judges_the_code_not_its_comments():
+    assert status("01.1", _from_the_right_mentioning_arange) == "correct"
+    assert status("01.1", _fix_copied).startswith("not yet:")  # the code itself calls arange
