@@ -28,3 +28,8 @@ SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "or
 
 MIN_FONT_PT = 10
 """The smallest text in a stored figure, for a room reading it from a projector."""
+
+# Figures a room reads off a projector: at most this wide (a notebook column at full size), text
+# at least this large at that size.
+MAX_WIDTH_IN = 10
+PROJECTOR_PT = 14

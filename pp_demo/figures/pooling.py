@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.figures.palette import (
+    MAX_WIDTH_IN,
     MIN_FONT_PT,
     NO_ANSWER_COLOUR,
     PAD_ID_REAL,
     PAD_SHADE,
+    PROJECTOR_PT,
     RIGHT_COLOUR,
     SERIES,
     WRONG_COLOUR,
@@ -34,12 +36,18 @@ if TYPE_CHECKING:  # for annotations only: training pulls in transformers
 
 
 _RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR  # the names the sections below use
-_UNIT = 0.34  # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
 _VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
 
 
 def _colour(right: bool | None) -> str:
     return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
+
+
+def _verdict_text(raw: int, lands_on: int, right: bool | None) -> str:
+    """``✓ 5``, ``✗ 2``, or ``✓ -1 → 5`` where a raw -1 is read as the last position; ``n/a``
+    where there is nothing to be right about. A minus sign never stands next to the mark."""
+    word = "n/a" if right is None else mark(right)
+    return f"{word} {raw}" if raw == lands_on else f"{word} {raw} → {lands_on}"
 
 
 def _draw_blocks(
@@ -50,60 +58,51 @@ def _draw_blocks(
     row_labels: Sequence[str],
     heading: str,
 ) -> Figure:
-    """The grid both padding figures share: one block of squares per rule, one line per row.
+    """The grid both padding figures share: one panel per rule, stacked, one line per row.
 
     ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
     ``(raw position, lands_on, right)`` of rule ``j`` on row ``i`` (``right`` None: no
-    answer). Each pooled square is outlined, and beside the block its mark and raw
-    position are written, so no verdict is told by colour alone."""
+    answer). Each pooled square is outlined, and beside the row its mark and raw position
+    are written, so no verdict is told by colour alone. Sized for a projector: at most
+    ``MAX_WIDTH_IN`` wide, text at ``PROJECTOR_PT``."""
     length = max(len(ids) for ids, _ in rows)
-    width = length + 3  # the block, then room for "✗ -1"
-    left = 0.26 * max(len(label) for label in row_labels) + 0.6
-    inches = _UNIT * (width * len(rules) + left)
-    fig, ax = plt.subplots(figsize=(inches, _UNIT * (len(rows) + 6.5)))
-    for i, (ids, mask) in enumerate(rows):
-        for j, (raw, lands_on, right) in enumerate(verdicts[i]):
-            x0 = j * width
+    unit = 0.5  # inches per square: a two-digit id at PROJECTOR_PT fits inside
+    label_in = 0.125 * max(len(label) for label in row_labels) + 0.3
+    inches = min(MAX_WIDTH_IN, label_in + unit * (length + 4.5))
+    panel_in = unit * (len(rows) + 1.4)
+    height = panel_in * len(rules) + 1.9
+    fig, axes = plt.subplots(len(rules), 1, figsize=(inches, height), squeeze=False)
+    for j, (ax, rule) in enumerate(zip(axes[:, 0], rules, strict=True)):
+        for i, (ids, mask) in enumerate(rows):
+            raw, lands_on, right = verdicts[i][j]
             for k, (token, real) in enumerate(zip(ids, mask, strict=True)):
                 fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
-                ax.add_patch(Rectangle((x0 + k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
-                ax.text(x0 + k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=MIN_FONT_PT)
-            ax.add_patch(Rectangle((x0 + lands_on, -i), 1, 1, fill=False, edgecolor=_colour(right), linewidth=2.6))
+                ax.add_patch(Rectangle((k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
+                ax.text(k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=PROJECTOR_PT)
+            ax.add_patch(Rectangle((lands_on, -i), 1, 1, fill=False, edgecolor=_colour(right), linewidth=3))
             ax.text(
-                x0 + len(ids) + 0.2,
-                -i + 0.5,
-                f"{mark(right)} {raw}",
-                ha="left",
-                va="center",
-                fontsize=MIN_FONT_PT,
-                color=_colour(right),
-                weight="bold",
-                gid=_VERDICT,
-            )
-    for j, rule in enumerate(rules):
-        ax.text(j * width + length / 2, 1.2, rule, ha="center", va="bottom", fontsize=MIN_FONT_PT, weight="bold")
-    for i, label in enumerate(row_labels):
-        ax.text(-0.3, -i + 0.5, label, ha="right", va="center", fontsize=MIN_FONT_PT)
-    ax.set_xlim(-left, len(rules) * width)
-    ax.set_ylim(-len(rows) + 0.8, 2.4)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    ax.set_title(_title(heading, inches), fontsize=MIN_FONT_PT)
-    fig.tight_layout()
+                length + 0.3, -i + 0.5, _verdict_text(raw, lands_on, right), ha="left", va="center",
+                fontsize=PROJECTOR_PT, color=_colour(right), weight="bold", gid=_VERDICT,
+            )  # fmt: skip
+            ax.text(-0.3, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
+        ax.set_title(rule, fontsize=PROJECTOR_PT, weight="bold", loc="left")
+        ax.set_xlim(-label_in / unit, length + 4.5)
+        ax.set_ylim(-len(rows) + 0.9, 1.1)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    fig.suptitle(textwrap.fill(heading, int(inches * 72 / (0.55 * PROJECTOR_PT))), fontsize=PROJECTOR_PT)
+    fig.legend(handles=_key_handles(), loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
+    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
     return fig
 
 
-_KEY = (
-    f"outlined: where each rule pools;  {RIGHT} right  {WRONG} wrong  {NO_ANSWER} no real token;",
-    "beside it: the raw position the rule returns (-1 reads the last);",
-    "grey: padding (mask 0);  blue: a real token that carries the pad id",
-)
-
-
-def _title(first_line: str, inches: float) -> str:
-    """The title and the key, wrapped to the figure's width at MIN_FONT_PT."""
-    chars = max(40, int(inches * 72 / (0.6 * MIN_FONT_PT)))
-    return "\n".join(textwrap.fill(line, chars) for line in (first_line, *_KEY))
+def _key_handles() -> list[Patch]:
+    return [
+        Patch(facecolor="white", edgecolor=RIGHT_COLOUR, linewidth=3, label=f"{RIGHT} pooled, right"),
+        Patch(facecolor="white", edgecolor=WRONG_COLOUR, linewidth=3, label=f"{WRONG} pooled, wrong"),
+        Patch(facecolor=PAD_SHADE, edgecolor="#999999", label="padding (mask 0)"),
+        Patch(facecolor=PAD_ID_REAL, edgecolor="#999999", label="real token = pad id"),
+    ]
 
 
 def draw_padding_table(

@@ -39,24 +39,25 @@ def test_padding_grid_marks_every_cell_and_shows_the_rows_where_the_references_d
     fig = draw_padding_table(rules=["first_pad", "rightmost_non_pad"])
     labels = [t.get_text() for t in fig.axes[0].texts]
     assert "all_pad" in labels and "trailing_eos" in labels  # every case by default
-    # by hand, judged by the true last real token (pad 0): first_pad, then the fix, per case
+    # by hand, judged by the true last real token (pad 0): first_pad's panel, then the fix's, per case;
+    # a raw -1 is written with the position it reads, never next to a mark alone
     assert _verdicts(fig) == [
-        "✓ -1",
-        "✓ 5",
+        "✓ -1 → 5",
         "✓ 3",
-        "✓ 3",
-        "✓ -1",
-        "✓ 5",
+        "✓ -1 → 5",
         "✗ 0",
-        "✓ 3",
-        "✓ -1",
-        "✓ 5",
-        "- -1",
-        "- 0",
+        "✓ -1 → 5",
+        "n/a -1 → 5",
         "✗ 2",
+        "✓ 5",
+        "✓ 3",
+        "✓ 5",
+        "✓ 3",
+        "✓ 5",
+        "n/a 0",
         "✗ 2",
     ]
-    edges = {p.get_edgecolor()[:3] for p in fig.axes[0].patches if not p.get_fill()}
+    edges = {p.get_edgecolor()[:3] for ax in fig.axes for p in ax.patches if not p.get_fill()}
     assert edges <= PALETTE | GREYS and mcolors.to_rgb(OKABE_ITO["vermillion"]) in edges
     assert _all_text_at_least_10pt(fig)
 
@@ -66,10 +67,10 @@ def test_pad_eos_figure_tells_a_real_eos_from_padding_and_judges_by_the_mask():
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
     fig = draw_pad_eos_rows(ids, mask, 0, ["a", "b"])
     # rightmost_non_pad: 2 on row 0 (eos at 3 is real), 0 on row 1 (true last 1); the mask rule: 3 and 1
-    assert _verdicts(fig) == ["✗ 2", "✓ 3", "✗ 0", "✓ 1"]
+    assert _verdicts(fig) == ["✗ 2", "✗ 0", "✓ 3", "✓ 1"]  # one panel per rule
     sky = mcolors.to_rgb(OKABE_ITO["sky blue"])
-    real_pad_ids = [p for p in fig.axes[0].patches if p.get_fill() and p.get_facecolor()[:3] == sky]
-    assert len(real_pad_ids) == 2 * 2  # two real tokens with the pad id, once per rule block
+    real_pad_ids = [p for ax in fig.axes for p in ax.patches if p.get_fill() and p.get_facecolor()[:3] == sky]
+    assert len(real_pad_ids) == 2 * 2  # two real tokens with the pad id, once per rule panel
     assert _all_text_at_least_10pt(fig)
 
 
@@ -116,3 +117,25 @@ def test_the_study_figures_take_every_colour_from_the_palette():
     )
     drawn = {mcolors.to_rgb(line.get_color()) for ax in fig.axes for line in ax.lines}
     assert drawn <= PALETTE | GREYS | {mcolors.to_rgb(TARGET_LINE)}
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: draw_padding_table(cases=["left", "right", "left_pad_in_content", "right_pad_in_content"]),
+        lambda: draw_padding_table(cases=["all_pad", "trailing_eos"]),
+        lambda: draw_pad_eos_rows(
+            torch.tensor([[9, 8, 7, 0], [5, 0, 0, 0]]), torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]]), 0
+        ),
+    ],
+    ids=["review table", "two rows", "pad == eos"],
+)
+def test_the_padding_figures_read_on_a_projector(draw):
+    from pp_demo.figures.palette import MAX_WIDTH_IN, PROJECTOR_PT
+
+    fig = draw()
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN
+    texts = _texts(fig) + [ax.title for ax in fig.axes] + [t for legend in fig.legends for t in legend.get_texts()]
+    assert all(t.get_fontsize() >= PROJECTOR_PT for t in texts if t.get_text())
+    assert len(fig.axes) > 1 and all(ax.get_position().x0 < 0.5 for ax in fig.axes)  # panels stacked, not in a row
+    assert fig.legends  # the key is a legend, not a paragraph of title

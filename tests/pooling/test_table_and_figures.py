@@ -51,7 +51,7 @@ def test_unknown_reference_is_refused():
 
 def test_the_figure_draws_one_outlined_cell_per_rule_and_case():
     fig = draw_padding_table(rules=["count", "rightmost_non_pad"], cases=["left", "right"])
-    patches = fig.axes[0].patches
+    patches = [p for ax in fig.axes for p in ax.patches]
     outlined = [p for p in patches if not p.get_fill()]
     assert len(outlined) == 4
     red = [p for p in outlined if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#D55E00")]  # Okabe-Ito vermillion
