@@ -1,25 +1,34 @@
-"""Figures of the training study (notebook 05): Okabe-Ito colours, a marker per padding side
-so nothing is told by colour alone, text of 10 pt or more. Each returns the ``Figure``."""
+"""Figures of the training study (notebook 05), for a projector: Okabe-Ito colours with no two
+neighbours alike, a marker per padding side (filled circles, hollow squares) so nothing is told by
+colour alone, panels stacked at most 10 inches wide, text at 14 pt, every reference line labelled
+in the legend. Each returns the ``Figure``."""
 
 from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from pp_demo.figures.palette import CHANCE_LINE, OKABE_ITO, TARGET_LINE
+from pp_demo.figures.palette import CHANCE_LINE, MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, TARGET_LINE
 
 __all__ = ["RUN_STYLES", "draw_study_distributions", "draw_one_seed_curves"]
 
 RUN_STYLES = {
     "count": (OKABE_ITO["vermillion"], "-"),
     "fix": (OKABE_ITO["bluish green"], "--"),
-    "count, pad-pooled rows out of the loss": (OKABE_ITO["orange"], "-."),
+    "count, pad-pooled rows out of the loss": (OKABE_ITO["sky blue"], "-."),
     "first_pad, pad == eos": (OKABE_ITO["reddish purple"], ":"),
     "fix, pad == eos": (OKABE_ITO["blue"], (0, (5, 1))),
     "model.forward": (OKABE_ITO["black"], "-"),
 }
 """One colour of the palette (``pp_demo.figures.palette``) and one line style per run of the study."""
-SIDE_MARKERS = {"left": "o", "right": "^"}
+SIDE_MARKERS = {"left": "o", "right": "s"}
+SIDE_FILLED = {"left": True, "right": False}  # right-padded rows hollow: shape and fill both differ
+FONT = PROJECTOR_PT
+
+
+def _reference_lines(ax: Any, target: float) -> None:
+    ax.axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1.5, label=f"target {target}")
+    ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1.5, label="chance (1 in 3)")
 
 
 def _jitter(i: int, n: int) -> float:
@@ -32,8 +41,8 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
     per transformers version. ``results_by_version`` maps a version to its results file."""
     versions = list(results_by_version)
     runs = list(next(iter(results_by_version.values()))["runs"])
-    fig, axes = plt.subplots(1, len(versions), figsize=(6.8 * len(versions), 5.2), sharey=True, squeeze=False)
-    for ax, version in zip(axes[0], versions, strict=True):
+    fig, axes = plt.subplots(len(versions), 1, figsize=(MAX_WIDTH_IN, 5.6 * len(versions)), sharex=True, squeeze=False)
+    for ax, version in zip(axes[:, 0], versions, strict=True):
         for x, name in enumerate(runs):
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]
@@ -43,24 +52,21 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
                     ax.scatter(
                         x + offset + _jitter(i, len(seeds)),
                         record["held_out_accuracy"][side],
-                        color=colour,
+                        facecolor=colour if SIDE_FILLED[side] else "white",
+                        edgecolor=colour if not SIDE_FILLED[side] else "black",
                         marker=SIDE_MARKERS[side],
-                        s=30,
-                        edgecolor="black",
-                        linewidth=0.4,
+                        s=70,
+                        linewidth=1.5,
                         label=label if (x, i) == (0, 0) else None,
                     )
-        ax.axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1)
-        ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1)
+        _reference_lines(ax, target)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
-        ax.set_xticks(range(len(runs)), names, fontsize=10)
-        ax.set_title(f"transformers {version}", fontsize=12)
-        ax.tick_params(labelsize=10)
+        ax.set_xticks(range(len(runs)), names, fontsize=FONT)
+        ax.set_title(f"transformers {version}", fontsize=FONT)
+        ax.tick_params(labelsize=FONT)
         ax.set_ylim(0.2, 1.03)
-    axes[0][0].set_ylabel("held-out accuracy (model.forward)", fontsize=11)
-    axes[0][0].text(len(runs) - 0.5, target + 0.01, f"{target}", fontsize=10, ha="right", va="bottom")
-    axes[0][0].text(len(runs) - 0.5, 1 / 3 + 0.01, "chance", fontsize=10, ha="right", va="bottom")
-    axes[0][-1].legend(fontsize=10, loc="lower right", frameon=True)
+        ax.set_ylabel("held-out accuracy\n(model.forward)", fontsize=FONT)
+    axes[0][0].legend(fontsize=FONT, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -69,7 +75,7 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     """One seed's runs: training loss per step (left) and held-out accuracy of ``model.forward``
     every few steps, per padding side (middle, right), for the runs in ``curves`` (rows:
     ``[step, left, right]``)."""
-    fig, axes = plt.subplots(1, 3, figsize=(13.0, 4.0))
+    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 13.0), sharex=True)
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
         axes[0].plot(range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=1.8, label=name)
@@ -81,20 +87,22 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
                 color=colour,
                 linestyle=style,
                 marker=SIDE_MARKERS[side],
-                markersize=5,
+                markerfacecolor=colour if SIDE_FILLED[side] else "white",
+                markersize=7,
                 linewidth=1.8,
                 label=name,
             )
-    axes[0].set_ylabel("training loss", fontsize=11)
+    axes[0].set_title("training loss, per step", fontsize=FONT)
+    axes[0].set_ylabel("loss", fontsize=FONT)
     for col, side in ((1, "left"), (2, "right")):
-        axes[col].set_title(f"held-out, {side}-padded rows", fontsize=11)
-        axes[col].axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1)
-        axes[col].axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1)
+        axes[col].set_title(f"held-out accuracy, {side}-padded rows", fontsize=FONT)
+        _reference_lines(axes[col], target)
         axes[col].set_ylim(0.2, 1.03)
-        axes[col].set_ylabel("accuracy (model.forward)", fontsize=11)
+        axes[col].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)
+        axes[col].legend(fontsize=FONT, frameon=False, loc="lower right")
+    axes[-1].set_xlabel("training step", fontsize=FONT)
     for ax in axes:
-        ax.set_xlabel("training step", fontsize=11)
-        ax.tick_params(labelsize=10)
-    axes[0].legend(fontsize=10, frameon=False)
+        ax.tick_params(labelsize=FONT)
+    axes[0].legend(fontsize=FONT, frameon=False)
     fig.tight_layout()
     return fig
