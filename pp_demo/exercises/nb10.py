@@ -17,7 +17,7 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
 @register(
     "10.1",
     "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
-    "does stage 0 sit idle between the step's first and last slot? Give an int.",
+    "does stage 0 (the row labelled rank 0) sit idle between the step's first and last slot? Give an int.",
     solution=2,
     why="10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way",
     wrong=(
