@@ -21,7 +21,9 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.stages import check_split_points, count_layers, even_split_points
+from pp_demo.pipeline.validate import check_fault, check_tensors
 from pp_demo.pooling.rules import FIX, get_rule
 
 __all__ = [
@@ -60,7 +62,9 @@ class Batch:
 @dataclass(frozen=True)
 class Fault:
     """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage), at the
-    forward of micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``."""
+    forward of micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``.
+    ``at`` counts the rank's forwards from 0 (over every batch of the job); one the job does
+    not reach is refused, and so is a fault for ``run(on="process")``, which has no ranks."""
 
     rank: int
     how: Literal["raise", "kill", "hang"] = "raise"
@@ -151,9 +155,9 @@ Result = Inference | Step | Training
 def micro_batches(batch_size: int, count: int) -> list[slice]:
     """Row slices of ``count`` equal micro-batches; a clear error when they can't be equal."""
     if not isinstance(count, int) or count < 1:
-        raise ValueError(f"the micro-batch count must be a positive int, got {count!r}")
+        raise BadInput(f"the micro-batch count must be a positive int, got {count!r}")
     if batch_size % count:
-        raise ValueError(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
+        raise BadInput(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
     size = batch_size // count
     return [slice(i * size, (i + 1) * size) for i in range(count)]
 
@@ -161,30 +165,21 @@ def micro_batches(batch_size: int, count: int) -> list[slice]:
 def check_job(job: Job, n_stages: int) -> None:
     """Refuse what the engine would get wrong, before anything runs."""
     if job.mode not in ("infer", "step", "train"):
-        raise ValueError(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
+        raise BadInput(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
     if not job.batches:
-        raise ValueError("a job needs at least one batch")
+        raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
-        raise ValueError(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
+        raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
+    for b in job.batches:
+        check_tensors(b, job.model.config, needs_labels=job.mode != "infer")
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
-        raise ValueError(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
-    for b in job.batches:
-        micro_batches(b.input_ids.shape[0], job.n_micro)
-        if b.attention_mask is None or b.attention_mask.shape != b.input_ids.shape:
-            raise ValueError(
-                "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
-            )
-        if job.mode != "infer" and (b.labels is None or b.labels.shape != b.input_ids.shape[:1]):
-            raise ValueError("each training batch needs one label per row")
+        raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
+    micro_batches(job.batch.input_ids.shape[0], job.n_micro)
     if job.schedule not in (None, "gpipe", "1f1b"):
-        raise ValueError(f"a schedule is 'gpipe' or '1f1b', got {job.schedule!r}")
-    if job.fault is not None and (
-        job.fault.rank not in range(n_stages) or job.fault.how not in ("raise", "kill", "hang")
-    ):
-        raise ValueError(
-            f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {job.fault}"
-        )
+        raise BadInput(f"a schedule is 'gpipe' or '1f1b', got {job.schedule!r}")
+    if job.fault is not None:
+        check_fault(job.fault, n_stages, forwards=job.n_micro * len(job.batches))
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
@@ -196,11 +191,11 @@ def prepare(job: Job, n_ranks: int | None = None) -> Job:
         try:
             points = even_split_points(num_layers, n_ranks)
         except ValueError as error:
-            raise ValueError(f"torchrun started {n_ranks} ranks, one per stage, but {error}") from None
+            raise BadInput(f"torchrun started {n_ranks} ranks, one per stage, but {error}") from None
     else:
         points = check_split_points(job.split_points, num_layers)
     if n_ranks is not None and len(points) + 1 != n_ranks:
-        raise ValueError(
+        raise BadInput(
             f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
             f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})"
         )
