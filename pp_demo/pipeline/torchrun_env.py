@@ -79,6 +79,9 @@ def say_once(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+_watching = False  # stop_on_interrupt is active (python -m pp_demo enters it, then the CLI again)
+
+
 def _stop_when_signalled(read_fd: int) -> None:
     while True:
         got = os.read(read_fd, 1)
@@ -94,9 +97,11 @@ def _stop_when_signalled(read_fd: int) -> None:
 def stop_on_interrupt() -> Iterator[None]:
     """On a torchrun rank: Ctrl-C prints ``INTERRUPTED`` once and ends the rank at once,
     even inside a blocking receive. Elsewhere nothing changes (``KeyboardInterrupt``)."""
-    if not is_torchrun_rank() or threading.current_thread() is not threading.main_thread():
+    global _watching
+    if _watching or not is_torchrun_rank() or threading.current_thread() is not threading.main_thread():
         yield
         return
+    _watching = True
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     previous_fd = signal.set_wakeup_fd(write_fd)
@@ -108,3 +113,4 @@ def stop_on_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
         signal.set_wakeup_fd(previous_fd)
         os.close(write_fd)  # the thread reads the end of the pipe and returns
+        _watching = False

@@ -167,8 +167,11 @@ def check_main_guard() -> None:
     run there); without the guard every rank would reach this call and start ranks itself."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
     if main is None or path is None or getattr(multiprocessing.current_process(), "_inheriting", False):
         return
+    if name == "__main__" or name.endswith(".__main__") or os.path.basename(path).startswith("ipython"):
+        return  # a package's __main__.py (python -m pkg) is not run again in the ranks: no guard needed
     frame = sys._getframe(1)
     while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
         frame = frame.f_back  # type: ignore[assignment]

@@ -61,6 +61,15 @@ def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
 def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]:
     if isinstance(values, str):
         return parse_row(values, what)
+    if hasattr(values, "dim") and hasattr(values, "tolist"):  # a tensor: one row, of integers
+        if values.dim() != 1 or values.is_floating_point():
+            raise BadInput(
+                f"{what} must be one row of whole numbers (1-D), got a {values.dtype} tensor of shape "
+                f"{tuple(values.shape)}" + (" (one row of a batch: ids[0])" if values.dim() == 2 else "")
+            )
+        values = values.tolist()
+    if not isinstance(values, Iterable):
+        raise BadInput(f"{what} must be a sequence of whole numbers or a string like '0 0 5 6', got {values!r}")
     items = tuple(values)
     for value in items:
         if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
@@ -78,7 +87,9 @@ def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id:
     if any(m not in (0, 1) for m in mask):
         raise BadInput(f"the mask holds only 0 (padding) and 1 (real token), got {row_text(mask)}")
     if isinstance(pad_token_id, bool) or not isinstance(pad_token_id, int) or not 0 <= pad_token_id < 2**63:
-        raise BadInput(f"the pad id must be a whole number >= 0, got {pad_token_id!r}")
+        raise BadInput(
+            f"the pad id must be a whole number in 0..2**63-1 (a long tensor holds it), got {pad_token_id!r}"
+        )
 
 
 def explore(
