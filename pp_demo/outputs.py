@@ -31,16 +31,17 @@ def _can_write_in(folder: Path) -> bool:
         return False
 
 
-def check_folder_writable(folder: Path, flag: str) -> None:
+def check_folder_writable(folder: Path, flag: str, given: str | Path | None = None) -> None:
     """``folder`` exists and takes files, or can be created: its nearest existing parent is a
-    folder that takes files."""
+    folder that takes files. The refusal names ``flag`` and the value ``given`` to it."""
+    label = f"{flag} {folder if given is None else given}"
     existing = folder
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
-        raise BadInput(f"{flag} {folder}: {existing} is a file, not a folder")
+        raise BadInput(f"{label}: {existing} is a file, not a folder")
     if not _can_write_in(existing):
-        raise BadInput(f"{flag} {folder}: cannot write in {existing} (read-only?)")
+        raise BadInput(f"{label}: cannot write in {existing} (read-only?)")
 
 
 def output_path(out: str | Path, name: str, flag: str = "--out") -> Path:
@@ -52,7 +53,7 @@ def output_path(out: str | Path, name: str, flag: str = "--out") -> Path:
         path = path / name
     if path.is_dir():
         raise BadInput(f"{flag} {out}: {path} is a folder, not a file")
-    check_folder_writable(path.parent, flag)
+    check_folder_writable(path.parent, flag, out)
     return path
 
 

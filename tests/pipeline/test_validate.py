@@ -59,7 +59,18 @@ def test_a_single_job_instead_of_a_list(model):
         (IDS, MASK * 2, ["attention_mask holds only 0 (padding) and 1"]),
         (IDS, None, ["attention_mask", "None cannot travel"]),
     ],
-    ids=["1-D", "float", "list", "no rows", "no columns", "past vocab", "negative", "mask shape", "mask 0/2", "no mask"],
+    ids=[
+        "1-D",
+        "float",
+        "list",
+        "no rows",
+        "no columns",
+        "past vocab",
+        "negative",
+        "mask shape",
+        "mask 0/2",
+        "no mask",
+    ],
 )
 @pytest.mark.parametrize("on", ["process", "ranks"])
 def test_ids_and_mask_are_checked_before_any_work(model, ids, mask, expected, on):
