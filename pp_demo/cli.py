@@ -230,7 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULE",
         help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review table's {', '.join(CORE_RULES)})",
     )
-    table.add_argument("--cases", nargs="+", choices=list(CASES), help="cases to show (default: all)")
+    table.add_argument(
+        "--cases",
+        nargs="+",
+        choices=list(CASES),
+        metavar="CASE",
+        help=f"cases to show (default: all: {', '.join(CASES)})",
+    )
     table.add_argument(
         "--reference",
         choices=list(REFERENCES),
@@ -356,14 +362,18 @@ def build_parser() -> argparse.ArgumentParser:
         "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
         "Writes OUT.json and OUT.png.",
     )
-    bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3])
-    bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[2, 4, 8])
-    bench.add_argument("--hidden", type=_positive, default=512)
-    bench.add_argument("--layers", type=_positive, default=6)
-    bench.add_argument("--seq", type=_positive, default=128)
-    bench.add_argument("--batch", type=_positive, default=16)
-    bench.add_argument("--warmup", type=int, default=1)
-    bench.add_argument("--repeats", type=_positive, default=3)
+    bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
+    bench.add_argument(
+        "--micro-batches", type=_positive, nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
+    )
+    bench.add_argument("--hidden", type=_positive, default=512, help="hidden size (default: %(default)s)")
+    bench.add_argument("--layers", type=_positive, default=6, help="decoder layers (default: %(default)s)")
+    bench.add_argument("--seq", type=_positive, default=128, help="sequence length (default: %(default)s)")
+    bench.add_argument("--batch", type=_positive, default=16, help="rows per batch (default: %(default)s)")
+    bench.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
+    bench.add_argument(
+        "--repeats", type=_positive, default=3, help="timed runs, the fastest kept (default: %(default)s)"
+    )
     bench.add_argument(
         "--out",
         default=None,
