@@ -390,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.set_defaults(run=lambda args: run_doctor([]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
-    study.add_argument("--seeds", type=_positive, default=10, help="seeds 0..N-1 (default %(default)s)")
+    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument(
         "--out",
         default=None,
