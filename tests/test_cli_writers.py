@@ -177,7 +177,7 @@ def test_every_writer_defaults_outside_the_committed_files():
     parser = cli.build_parser()
     for job in WRITERS:
         assert parser.parse_args([job]).out is None  # resolved to results/tmp by the command
-    assert pp_demo.outputs.SCRATCH == Path("results/tmp")
+    assert Path("results/tmp") == pp_demo.outputs.SCRATCH
     assert "/results/tmp/" in (REPO / ".gitignore").read_text().split()
 
 
