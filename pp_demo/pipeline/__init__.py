@@ -2,5 +2,6 @@
 
 families (a model family as a row) -> stages (the split) -> jobs (what to run) -> schedules
 (GPipe and 1F1B order) -> in_process (every stage in this process) -> on_rank (what one rank
-runs on torch.distributed.pipelining) -> launch (starting the ranks) -> runner.
+runs on torch.distributed.pipelining) -> launch (starting the ranks) -> runner. validate checks
+what a job and a run are given; torchrun_env is what being one of torchrun's ranks asks for.
 """

@@ -195,9 +195,7 @@ def _check_cu_seqlens(cu_seqlens: torch.Tensor) -> None:
         raise BadInput(f"cu_seqlens must be non-decreasing, got {cu_seqlens.tolist()}")
     if (lengths == 0).any():
         empty = (lengths == 0).nonzero().flatten().tolist()
-        raise BadInput(
-            f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no last token to pool"
-        )
+        raise BadInput(f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no last token to pool")
 
 
 def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:

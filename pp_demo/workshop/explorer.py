@@ -62,12 +62,13 @@ def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]
     if isinstance(values, str):
         return parse_row(values, what)
     if hasattr(values, "dim") and hasattr(values, "tolist"):  # a tensor: one row, of integers
-        if values.dim() != 1 or values.is_floating_point():
+        tensor: Any = values
+        if tensor.dim() != 1 or tensor.is_floating_point():
             raise BadInput(
-                f"{what} must be one row of whole numbers (1-D), got a {values.dtype} tensor of shape "
-                f"{tuple(values.shape)}" + (" (one row of a batch: ids[0])" if values.dim() == 2 else "")
+                f"{what} must be one row of whole numbers (1-D), got a {tensor.dtype} tensor of shape "
+                f"{tuple(tensor.shape)}" + (" (one row of a batch: ids[0])" if tensor.dim() == 2 else "")
             )
-        values = values.tolist()
+        values = tensor.tolist()
     if not isinstance(values, Iterable):
         raise BadInput(f"{what} must be a sequence of whole numbers or a string like '0 0 5 6', got {values!r}")
     items = tuple(values)
