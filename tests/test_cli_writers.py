@@ -198,3 +198,30 @@ def test_out_naming_the_committed_file_replaces_it(capsys, checkout, quick_bench
     assert json.loads((checkout / "results" / STUDY_NAME).read_text()) == {"seeds": list(range(n))}
     assert cli.main(["verify-pr", "--out", "results/verify_pr.json"]) == 0
     assert json.loads((checkout / "results" / "verify_pr.json").read_text()) == {"claims": []}
+
+
+# ------------------------------------------------------------------ verify-pr's progress
+
+
+def test_verify_pr_prints_one_progress_line_per_variant(capsys, tmp_path, monkeypatch):
+    from pp_demo.colossalai.sdists import SDISTS, VARIANTS
+
+    class Done:  # a worker that has finished: its output file holds what it saw
+        returncode = 0
+
+        def communicate(self):
+            return "", ""
+
+    def worker(stem, trees, folder):
+        out = folder / f"{stem}.out.json"
+        out.write_text(json.dumps({"variants": {}}))
+        return Done(), out
+
+    monkeypatch.setattr(verify_pr, "variant_tree", lambda requirement, variant, cache, wheelhouse: tmp_path)
+    monkeypatch.setattr(verify_pr, "_start_worker", worker)
+    verify_pr.run_workers(tmp_path)
+    lines = capsys.readouterr().err.splitlines()
+    for stem in SDISTS.values():
+        for variant in VARIANTS:
+            assert sum(line == f"verify-pr: {stem}, variant {variant}: tree ready" for line in lines) == 1
+    assert len(lines) == len(SDISTS) * len(VARIANTS) + 1 + len(SDISTS)  # + the workers' start and ends
