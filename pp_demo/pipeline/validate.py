@@ -85,12 +85,13 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool) -> None:
     if low < 0 or high >= vocab:
         raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
     mask = batch.attention_mask
-    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
-        got = _shape(mask) if isinstance(mask, torch.Tensor) else type(mask).__name__
+    if mask is None:
         raise BadInput(
-            f"each job needs an attention_mask of the shape of its input_ids {_shape(ids)}, got {got} "
-            "(None cannot travel between ranks)"
+            "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
         )
+    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
+        got = _shape(mask) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
+        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {_shape(ids)}, got {got}")
     if not bool(((mask == 0) | (mask == 1)).all()):
         raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
     tensors = [ids, mask]
