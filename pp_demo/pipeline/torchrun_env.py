@@ -29,7 +29,15 @@ from collections.abc import Iterator
 
 from pp_demo.errors import BadInput
 
-__all__ = ["TORCHRUN_VARS", "check_torchrun_env", "is_torchrun_rank", "say_once", "stop_on_interrupt", "INTERRUPTED"]
+__all__ = [
+    "TORCHRUN_VARS",
+    "check_torchrun_env",
+    "is_torchrun_rank",
+    "say_once",
+    "stop_on_interrupt",
+    "INTERRUPTED",
+    "port_taken",
+]
 
 # what torchrun sets for every rank (and the launcher's own variables, set with them)
 TORCHRUN_VARS = ("TORCHELASTIC_RUN_ID", "RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -114,3 +122,14 @@ def stop_on_interrupt() -> Iterator[None]:
         signal.set_wakeup_fd(previous_fd)
         os.close(write_fd)  # the thread reads the end of the pipe and returns
         _watching = False
+
+
+def port_taken(cause: str) -> str | None:
+    """The sentence for a rank that could not listen on its rendezvous port, else None.
+
+    torchrun's own ``--master-port`` is bound by torchrun before any rank runs (the README's
+    table of errors covers it); the ports pp_demo picks for the ranks it starts itself are free
+    when picked, so a taken one was taken since, by another program."""
+    if "EADDRINUSE" not in cause and "Address already in use" not in cause:
+        return None
+    return "the port picked for the ranks was taken by another program meanwhile: run again"

@@ -145,3 +145,28 @@ def test_ctrl_c_under_torchrun_says_one_line_and_the_ranks_end_before_torchrun_w
     assert _wait_for(lambda: not set(ranks) & set(_processes()), 10), "a rank outlived the run"
     # torchrun waits 30 s for its ranks after passing the signal on, then SIGKILLs them (and logs it)
     assert "SIGKILL" not in err
+
+
+@pytest.mark.distributed
+def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monkeypatch):
+    import socket
+
+    import torch
+
+    from pp_demo import PipelineError, run
+    from pp_demo.pipeline import launch
+    from pp_demo.pipeline.families import build_model
+    from pp_demo.pipeline.jobs import Job
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setattr(launch, "_free_port", lambda: taken.getsockname()[1])  # as if taken meanwhile
+        ids = torch.tensor([[0, 0, 5, 6], [5, 6, 7, 8]])
+        with pytest.raises(PipelineError) as failed:
+            run([Job.infer(build_model("llama"), ids, (ids != 0).long())], on="ranks", timeout_s=60)
+    # one line, no port number; the ranks were stopped (run's contract)
+    assert (
+        str(failed.value)
+        == "rank 0 failed: the port picked for the ranks was taken by another program meanwhile: run again"
+    )
