@@ -149,3 +149,13 @@ results: setup colossalai
 	$(BIN)/python -m pp_demo verify-pr --out results/verify_pr.json
 
 include packaging.mk
+
+# Every GPU path once, on a GPU box (docs/gpu.md): doctor, the reproduction on cuda and on NCCL,
+# the families, the ColossalAI engine in bf16 and fp16, the notebooks under strict nbval; writes
+# results/gpu_check.json. It installs nothing, so it does not depend on setup: it runs in the
+# venv if there is one, else with $(PYTHON). `make gpu-check --dry-run` (-n) lists the steps
+# (the `+` runs the line under -n too, and -n becomes the check's own --dry-run).
+.PHONY: gpu-check
+gpu-check:
+	+$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo gpu-check \
+	  $(if $(findstring n,$(firstword -$(MAKEFLAGS))),--dry-run)

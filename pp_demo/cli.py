@@ -14,6 +14,7 @@ from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
 from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
 
 REPRO_FAMILIES = ("llama", "qwen2", "opt")
@@ -56,6 +57,16 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _add_dtype(job: argparse.ArgumentParser) -> None:
+    job.add_argument(
+        "--dtype",
+        choices=list(DTYPES),
+        default="fp32",
+        help="precision of the model and of its model.forward reference, judged with that "
+        "precision's tolerance (default: %(default)s)",
+    )
+
+
 def _table(args: argparse.Namespace) -> int:
     print(format_padding_table(args.rules, args.cases, args.reference))
     return 0
@@ -84,15 +95,19 @@ def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
 
 
 def _families(args: argparse.Namespace) -> int:
-    from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
+    from pp_demo.verify.compare import default_device
+    from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
 
     _not_under_torchrun(args)
-    table = pipeline_matrix(
-        args.family, args.cases, args.rule, args.attn, on="ranks" if args.distributed else "process"
-    )
-    if table is None:  # torchrun's first rank: it has no logits, the last rank prints
+    on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
+    device, dtype = args.device or default_device(), dtype_named(args.dtype)
+    found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
+    if found is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
-    print(format_matrix(table))
+    differences, atol = found
+    print(format_matrix({cell: diff <= atol for cell, diff in differences.items()}))
+    if args.dtype != "fp32":  # half precision's tolerance is wide: show how close the verdicts came
+        print(f"in {args.dtype}:\n{closest_calls(differences, atol)}")
     return 0
 
 
@@ -153,12 +168,22 @@ def _stage_count(args: argparse.Namespace) -> int:
     return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
 
 
+def _print_placement_note(n_ranks: int) -> None:
+    """One line when the ranks ran on the CPU although there are GPUs, and why."""
+    from pp_demo.pipeline.launch import ranks_placement
+
+    note = ranks_placement(n_ranks)[2]
+    if note is not None:
+        print(note)
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     _not_under_torchrun(args)
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     points = tuple(args.split_at) if args.split_at else None
     runs = list(_runs(args))
-    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device)
+    dtype = dtype_named(args.dtype)
+    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device, dtype=dtype)
     if results is None:  # a torchrun rank without the logits: the last rank prints
         return 0
     n = _stage_count(args)
@@ -170,8 +195,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     )
     print(format_padding_table(reference="true_last"))
     print()
-    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference)")
+    precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
+    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference{precision})")
     print(f"batch: {_rows_text()}; pad id 0")
+    if args.distributed:
+        _print_placement_note(n)
     for (family, rule), result in zip(runs, results, strict=True):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
     return 0
@@ -212,6 +240,14 @@ def _verify_pr(args: argparse.Namespace) -> int:
     from pp_demo.colossalai.verify_pr import main
 
     return main(args.cache, args.wheelhouse, args.out if args.out is not None else str(SCRATCH / "verify_pr.json"))
+
+
+def _add_gpu_check(jobs: "argparse._SubParsersAction[_Parser]") -> None:
+    from pp_demo.workshop.gpu_check import add_options, run_check
+
+    gpu = jobs.add_parser("gpu-check", help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing")
+    add_options(gpu)
+    gpu.set_defaults(run=lambda args: run_check(args, build_parser()))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -296,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the stages as ranks, one per stage (spawned here, or the ranks of "
         "torchrun --nproc-per-node STAGES -m pp_demo reproduce --distributed)",
     )
+    _add_dtype(reproduce)
     reproduce.set_defaults(run=_reproduce)
     families = jobs.add_parser(
         "families",
@@ -332,6 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="attention implementation (default: what transformers picks)",
     )
     families.add_argument("--distributed", action="store_true", help="run the stages as ranks, one per stage")
+    families.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
+    _add_dtype(families)
     families.set_defaults(run=_families)
 
     check = jobs.add_parser(
@@ -414,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
         " --out results/verify_pr.json replaces the committed one)",
     )
     verify.set_defaults(run=_verify_pr)
+    _add_gpu_check(jobs)
     return parser
 
 

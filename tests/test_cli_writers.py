@@ -225,3 +225,14 @@ def test_verify_pr_prints_one_progress_line_per_variant(capsys, tmp_path, monkey
         for variant in VARIANTS:
             assert sum(line == f"verify-pr: {stem}, variant {variant}: tree ready" for line in lines) == 1
     assert len(lines) == len(SDISTS) * len(VARIANTS) + 1 + len(SDISTS)  # + the workers' start and ends
+
+
+def test_gpu_check_refuses_an_out_it_cannot_write_before_any_step(capsys, checkout, monkeypatch):
+    from pp_demo.workshop import gpu_check
+
+    monkeypatch.setattr(gpu_check, "visible_gpus", lambda: ["a GPU"])  # as on a GPU box
+    monkeypatch.setattr(gpu_check, "run_step", lambda step: pytest.fail("a step ran before the check"))
+    Path("a_file").write_text("\n")
+    assert "--out a_file/gpu_check.json: a_file is a file, not a folder" in _error(
+        capsys, "gpu-check", "--out", "a_file/gpu_check.json"
+    )

@@ -32,6 +32,9 @@ import sys
 from typing import Any
 
 import nbformat
+import timing  # tools/ is on the path
+
+from pp_demo.pooling.failure import render_failures
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEED = ROOT / "tools" / "episode_seed.json"
@@ -114,6 +117,30 @@ def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
     return episode
 
 
+def exercise_kinds(name: str) -> list[str]:
+    """ "value" or "function" per exercise of notebook ``name``, from its reference answers."""
+    from pp_demo.exercises.solutions import SOLUTIONS
+
+    prefix = name[:2] + "."
+    return ["function" if callable(answer) else "value" for key, answer in SOLUTIONS.items() if key.startswith(prefix)]
+
+
+def computed_minutes(nb: Any, name: str) -> dict[str, int]:
+    """Each section's minutes from its content (``tools/timing.py``), the exercises from their kinds."""
+    authored = nbformat.from_dict({**nb, "cells": _authored(nb)})
+    return timing.notebook_minutes(authored, exercise_kinds(name))
+
+
+def set_computed_minutes(nb: Any, name: str) -> None:
+    ep = nb.metadata["episode"]
+    minutes = computed_minutes(nb, name)
+    for heading, info in ep["sections"].items():
+        if heading in minutes:
+            info["minutes"] = minutes[heading]
+    ep["teaching_minutes"] = sum(m for h, m in minutes.items() if h != EXERCISES)
+    ep["exercise_minutes"] = minutes.get(EXERCISES, 0)
+
+
 def problems(nb: Any, name: str = "notebook") -> list[str]:
     """Everything wrong with a notebook's episode metadata, one line each (empty: valid)."""
     ep = nb.metadata.get("episode")
@@ -137,6 +164,12 @@ def problems(nb: Any, name: str = "notebook") -> list[str]:
     for heading, info in sections.items():
         if not (isinstance(info, dict) and info.get("track") in TRACKS and _minutes(info.get("minutes"))):
             out.append(f"{name}: section {heading!r} needs a track in {TRACKS} and whole minutes")
+    computed = computed_minutes(nb, name)
+    stale_minutes = [
+        h for h, info in sections.items() if isinstance(info, dict) and info.get("minutes") != computed.get(h)
+    ]
+    if not out and stale_minutes:
+        out.append(f"{name}: minutes of {stale_minutes} differ from the content's (tools/timing.py): run apply")
     if not out:
         teaching = sum(info["minutes"] for h, info in sections.items() if h != EXERCISES)
         for key, want in (("teaching_minutes", teaching), ("exercise_minutes", sections[EXERCISES]["minutes"])):
@@ -150,7 +183,8 @@ def _minutes(value: Any) -> bool:
 
 
 def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {item}" for item in items)
+    # a failure condition is written {fails: RULE vs REFERENCE}: the tested sentence is shown
+    return "\n".join(f"- {render_failures(item)}" for item in items)
 
 
 def render_header(ep: dict[str, Any], order: list[str]) -> str:
@@ -208,6 +242,8 @@ def apply(path: pathlib.Path, seed: dict[str, Any] | None = None) -> bool:
     nb = nbformat.reads(before, as_version=4)
     if seed is not None:
         nb.metadata["episode"] = from_seed(nb, seed, path.stem)
+    if isinstance(nb.metadata.get("episode"), dict) and isinstance(nb.metadata["episode"].get("sections"), dict):
+        set_computed_minutes(nb, path.stem)
     found = problems(nb, path.stem)
     if found:
         raise EpisodeError(found[0])

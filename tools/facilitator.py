@@ -20,6 +20,8 @@ import episodes
 import nbformat
 import schedule
 
+from pp_demo.pooling.failure import render_failures
+
 GUIDE = pathlib.Path("docs") / "facilitator.md"
 TIMES = pathlib.Path("results") / "notebook_times.json"
 CORE_PATH = "**Core path run time**"
@@ -219,7 +221,7 @@ def guide(root: pathlib.Path) -> str:
     lines += setup_lines(readme) + stuck_lines(readme) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:
-        lines += [f"**{title}**", "", *(f"- {point}" for point in ep["keypoints"]), ""]
+        lines += [f"**{title}**", "", *(f"- {render_failures(point)}" for point in ep["keypoints"]), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -1,12 +1,14 @@
-"""Workshop schedules computed from the notebooks' episode metadata (see tools/episodes.py).
+"""Workshop plans: which notebooks (and which of their sections) each format takes, in order.
 
-Three formats, each a list of items whose minutes add up to the end time:
+Every plan is written out as a list: the notebooks it teaches, each with "all" its sections,
+its "core" sections, or a fixed-minute "demo". The minutes of a notebook come from its content
+(``tools/timing.py``: words, code cells, exercises), so a plan that no longer fits its clock is
+caught by a test (``tests/repo/test_episodes.py``) instead of by a room that runs late.
 
-- 90 minutes: the core sections of the core notebooks, one break;
-- 3 hours: every section of the core notebooks, then the core sections of the optional
-  notebooks, in order, as long as they fit; two breaks;
-- a full day: everything, a hands-on session with the checker on the attendees' own stack,
-  two coffee breaks and lunch.
+- 90 minutes: notebook 01 and 03, core sections (set-up was homework);
+- 3 hours: the core path 01, 02, 03, 05 (core sections), and a 10-minute demo of 06's result;
+- a full day: the core path in full, then 04, 06 and 07 (core sections), a hands-on session with
+  the checker, coffee and lunch. 08, 09 and 10 are reading for after the day.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Format:
     title: str
     budget: int  # minutes available, breaks included
     opening: Item
+    episodes: tuple[tuple[str, str], ...]  # (notebook number, "all" | "core" | "demo N")
     closing: list[Item]  # after the episodes (before the wrap-up)
     breaks: list[Item]  # spread evenly over the episodes
     wrap_up: Item
@@ -39,42 +42,46 @@ FORMATS = (
         "90 minutes",
         90,
         Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"),
+        (("01", "core"), ("03", "core")),
         [],
-        [Item(10, "Break", True)],
-        Item(5, "Wrap-up: the key points, questions"),
+        [],
+        Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
     ),
     Format(
         "3 hours",
         180,
-        Item(10, "Welcome; `make doctor` on every machine, fix what fails"),
+        Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"),
+        (("01", "core"), ("02", "core"), ("03", "core"), ("05", "core"), ("06", "demo 10")),
         [],
-        [Item(10, "Break", True), Item(10, "Break", True)],
-        Item(5, "Wrap-up: the key points, questions"),
+        [Item(10, "Break", True)],
+        Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
     ),
     Format(
         "a full day",
         420,
         Item(20, "Welcome; set-up from the wheelhouse, `make doctor` on every machine"),
+        (("01", "all"), ("02", "all"), ("03", "all"), ("05", "all"), ("04", "core"), ("06", "core"), ("07", "core")),
         [
             Item(
-                60,
-                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack "
-                "(README: *check your own pipeline forward*)",
+                30,
+                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)",
             )
         ],
-        [Item(15, "Coffee", True), Item(60, "Lunch", True), Item(15, "Coffee", True)],
+        [Item(15, "Coffee", True), Item(45, "Lunch", True), Item(15, "Coffee", True)],
         Item(10, "Wrap-up: the key points, questions, feedback"),
     ),
 )
 
 
-def _sections(ep: dict[str, Any], order: list[str], core_only: bool) -> list[str]:
-    return [h for h in order if not core_only or ep["sections"][h]["track"] == "core"]
+def _number(name: str) -> str:
+    return name[:2]
 
 
-def episode_item(name: str, ep: dict[str, Any], order: list[str], core_only: bool) -> Item:
-    """One notebook's block: the sections taken, and their minutes."""
-    taken = _sections(ep, order, core_only)
+def episode_item(name: str, ep: dict[str, Any], order: list[str], how: str) -> Item:
+    """One notebook's block: the sections taken, and their minutes (computed from content)."""
+    if how.startswith("demo"):
+        return Item(int(how.split()[1]), f"**{name}**, demo of its main result (the instructor runs it)")
+    taken = [h for h in order if how == "all" or ep["sections"][h]["track"] == "core"]
     minutes = sum(ep["sections"][h]["minutes"] for h in taken)
     teaching = [h for h in taken if h != EXERCISES]
     which = "all sections" if len(taken) == len(order) else "core sections"
@@ -82,30 +89,13 @@ def episode_item(name: str, ep: dict[str, Any], order: list[str], core_only: boo
     return Item(minutes, text)
 
 
-def _fixed_minutes(fmt: Format) -> int:
-    return fmt.opening.minutes + fmt.wrap_up.minutes + sum(i.minutes for i in fmt.closing + fmt.breaks)
-
-
 def episode_items(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[str]]]) -> list[Item]:
-    """The notebooks a format covers, as items; ``episodes``: (name, metadata, section order)."""
-    core = [(n, ep, order) for n, ep, order in episodes if ep["track"] == "core"]
-    optional = [(n, ep, order) for n, ep, order in episodes if ep["track"] != "core"]
-    if fmt.budget <= 90:
-        return [episode_item(n, ep, order, core_only=True) for n, ep, order in core]
-    if fmt.budget <= 180:
-        room = fmt.budget - _fixed_minutes(fmt) - sum(episode_item(*e, core_only=False).minutes for e in core)
-        chosen = []
-        for n, ep, order in optional:
-            item = episode_item(n, ep, order, core_only=True)
-            if item.minutes <= room:
-                chosen.append(n)
-                room -= item.minutes
-        return [
-            episode_item(n, ep, order, core_only=ep["track"] != "core")
-            for n, ep, order in episodes
-            if ep["track"] == "core" or n in chosen
-        ]
-    return [episode_item(n, ep, order, core_only=False) for n, ep, order in episodes]
+    """The notebooks a format covers, in its order; ``episodes``: (name, metadata, section order)."""
+    by_number = {_number(name): (name, ep, order) for name, ep, order in episodes}
+    missing = [number for number, _ in fmt.episodes if number not in by_number]
+    if missing:
+        raise KeyError(f"the {fmt.title} plan names notebooks that do not exist: {missing}")
+    return [episode_item(*by_number[number], how) for number, how in fmt.episodes]
 
 
 def plan(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[str]]]) -> list[Item]:
@@ -120,6 +110,10 @@ def plan(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[str]]]) -> 
         if pending and done >= share * total and number < len(blocks) - 1:
             out.append(pending.pop(0))
     return out + pending + [fmt.wrap_up]
+
+
+def total_minutes(items: list[Item]) -> int:
+    return sum(item.minutes for item in items)
 
 
 def clock(minutes: int) -> str:

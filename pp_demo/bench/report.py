@@ -1,4 +1,4 @@
-"""The results file read back: what the README, notebook 02 and the command print.
+"""The results file read back: what the README, notebook 10 and the command print.
 
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
 measures. The README's benchmark block is ``readme_block`` of the committed file, and a

@@ -1,83 +1,12 @@
 """Exercises of notebook 02 · the two-stage pipeline (checked by ``pp_demo.exercises.check``)."""
 
-from collections.abc import Callable
-
-from pp_demo.pipeline.schedules import gpipe_slots
-
-from .core import NotAttempted, _is_stub, register
-
-
-def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
-    """Idle slots of ``stage`` between the step's first and last slot, and the step's length."""
-    slots = gpipe_slots(n_micro, 2, backward)
-    length = max(slot for _, slot, _, _ in slots) + 1
-    return length - sum(1 for s, *_ in slots if s == stage), length
-
-
-@register(
-    "02.1",
-    "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
-    "does stage 0 sit idle between the step's first and last slot? Give an int.",
-)
-def _judge_idle_slots(answer: object) -> str | None:
-    if not isinstance(answer, int) or isinstance(answer, bool):
-        return f"give a number of slots as an int, not {type(answer).__name__}"
-    idle, length = _gpipe_idle(4, 0, backward=True)
-    if answer == idle:
-        return None
-    if answer == 2 * idle:
-        return f"{answer} counts both stages together; the question asks about stage 0 alone"
-    if answer == _gpipe_idle(4, 0, backward=False)[0]:
-        return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice"
-    return (
-        f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
-        'stage 0\'s row of draw_timeline("gpipe", 2, 4)'
-    )
-
-
-def _is_one_argument_stub(function: Callable[..., object]) -> bool:
-    """The empty stub of the two-stage draft of 02.2, ``bubble_fraction(m)``: not attempted."""
-    try:
-        return bool(_is_stub(function(1)))
-    except Exception:  # noqa: BLE001 - any failure means it is not that stub
-        return False
-
-
-@register(
-    "02.2",
-    "Write bubble_fraction(m, p): the share of the slots of a GPipe step on p stages "
-    "(forwards only, m micro-batches) in which a stage sits idle.",
-    # the timeline functions and the benchmark's ideal speedup hold the answer already
-    refuse=("pp_demo.pipeline.schedules", "pp_demo.bench.bounds"),
-)
-def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
-    # From the definition: the step lasts m + p - 1 slots (the last micro-batch enters
-    # stage p - 1 at slot m - 1 + p - 1); each stage works m of them and idles p - 1.
-    if not callable(bubble_fraction):
-        return "the answer should be a function (m, p) -> a number between 0 and 1"
-    for p in range(2, 6):
-        for m in range(1, 17):
-            try:
-                got = bubble_fraction(m, p)
-            except TypeError:
-                if _is_one_argument_stub(bubble_fraction):
-                    raise NotAttempted from None
-                return "write bubble_fraction(m, p): it takes the number of micro-batches and of stages"
-            if _is_stub(got):
-                raise NotAttempted
-            idle, length = p - 1, m + p - 1
-            if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
-                return (
-                    f"for m={m}, p={p} you return {got!r}, but each stage is idle {idle} of the step's {length} slots"
-                )
-    return None
-
+from .core import register
 
 _SENT = ("hidden", "input_ids", "attention_mask")
 
 
 @register(
-    "02.3",
+    "02.1",
     "The first stage sends hidden, input_ids and attention_mask. Which one would the "
     "last stage not need if it pooled from the attention mask (rightmost_attended)?",
 )

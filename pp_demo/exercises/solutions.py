@@ -20,9 +20,9 @@ SOLUTIONS = {
     "01.2": ([5, 0, 6, 0, 0], [1, 1, 1, 0, 0]),  # a pad id among the real tokens stops it: pools 0, last real 2
     # (so does a real eos that carries the pad id: [5, 6, 0, 0] with mask [1, 1, 1, 0])
     "01.3": 2,  # three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5
-    "02.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
-    "02.2": lambda m, p: (p - 1) / (m + p - 1),  # p - 1 idle slots in a step of m + p - 1
-    "02.3": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
+    "10.1": 2,  # 10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way
+    "10.2": lambda m, p: (p - 1) / (m + p - 1),  # p - 1 idle slots in a step of m + p - 1
+    "02.1": "input_ids",  # only a pad-id rule reads them; the layers run on the hidden states
 }
 
 

@@ -83,11 +83,11 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
         (5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"),
         (3, None, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
     ],
-    "02.1": [
+    "10.1": [
         (4, None, "adds up both stages' idle slots"),
         (1, None, "counts a forward-only step: with backwards the pipe fills and drains twice"),
     ],
-    "02.2": [
+    "10.2": [
         (
             lambda m, p: p / (m + p - 1),
             "`p / (m + p - 1)`",
@@ -99,7 +99,7 @@ WRONG_ANSWERS: dict[str, list[tuple[Any, str | None, str]]] = {
             "divides by the busy slots instead of the whole step of m + p - 1 slots",
         ),
     ],
-    "02.3": [
+    "02.1": [
         (
             "attention_mask",
             None,

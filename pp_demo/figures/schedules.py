@@ -1,4 +1,4 @@
-"""Schedules as timelines (notebook 02), placed from the order the engine runs
+"""Schedules as timelines (notebook 10), placed from the order the engine runs
 (``pp_demo.pipeline.schedules``): Okabe-Ito colours, backwards hatched and every box labelled, so
 nothing is told by colour alone; text of 10 pt or more. Each returns the ``Figure``."""
 

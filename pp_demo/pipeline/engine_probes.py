@@ -1,4 +1,4 @@
-"""Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 02.
+"""Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 10.
 
 * ``OrderProbe``: the order in which each rank's stage really runs its forwards and
   backwards, recorded by hooks during one training step (what ``pp_demo.pipeline.schedules``
@@ -78,7 +78,7 @@ class OrderProbe:
 
 @dataclass(frozen=True)
 class ShapeTrapProbe:
-    """A 2-stage inference schedule built for notebook 02's (6, 6) batch, stepped on that
+    """A 2-stage inference schedule built for notebook 10's (6, 6) batch, stepped on that
     batch and then, reused, on its last 4 columns. Result: the (6, 4) batch and the logits
     the reused engine returned for it (to compare with ``model.forward``)."""
 

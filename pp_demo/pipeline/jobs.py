@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from pp_demo.errors import BadInput
+from pp_demo.pipeline.schedules import get_schedule
 from pp_demo.pipeline.stages import check_split_points, count_layers, even_split_points
 from pp_demo.pipeline.validate import check_fault, check_tensors
 from pp_demo.pooling.rules import FIX, get_rule
@@ -42,7 +43,7 @@ __all__ = [
 ]
 
 Mode = Literal["infer", "step", "train"]
-Schedule = Literal["gpipe", "1f1b"]
+Schedule = Literal["gpipe", "1f1b", "interleaved-1f1b"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,10 +62,11 @@ class Batch:
 
 @dataclass(frozen=True)
 class Fault:
-    """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage), at the
-    forward of micro-batch ``at``, ``"raise"`` an exception, ``"kill"`` the process or ``"hang"``.
-    ``at`` counts the rank's forwards from 0 (over every batch of the job); one the job does
-    not reach is refused, and so is a fault for ``run(on="process")``, which has no ranks."""
+    """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage; under a looped
+    schedule the rank's first stage), at the forward of micro-batch ``at``, ``"raise"`` an
+    exception, ``"kill"`` the process or ``"hang"``. ``at`` counts that stage's forwards from 0
+    (over every batch of the job); one the job does not reach is refused, and so is a fault for
+    ``run(on="process")``, which has no ranks."""
 
     rank: int
     how: Literal["raise", "kill", "hang"] = "raise"
@@ -79,6 +81,8 @@ class Job:
     one micro-batch per stage: with fewer, stage 0's warm-up would already be every forward,
     so there is no steady state, and the engine refuses it. The runner then uses GPipe,
     whose gradients are the same (``pp_demo.pipeline.schedules.schedule_order`` shows both orders).
+    A looped schedule (``"interleaved-1f1b"``) holds several stages per rank
+    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks.
     """
 
     model: nn.Module
@@ -119,8 +123,15 @@ class Job:
     def batch(self) -> Batch:
         return self.batches[0]
 
+    @property
+    def stages_per_rank(self) -> int:
+        """How many of the job's stages each rank holds: 1, or more for a looped schedule."""
+        return get_schedule(self.schedule or "gpipe").stages_per_rank
+
     def schedule_for(self, n_stages: int) -> Schedule:
         """The schedule this job runs on ``n_stages`` stages (see the class docstring)."""
+        if self.stages_per_rank > 1:
+            return self.schedule or "gpipe"  # the only one that fits its ranks, forwards only too
         if self.mode == "infer":
             return "gpipe"  # forwards only: both schedules run them in the same order
         wanted = self.schedule or "1f1b"
@@ -176,29 +187,62 @@ def check_job(job: Job, n_stages: int) -> None:
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
     micro_batches(job.batch.input_ids.shape[0], job.n_micro)
-    if job.schedule not in (None, "gpipe", "1f1b"):
-        raise BadInput(f"a schedule is 'gpipe' or '1f1b', got {job.schedule!r}")
+    if job.schedule is not None:
+        _check_looped(job, n_stages)
     if job.fault is not None:
-        check_fault(job.fault, n_stages, forwards=job.n_micro * len(job.batches))
+        check_fault(job.fault, n_stages // job.stages_per_rank, forwards=job.n_micro * len(job.batches))
+
+
+def _check_looped(job: Job, n_stages: int) -> None:
+    """A known schedule; a looped one needs a whole number of ranks, and torch's interleaved
+    1F1B runs its micro-batches in rounds of equal size (``ScheduleInterleaved1F1B``: m //
+    ranks rounds, at least one, must divide m) or refuses on the ranks."""
+    per_rank = job.stages_per_rank  # an unknown name is refused here
+    if per_rank == 1:
+        return
+    if n_stages % per_rank or n_stages < 2 * per_rank:
+        raise BadInput(
+            f"{job.schedule} holds {per_rank} stages on each of at least 2 ranks: the model needs "
+            f"{2 * per_rank}, {3 * per_rank}, ... stages, got {n_stages}"
+        )
+    rounds = max(1, job.n_micro // (n_stages // per_rank))
+    if job.n_micro % rounds:
+        raise BadInput(
+            f"{job.schedule} on {n_stages // per_rank} ranks runs {job.n_micro} micro-batches in "
+            f"{rounds} equal rounds, which cannot be: use a multiple of {rounds}"
+        )
+
+
+def _points_for_ranks(num_layers: int, n_ranks: int | None, per_rank: int) -> tuple[int, ...]:
+    """Even split points for ``n_ranks`` ranks (default 2) holding ``per_rank`` stages each."""
+    ranks = n_ranks or 2
+    try:
+        return even_split_points(num_layers, ranks * per_rank)
+    except ValueError as error:
+        each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
+        started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
+        raise BadInput(f"{started}, {each}, but {error}") from None
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
     """``job`` with its split points as a tuple, checked; ``n_ranks`` (torchrun's world
-    size) fixes the stage count: points are chosen evenly when the job has none."""
+    size) fixes the stage count: points are chosen evenly when the job has none (and for a
+    looped schedule's job without points, for 2 ranks)."""
     get_rule(job.rule)
     num_layers = count_layers(job.model)
-    if job.split_points is None and n_ranks is not None:
-        try:
-            points = even_split_points(num_layers, n_ranks)
-        except ValueError as error:
-            raise BadInput(f"torchrun started {n_ranks} ranks, one per stage, but {error}") from None
+    per_rank = job.stages_per_rank
+    if job.split_points is None and (n_ranks is not None or per_rank > 1):
+        points = _points_for_ranks(num_layers, n_ranks, per_rank)
     else:
         points = check_split_points(job.split_points, num_layers)
-    if n_ranks is not None and len(points) + 1 != n_ranks:
+    n_stages = len(points) + 1
+    if n_ranks is not None and n_stages != n_ranks * per_rank:
+        each = "one rank each" if per_rank == 1 else f"{per_rank} on each rank"
+        hint = f" (use --nproc-per-node {n_stages // per_rank})" if n_stages % per_rank == 0 else ""
         raise BadInput(
-            f"the split points {list(points)} cut the model into {len(points) + 1} stages, one rank "
-            f"each, but torchrun started {n_ranks} ranks (use --nproc-per-node {len(points) + 1})"
+            f"the split points {list(points)} cut the model into {n_stages} stages, {each}, "
+            f"but torchrun started {n_ranks} ranks{hint}"
         )
     job = replace(job, split_points=points)
-    check_job(job, len(points) + 1)
+    check_job(job, n_stages)
     return job

@@ -7,8 +7,9 @@
 * ``join_torchrun(jobs)``: this process is one of torchrun's ranks already; it joins the
   group, runs the jobs, and the parts are gathered on the last rank.
 
-Both are the back ends of ``pp_demo.pipeline.runner.run``, the one way in. Backend: NCCL when there
-is a GPU per rank, else gloo on the CPU. What each rank does is in ``pp_demo.pipeline.on_rank``.
+Both are the back ends of ``pp_demo.pipeline.runner.run``, the one way in. Backend: NCCL when the
+node has a GPU per rank, else gloo on the CPU (``pp_demo.pipeline.on_rank.backend_and_device``;
+``ranks_placement`` says which, and why, before a run). What each rank does is in ``on_rank``.
 """
 
 import logging
@@ -30,7 +31,14 @@ from pp_demo.pipeline.jobs import Job
 from pp_demo.pipeline.on_rank import RankJob, backend_and_device, run_on_rank
 from pp_demo.pipeline.torchrun_env import port_taken
 
-__all__ = ["PipelineError", "spawn_ranks", "launched_by_torchrun", "torchrun_world_size", "join_torchrun"]
+__all__ = [
+    "PipelineError",
+    "spawn_ranks",
+    "launched_by_torchrun",
+    "torchrun_world_size",
+    "ranks_placement",
+    "join_torchrun",
+]
 
 
 class PipelineError(RuntimeError):
@@ -43,7 +51,7 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
     # would travel as its own file descriptor, and a few models exceed what one message
     # to the fork server may carry
     jobs = torch.load(os.path.join(out_dir, "jobs.pt"), weights_only=False)
-    backend, device = backend_and_device(rank, world_size)
+    backend, device, _ = backend_and_device(rank, world_size, env={})  # spawned: all on this node
     if device.type == "cuda":
         torch.cuda.set_device(device)
     dist.init_process_group(
@@ -162,11 +170,19 @@ def torchrun_world_size() -> int:
     return int(os.environ["WORLD_SIZE"])
 
 
+def ranks_placement(n_ranks: int) -> tuple[str, torch.device, str | None]:
+    """Backend, device and note (``backend_and_device``) of the ranks a run would start here,
+    or, under torchrun, of this rank: what the caller can say before or after the run."""
+    if launched_by_torchrun():
+        return backend_and_device(int(os.environ["RANK"]), n_ranks)
+    return backend_and_device(0, n_ranks, env={})
+
+
 def join_torchrun(jobs: Sequence[Job | RankJob], timeout_s: float = 120) -> list[list[Any]] | None:
     """This process is one of torchrun's ranks: join the group, run the (checked) jobs,
     gather every rank's parts on the last rank. ``None`` on the other ranks."""
     rank, world_size = int(os.environ["RANK"]), torchrun_world_size()
-    backend, device = backend_and_device(rank, world_size)
+    backend, device, _ = backend_and_device(rank, world_size)  # LOCAL_RANK, LOCAL_WORLD_SIZE
     if device.type == "cuda":
         torch.cuda.set_device(device)
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s))

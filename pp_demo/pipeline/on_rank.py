@@ -1,7 +1,9 @@
-"""What each rank does: its stage of the split model, one engine per shape, one step helper.
+"""What each rank does: where it computes, its stages of the split model, one engine per
+shape, one step helper.
 
-Rank r of p holds stage r; ``PipelineStage`` moves the hidden states, ``input_ids`` and the
-mask from stage to stage; ``ScheduleGPipe`` or ``Schedule1F1B`` orders the micro-batches.
+Rank r of p holds stage r, or stages r, r + p, ... under a looped schedule
+(``pp_demo.pipeline.schedules``); ``PipelineStage`` moves the hidden states, ``input_ids``
+and the mask from stage to stage; the schedule, resolved by name, orders the micro-batches.
 Starting the ranks is ``pp_demo.pipeline.launch``'s business.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
@@ -14,27 +16,64 @@ logits and losses on the last rank); ``merge`` makes the job's typed result from
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
-from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+from torch.distributed.pipelining import PipelineStage
+from torch.distributed.pipelining.schedules import get_schedule_class
 
 from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training
+from pp_demo.pipeline.schedules import get_schedule, stage_ids_of_rank
 from pp_demo.pipeline.stages import split_model
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
-_SCHEDULES = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}
+
+def _local_view(rank: int, world_size: int, env: Mapping[str, str]) -> tuple[int, int]:
+    """This rank's index on its node and how many ranks its node runs: torchrun's
+    ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` when set, else one node (the global ones)."""
+    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))
+    return int(env.get("LOCAL_RANK", rank % local_size)), local_size
 
 
-def backend_and_device(rank: int, world_size: int) -> tuple[str, torch.device]:
-    """NCCL with one GPU per rank when there are enough GPUs; otherwise gloo on the CPU."""
-    if torch.cuda.device_count() >= world_size:
-        return "nccl", torch.device("cuda", rank)
-    return "gloo", torch.device("cpu")
+def _gpu_count() -> int:
+    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
+        warnings.simplefilter("ignore")
+        return torch.cuda.device_count()
+
+
+def backend_and_device(
+    rank: int, world_size: int, env: Mapping[str, str] | None = None
+) -> tuple[str, torch.device, str | None]:
+    """``(backend, device, note)`` for global rank ``rank`` of ``world_size``: NCCL on
+    ``cuda:LOCAL_RANK`` when this node has a GPU for each of its ranks; otherwise gloo on the
+    CPU, and ``note`` says why in one line when there are GPUs (``None`` otherwise).
+
+    Ranks never share a GPU under NCCL (it refuses two ranks on one device), so with one
+    GPU and two ranks the ranks run gloo on the CPU; an in-process run still uses the GPU.
+    ``env`` is where ``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default
+    (torchrun's ranks, one node or many); spawned ranks pass ``{}``: all on this node. Each
+    node decides from its own GPUs, so the nodes of one run need the same number."""
+    local_rank, local_size = _local_view(rank, world_size, os.environ if env is None else env)
+    gpus = _gpu_count()
+    cpu = torch.device("cpu")
+    if gpus == 0:
+        return "gloo", cpu, None
+    if not dist.is_nccl_available():
+        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {_gpus(gpus)}"
+    if gpus < local_size:
+        why = f"{_gpus(gpus)} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
+        return "gloo", cpu, f"the ranks use gloo on the CPU: {why} (in-process runs use the GPU)"
+    return "nccl", torch.device("cuda", local_rank), None
+
+
+def _gpus(count: int) -> str:
+    return "1 GPU" if count == 1 else f"{count} GPUs"
 
 
 class _Faulty(nn.Module):
@@ -53,6 +92,26 @@ class _Faulty(nn.Module):
         return self.stage(*args)
 
 
+class _SharingStage(PipelineStage):
+    """One of several stages on a rank (a looped schedule). Every stage's copy of the body
+    still holds the token embedding, which only the first stage uses; at the end of a step
+    the engine divides each stage's gradients by the micro-batch count, so a parameter two
+    stages of one rank hold would be divided twice (measured: the embedding's gradient came
+    out at 0.4-0.5 of the right one). A parameter an earlier stage of this rank holds is
+    left to that stage, which finishes its backwards last."""
+
+    def __init__(self, *args: Any, held_before: set[int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.held_before = frozenset(held_before)
+
+    def scale_grads(self, grad_scale_factor: int) -> None:
+        if grad_scale_factor == 1:
+            return
+        for p in self.submod.parameters():
+            if p.grad is not None and id(p) not in self.held_before:
+                p.grad.div_(grad_scale_factor)
+
+
 def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     # mean over the micro-batch; the schedule divides gradients by the micro-batch count,
     # so equal micro-batches give the gradient of the mean over the whole batch
@@ -60,16 +119,18 @@ def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 class StageCache:
-    """One ``PipelineStage`` and schedule per job shape on this rank: the engine cannot change shape."""
+    """This rank's stages and their schedule, one set per job shape: the engine cannot change
+    shape. A rank holds one stage, or several under a looped schedule
+    (``pp_demo.pipeline.schedules.stage_ids_of_rank``: which ones is the registry's business)."""
 
     def __init__(self, rank: int, world_size: int, device: torch.device) -> None:
         self.rank, self.world_size, self.device = rank, world_size, device
         self.built: dict[tuple[Any, ...], tuple[Any, nn.Module]] = {}
 
     def _example_args(
-        self, job: Job, shape: Sequence[int], training: bool
+        self, job: Job, shape: Sequence[int], training: bool, stage_id: int, n_stages: int
     ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | tuple[torch.Tensor, ...]]:
-        """Shapes of one micro-batch in and out of this rank's stage, given up front: the
+        """Shapes of one micro-batch in and out of stage ``stage_id``, given up front: the
         engine would otherwise infer them by running the stage on uninitialised tensors,
         where a pooling rule computes an index (or checks a mask) from garbage."""
         rows = shape[0] // job.n_micro
@@ -80,23 +141,42 @@ class StageCache:
         hidden = torch.zeros(*ids.shape, config.hidden_size, dtype=dtype, device=self.device)
         hidden.requires_grad_(training)  # tells the engine to send its gradient back
         logits = torch.zeros(rows, config.num_labels, dtype=dtype, device=self.device)
-        inputs: tuple[torch.Tensor, ...] = (ids, mask) if self.rank == 0 else (hidden, ids, mask)
-        outputs: torch.Tensor | tuple[torch.Tensor, ...] = (
-            logits if self.rank == self.world_size - 1 else (hidden, ids, mask)
-        )
+        inputs: tuple[torch.Tensor, ...] = (ids, mask) if stage_id == 0 else (hidden, ids, mask)
+        outputs: torch.Tensor | tuple[torch.Tensor, ...] = logits if stage_id == n_stages - 1 else (hidden, ids, mask)
         return inputs, outputs
 
+    def _stages(self, job: Job, shape: Sequence[int], training: bool, stage_ids: Sequence[int]) -> list[Any]:
+        """The engine's stages for ``stage_ids`` (this rank's), in pipeline order."""
+        split = split_model(job.model, job.split_points, job.rule)
+        built: list[Any] = []
+        held: set[int] = set()  # parameters of this rank's earlier stages
+        for k, stage_id in enumerate(stage_ids):
+            module: nn.Module = split[stage_id]
+            if k == 0 and job.fault is not None and job.fault.rank == self.rank:
+                module = _Faulty(module, job.fault)
+            examples = self._example_args(job, shape, training, stage_id, len(split))
+            if len(stage_ids) == 1:
+                built.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
+            else:
+                built.append(_SharingStage(module, stage_id, len(split), self.device, *examples, held_before=held))
+            held = held | {id(p) for p in module.parameters()}
+        return built
+
     def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
-        kind = job.schedule_for(self.world_size)
+        """The schedule and this rank's part of the model: its stage, or a ``ModuleList`` of
+        its stages under a looped schedule (what ``train()`` / ``eval()`` is set on)."""
+        kind = job.schedule_for(self.world_size * job.stages_per_rank)
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
-            module: nn.Module = split_model(job.model, job.split_points, job.rule)[self.rank]
-            if job.fault is not None and job.fault.rank == self.rank:
-                module = _Faulty(module, job.fault)
-            stage = PipelineStage(
-                module, self.rank, self.world_size, self.device, *self._example_args(job, shape, training)
+            spec = get_schedule(kind)
+            stages = self._stages(
+                job, shape, training, stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
             )
-            self.built[key] = _SCHEDULES[kind](stage, job.n_micro, loss_fn=_loss if training else None), module
+            schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
+            loss_fn = _loss if training else None
+            schedule = schedule_class(stages if spec.looped else stages[0], job.n_micro, loss_fn=loss_fn)
+            modules = [stage.submod for stage in stages]
+            self.built[key] = schedule, nn.ModuleList(modules) if spec.looped else modules[0]
         return self.built[key]
 
 

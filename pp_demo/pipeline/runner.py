@@ -1,10 +1,11 @@
 """``run(jobs, on=...)``: the one way to run a pipeline, in this process or as ranks.
 
 * ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.pipeline.in_process``);
-* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining``. Spawned here
-  (from Python or a notebook; the ranks start once per stage count for all the jobs), or,
-  when this process is one of torchrun's ranks, those ranks: then ``--nproc-per-node``
-  must be the number of stages, and jobs without split points are cut into that many.
+* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining`` (two stages per
+  rank under a looped schedule). Spawned here (from Python or a notebook; the ranks start
+  once per rank count for all the jobs), or, when this process is one of torchrun's ranks,
+  those ranks: then ``--nproc-per-node`` must be the number of ranks the stages need, and
+  jobs without split points are cut into as many stages as those ranks hold.
 
 Every job is checked before anything starts, so bad input is a one-line ``BadInput``;
 a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
@@ -16,8 +17,14 @@ from typing import Literal
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.in_process import run_in_process
 from pp_demo.pipeline.jobs import Job, Result, prepare
-from pp_demo.pipeline.launch import join_torchrun, launched_by_torchrun, spawn_ranks, torchrun_world_size
-from pp_demo.pipeline.on_rank import RankJob, backend_and_device, merge
+from pp_demo.pipeline.launch import (
+    join_torchrun,
+    launched_by_torchrun,
+    ranks_placement,
+    spawn_ranks,
+    torchrun_world_size,
+)
+from pp_demo.pipeline.on_rank import RankJob, merge
 from pp_demo.pipeline.torchrun_env import check_torchrun_env
 from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
 
@@ -25,15 +32,15 @@ __all__ = ["run", "ranks_device"]
 
 
 def ranks_device(n_ranks: int) -> str:
-    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each, else ``"cpu"``."""
-    return backend_and_device(0, n_ranks)[1].type
+    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each on their node, else ``"cpu"``."""
+    return ranks_placement(n_ranks)[1].type
 
 
-def _n_stages(job: Job | RankJob) -> int:
+def _n_ranks(job: Job | RankJob) -> int:
     if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
         return job.n_stages
     points = job.split_points  # prepared: a tuple
-    return len(points if isinstance(points, tuple) else ()) + 1
+    return (len(points if isinstance(points, tuple) else ()) + 1) // job.stages_per_rank
 
 
 def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
@@ -68,9 +75,9 @@ def run(
     check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
-        by_count.setdefault(_n_stages(job), []).append(i)
+        by_count.setdefault(_n_ranks(job), []).append(i)
     results: list[Result | None] = [None] * len(jobs)
-    for n_ranks, indices in by_count.items():  # one start per stage count
+    for n_ranks, indices in by_count.items():  # one start per rank count
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
         for k, i in enumerate(indices):
             results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))

@@ -1,4 +1,11 @@
-"""The order in which each rank runs its micro-batches, for GPipe and 1F1B on p stages.
+"""The schedules by name, which stages each rank holds, and the order GPipe and 1F1B run.
+
+``SCHEDULES`` is the registry: a name the user gives (``Job(schedule=...)``) -> the engine's
+class, by its name in ``torch.distributed.pipelining.schedules.get_schedule_class`` (as
+torchtitan resolves its schedules), and how many stages each rank holds. A looped schedule
+holds several: rank r of p holds stages r, r + p, r + 2p, ... (``stage_ids_of_rank``, the
+"loop" placement torchtitan uses), so the first stage is on rank 0 and the last on rank
+p - 1, as with one stage per rank. A new schedule of torch's is one more row.
 
 What ``torch.distributed.pipelining``'s ``ScheduleGPipe`` and ``Schedule1F1B`` execute on
 one rank during a training step (their ``_step_microbatches``), written out so notebooks
@@ -13,7 +20,59 @@ tables are meant for its simulator and are not this execution order.)
   state; the engine refuses it, and the runner runs GPipe instead (same gradients).
 """
 
-__all__ = ["schedule_order", "timeline", "peak_in_flight", "gpipe_slots"]
+from dataclasses import dataclass
+
+from pp_demo.errors import BadInput
+
+__all__ = [
+    "ScheduleSpec",
+    "SCHEDULES",
+    "get_schedule",
+    "stage_ids_of_rank",
+    "schedule_order",
+    "timeline",
+    "peak_in_flight",
+    "gpipe_slots",
+]
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """One schedule: its name here, the engine's name for its class, stages per rank."""
+
+    name: str
+    torch_name: str
+    stages_per_rank: int = 1
+
+    @property
+    def looped(self) -> bool:
+        """Several stages per rank: the engine's multi-stage schedules take a list of stages."""
+        return self.stages_per_rank > 1
+
+
+SCHEDULES = {
+    spec.name: spec
+    for spec in (
+        ScheduleSpec("gpipe", "GPipe"),
+        ScheduleSpec("1f1b", "1F1B"),
+        ScheduleSpec("interleaved-1f1b", "Interleaved1F1B", stages_per_rank=2),
+    )
+}
+
+
+def get_schedule(name: str) -> ScheduleSpec:
+    """The registry's entry for ``name``; an unknown name is refused with the known ones."""
+    if name not in SCHEDULES:
+        known = ", ".join(repr(n) for n in SCHEDULES)
+        raise BadInput(f"a schedule is one of {known}, got {name!r}")
+    return SCHEDULES[name]
+
+
+def stage_ids_of_rank(rank: int, n_ranks: int, stages_per_rank: int) -> tuple[int, ...]:
+    """The stages rank ``rank`` of ``n_ranks`` holds, in pipeline order ("loop" placement):
+    with 2 ranks and 2 stages each, rank 0 holds stages 0 and 2, rank 1 stages 1 and 3."""
+    return tuple(rank + k * n_ranks for k in range(stages_per_rank))
+
 
 Slot = tuple[int, int, str, int]
 """``(stage, time slot, "F" or "B", micro-batch)``."""
@@ -21,14 +80,16 @@ Slot = tuple[int, int, str, int]
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     """Per stage, its operations in order: ``"F3"`` the forward of micro-batch 3, ``"B3"`` its backward."""
+    if kind in SCHEDULES and kind not in ("gpipe", "1f1b"):
+        raise BadInput(f"the order of {kind!r} is not written out here, only that of 'gpipe' and '1f1b'")
     if kind not in ("gpipe", "1f1b"):
-        raise ValueError(f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
+        raise BadInput(f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
     if n_stages < 2 or n_micro < 1:
-        raise ValueError(f"a pipeline needs at least 2 stages and 1 micro-batch, got {n_stages} and {n_micro}")
+        raise BadInput(f"a pipeline needs at least 2 stages and 1 micro-batch, got {n_stages} and {n_micro}")
     if kind == "gpipe":
         return [[f"F{i}" for i in range(n_micro)] + [f"B{i}" for i in range(n_micro)] for _ in range(n_stages)]
     if n_micro < n_stages:
-        raise ValueError(
+        raise BadInput(
             f"1F1B needs at least one micro-batch per stage ({n_stages}), got {n_micro}: "
             "with fewer the runner uses GPipe"
         )
@@ -79,7 +140,7 @@ def peak_in_flight(ops: list[str]) -> int:
 
 def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
     """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
-    ``timeline`` places the engine's order (notebook 02's exercises read them)."""
+    ``timeline`` places the engine's order (notebook 10's exercises read them)."""
     return [
         (stage, slot, op[0], int(op[1:]))
         for stage, slot, op in timeline("gpipe", n_stages, n_micro)

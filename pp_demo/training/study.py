@@ -218,10 +218,10 @@ def run_study(
 
 
 def outcome(accuracy: dict[str, Any]) -> str:
-    """``learns`` (both sides >= TARGET), ``near chance`` (both sides < 0.7) or ``between``."""
+    """``learns`` (both sides >= TARGET), ``below 0.7`` (both sides < 0.7) or ``between``."""
     if min(accuracy.values()) >= TARGET:
         return "learns"
-    return "near chance" if max(accuracy.values()) < 0.7 else "between"
+    return "below 0.7" if max(accuracy.values()) < 0.7 else "between"
 
 
 def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:

@@ -3,6 +3,12 @@
 ``model.forward`` is the reference of *exactness*: a pipeline is right when it returns
 the logits the unsplit model returns. (Whether ``model.forward`` itself pools the true
 last real token is a different question, judged in ``pp_demo.pooling.padding_table``.)
+
+In bf16 or fp16 the reference is ``model.forward`` of the same model in the same dtype on the
+same device, not an fp32 forward: a half-precision pipeline is exact when it returns what its
+own model returns, and the dtype's tolerance (``pp_demo.verify.tolerances``) covers the
+rounding of the same arithmetic done in another order. (Against an fp32 reference the
+rounding of the weights alone would move every row.)
 """
 
 import warnings
@@ -81,15 +87,18 @@ def reproduce_runs(
     seed: int = 0,
     device: str | None = None,
     rows: Sequence[str] = REPRO_ROWS,
+    dtype: torch.dtype = torch.float32,
 ) -> list[RowComparison] | None:
     """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
     ``split_points``, on the reproduction batch, all runs in one call of the runner
-    (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU with ``seed``
-    and then moved, so every device runs the same model. Each comparison's tolerance
-    follows the device the pipeline ran on. ``None`` on a torchrun rank without results."""
+    (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU in fp32 with
+    ``seed`` and then moved and cast to ``dtype``, so every device and precision runs the
+    same model; its ``model.forward`` in that dtype is the reference. Each comparison's
+    tolerance follows the device the pipeline ran on and the dtype. ``None`` on a torchrun
+    rank without results."""
     device = device or default_device()
     runs = list(runs)
-    models = {family: build_model(family, seed=seed).to(device) for family, _ in runs}
+    models = {family: build_model(family, seed=seed).to(device=device, dtype=dtype) for family, _ in runs}
     ids, mask = as_batch(rows, device)
     jobs = [
         Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
@@ -101,7 +110,8 @@ def reproduce_runs(
     comparisons = []
     for job, result in zip(jobs, results, strict=True):
         assert isinstance(result, Inference)  # an inference job's result
-        comparisons.append(compare_rows(result.logits, forward_logits(job.model, ids, mask), tolerance(result.device)))
+        reference = forward_logits(job.model, ids, mask)
+        comparisons.append(compare_rows(result.logits, reference, tolerance(result.device, dtype)))
     return comparisons
 
 
@@ -113,9 +123,10 @@ def reproduce(
     seed: int = 0,
     device: str | None = None,
     rows: Sequence[str] = REPRO_ROWS,
+    dtype: torch.dtype = torch.float32,
 ) -> RowComparison:
     """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
-    comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows)
+    comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows, dtype)
     assert comparisons is not None  # in this process there is always a result
     return comparisons[0]
 

@@ -27,10 +27,13 @@ from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["matrix_runs", "pipeline_matrix", "format_matrix"]
+__all__ = ["matrix_runs", "pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
 
 Matrix = dict[tuple[str, str, str], bool]
 """``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
+
+Differences = dict[tuple[str, str, str], float]
+"""``{(family, rule, case): max |logit difference| between the pipeline's row and model.forward's}``."""
 
 
 def _by_length(cases: Iterable[str]) -> list[list[str]]:
@@ -49,17 +52,52 @@ def matrix_runs(
     cases: Sequence[str] | None = None,
     rules: Sequence[str] | None = None,
     attn_implementation: str | None = None,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> list[Run]:
     """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
-    one length batched together so each family and rule runs once per length."""
+    one length batched together so each family and rule runs once per length. Weights are
+    drawn on the CPU in fp32, then moved to ``device`` and cast to ``dtype``."""
     runs: list[Run] = []
     for family in list(families or FAMILIES):
-        model = build_model(family, attn_implementation=attn_implementation)
+        model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
         for rule in dict.fromkeys(rules or [get_family(family).colossalai_rule, FIX]):
             for group in _by_length(list(cases or CASES)):
-                ids, mask = as_batch(group)
+                ids, mask = as_batch(group, device)
                 runs.append((family, rule, group, model, ids, mask))
     return runs
+
+
+def pipeline_differences(
+    families: Sequence[str] | None = None,
+    cases: Sequence[str] | None = None,
+    rules: Sequence[str] | None = None,
+    attn_implementation: str | None = None,
+    on: Literal["process", "ranks"] = "process",
+    split_points: int | tuple[int, ...] | None = None,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Differences, float] | None:
+    """``({(family, rule, case): max |logit difference| from model.forward}, tolerance)``:
+    the numbers behind ``pipeline_matrix``, and the shared tolerance they are judged by
+    (by the device the pipeline ran on and ``dtype``). The reference is ``model.forward`` of
+    the same model in the same dtype (``pp_demo.verify.compare``)."""
+    runs = matrix_runs(families, cases, rules, attn_implementation, device, dtype)
+    results = run(
+        [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs],
+        on=on,
+    )
+    if results is None:
+        return None
+    differences: Differences = {}
+    atol = tolerance(device, dtype)
+    for (family, rule, group, model, ids, mask), result in zip(runs, results, strict=True):
+        assert isinstance(result, Inference)  # an inference job's result
+        atol = tolerance(result.device, dtype)
+        compared = compare_rows(result.logits, forward_logits(model, ids, mask), atol)
+        for case, diff in zip(group, compared.max_abs_diff, strict=True):
+            differences[family, rule, case] = diff
+    return differences, atol
 
 
 def pipeline_matrix(
@@ -69,26 +107,35 @@ def pipeline_matrix(
     attn_implementation: str | None = None,
     on: Literal["process", "ranks"] = "process",
     split_points: int | tuple[int, ...] | None = None,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> Matrix | None:
-    """``{(family, rule, case): matches model.forward}``.
+    """``{(family, rule, case): matches model.forward}``: a cell matches when its difference
+    is within the tolerance (``compare_rows``'s rule).
 
     ``on`` is the runner's (``pp_demo.pipeline.runner.run``): ``"ranks"`` runs every run of the
     table in one start of the ranks; under torchrun, a rank without results returns ``None``.
     """
-    runs = matrix_runs(families, cases, rules, attn_implementation)
-    results = run(
-        [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs],
-        on=on,
-    )
-    if results is None:
+    found = pipeline_differences(families, cases, rules, attn_implementation, on, split_points, device, dtype)
+    if found is None:
         return None
-    table: Matrix = {}
-    for (family, rule, group, model, ids, mask), result in zip(runs, results, strict=True):
-        assert isinstance(result, Inference)  # an inference job's result
-        compared = compare_rows(result.logits, forward_logits(model, ids, mask), tolerance(result.device))
-        for case, match in zip(group, compared.matches, strict=True):
-            table[family, rule, case] = match
-    return table
+    differences, atol = found
+    return {cell: diff <= atol for cell, diff in differences.items()}
+
+
+def closest_calls(differences: Differences, atol: float) -> str:
+    """Two lines: the largest difference counted as a match and the smallest counted as a miss.
+    In half precision the tolerance is wide (5e-2 in bf16), and the tiny models' bug moves
+    some rows by less than that: these lines show how close the table's verdicts came."""
+    lines = []
+    for verdict, cells, pick in [
+        ("largest difference counted as a match", [c for c, d in differences.items() if d <= atol], max),
+        ("smallest difference counted as a miss", [c for c, d in differences.items() if d > atol], min),
+    ]:
+        if cells:
+            cell = pick(cells, key=differences.__getitem__)
+            lines.append(f"{verdict} (tolerance {atol:g}): {differences[cell]:.3f}, {' '.join(cell)}")
+    return "\n".join(lines)
 
 
 def format_matrix(table: Matrix) -> str:

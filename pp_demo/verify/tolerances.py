@@ -13,7 +13,12 @@ on the tiny fp32 models); a wrong pooled position is never within it.
 
 import torch
 
-__all__ = ["tolerance"]
+from pp_demo.errors import BadInput
+
+__all__ = ["tolerance", "DTYPES", "dtype_named"]
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+"""The precisions a run can be asked for by name (``--dtype``), fp32 the default."""
 
 _HALF = {torch.bfloat16: 5e-2, torch.float16: 1e-2}
 
@@ -23,3 +28,11 @@ def tolerance(device: "str | torch.device", dtype: torch.dtype = torch.float32) 
     if dtype in _HALF:
         return _HALF[dtype]
     return 1e-6 if torch.device(device).type == "cpu" else 1e-5
+
+
+def dtype_named(name: str) -> torch.dtype:
+    """``"bf16"`` -> ``torch.bfloat16``: a precision of ``DTYPES`` by its option name."""
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise BadInput(f"unknown precision {name!r}; use one of {', '.join(DTYPES)}") from None

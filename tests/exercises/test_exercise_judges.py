@@ -47,9 +47,9 @@ RIGHT = [
     ("01.2", ([7, 0, 7, 0], [1, 1, 1, 0])),  # a pad id among the real tokens
     ("01.2", ([0, 5, 6, 7, 0, 0], [0, 1, 1, 1, 0, 0])),  # padded on both sides: -1 wraps to a pad
     ("01.3", 2),
-    ("02.1", 2),  # 10 slots, 8 busy for each stage
-    ("02.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
-    ("02.3", "input_ids"),
+    ("10.1", 2),  # 10 slots, 8 busy for each stage
+    ("10.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
+    ("02.1", "input_ids"),
     ("05.1", (2, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
     ("05.2", {4, 3, 2}),  # real tokens from 8 - r, pooled at r - 1: a pad while r - 1 < 8 - r
     ("05.3", [4, 3]),  # position 4 attends to the real tokens at or before it
@@ -83,12 +83,12 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("01.2", ([0, 0, 5, 6], [0, 0, 1, 1]), "one before it, -1, lands on 3: the true last real token"),
     ("01.2", ([5, 6, 7, 8], [1, 1, 1, 1]), "there is no pad id, so argmax gives 0"),
     ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9"),
-    ("02.1", 4, "counts both stages together"),
-    ("02.1", 3, "the step lasts 10 slots"),
-    ("02.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2"),
-    ("02.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
-    ("02.3", "hidden", "start from the hidden states"),
-    ("02.3", "attention_mask", "the last stage's layers need it too"),
+    ("10.1", 4, "counts both stages together"),
+    ("10.1", 3, "the step lasts 10 slots"),
+    ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2"),
+    ("10.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
+    ("02.1", "hidden", "start from the hidden states"),
+    ("02.1", "attention_mask", "the last stage's layers need it too"),
     ("01.3", 5, "that is the true last real token"),
     ("01.3", 3, "is not what the count rule pools"),
     ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3 too"),
@@ -202,11 +202,11 @@ SHORTCUTS = [
     ("01.2", ([5, 0, 7, 8, 0, 0], [1, 1, 1, 1, 0, 0]), "is the right_pad_in_content row printed above"),
     ("01.2", ([5, 6, 7, 0], [1, 1, 1, 1]), "is the trailing_eos row printed above"),  # the two-row table
     ("01.3", 3, "is not what the count rule pools"),  # notebook 01 prints count - 1 = 3 for the left row
-    ("02.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
-    ("02.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
-    ("02.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
-    ("02.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
-    ("02.3", "attention_mask", "reads the attention mask"),  # the tensor the question names
+    ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
+    ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
+    ("10.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
+    ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
+    ("02.1", "attention_mask", "reads the attention mask"),  # the tensor the question names
     ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),  # the reproduction line notebook 03 prints for [left, right]
     ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),  # the same line, copied
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10]: the count rule pools 5, model.forward pools 5 too"),  # the ✗ rows
@@ -330,5 +330,5 @@ def test_the_08_1_model_of_the_legacy_exporter_gives_what_notebook_08_measured()
 def test_only_the_exercises_whose_answer_is_a_function_refuse_a_library():
     # a value answer is worked out in the reader's own cell: there is nothing to refuse
     refusing = {key: exercise.refuse for key, exercise in EXERCISES.items() if exercise.refuse}
-    assert set(refusing) == {"01.1", "02.2", "04.2", "06.3"}
+    assert set(refusing) == {"01.1", "10.2", "04.2", "06.3"}
     assert all("pp_demo.pooling.rules" in refusing[key] for key in ("01.1", "04.2", "06.3"))

@@ -81,21 +81,21 @@ def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_f
 @pytest.mark.parametrize(
     "key, wrong, counterexample",
     [
-        ("02.1", 4, "counts both stages together"),
-        ("02.1", 1, "the forwards-only answer"),
-        ("02.1", 3, "the step lasts 10 slots"),
-        ("02.1", "2", "as an int"),
-        ("02.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
+        ("10.1", 4, "counts both stages together"),
+        ("10.1", 1, "the forwards-only answer"),
+        ("10.1", 3, "the step lasts 10 slots"),
+        ("10.1", "2", "as an int"),
+        ("10.2", lambda m, p: 1 / m, "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2 slots"),
         (
-            "02.2",
+            "10.2",
             lambda m, p: 1 / (m + 1),
             "for m=1, p=3 you return 0.5, but each stage is idle 2 of the step's 3 slots",
         ),
-        ("02.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
-        ("02.2", 0.2, "should be a function"),
-        ("02.3", "hidden", "start from the hidden states"),
-        ("02.3", "attention_mask", "reads the attention mask"),
-        ("02.3", "labels", "not one of the tensors the first stage sends"),
+        ("10.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
+        ("10.2", 0.2, "should be a function"),
+        ("02.1", "hidden", "start from the hidden states"),
+        ("02.1", "attention_mask", "reads the attention mask"),
+        ("02.1", "labels", "not one of the tensors the first stage sends"),
     ],
 )
 def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexample):
@@ -104,7 +104,7 @@ def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexamp
 
 
 def test_notebook_02_function_stub_returning_ellipsis_is_not_attempted():
-    assert status("02.2", lambda m, p: ...) == "not attempted yet"
+    assert status("10.2", lambda m, p: ...) == "not attempted yet"
 
 
 def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
@@ -116,14 +116,14 @@ def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
             length = max(slot for _, slot, _, _ in slots) + 1
             busy = [sum(s == stage for s, *_ in slots) for stage in range(p)]
             assert busy == [m] * p
-            assert SOLUTIONS["02.2"](m, p) == pytest.approx(1 - m / length)
+            assert SOLUTIONS["10.2"](m, p) == pytest.approx(1 - m / length)
     backward = gpipe_slots(4, backward=True)
     length = max(slot for _, slot, _, _ in backward) + 1
-    assert all(length - sum(s == stage for s, *_ in backward) == SOLUTIONS["02.1"] for stage in (0, 1))
+    assert all(length - sum(s == stage for s, *_ in backward) == SOLUTIONS["10.1"] for stage in (0, 1))
 
 
 def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
-    # 02.3 checked in the model itself: scramble input_ids on the way to the last stage
+    # 02.1 checked in the model itself: scramble input_ids on the way to the last stage
     from pp_demo.pipeline.families import build_model
     from pp_demo.pipeline.stages import split_model
     from pp_demo.pooling.cases import as_batch

@@ -259,5 +259,5 @@ def test_projects_are_counted_once_per_repository_and_the_readme_says_how_many()
     # transformers (2 rows), ColossalAI (3), TRL (2) each count once; the four without a rule not at all
     assert len(SURVEY) == 19 and len(projects_with_a_rule()) == 15
     readme = (Path(__file__).parents[2] / "README.md").read_text()
-    said = re.search(r"how (\d+) projects \(one per GitHub repository surveyed\)", readme)
-    assert said and int(said.group(1)) == len(projects_with_a_rule())
+    said = re.search(r"how the (\d+) projects with a rule of their own, of (\d+) surveyed", readme)
+    assert said and (int(said.group(1)), int(said.group(2))) == (len(projects_with_a_rule()), len(SURVEY))

@@ -13,12 +13,15 @@ import sys
 import nbformat
 import pytest
 
+from pp_demo.pooling.failure import render_failures
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import episodes  # noqa: E402
 import facilitator  # noqa: E402
 import schedule  # noqa: E402
+import timing  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 FIX = "run `make guide` (python tools/episodes.py guide) and commit the result"
@@ -60,8 +63,9 @@ def test_first_and_last_cells_show_the_metadata(stored):
     header, last = _text(cells[title + 1]["source"]), _text(cells[-1]["source"])
     assert cells[title + 1]["id"] == "episode-header" and cells[-1]["id"] == "episode-keypoints", name
     assert f"teaching {ep['teaching_minutes']} min" in header and f"exercises {ep['exercise_minutes']} min" in header
-    assert all(f"- {item}" in header for item in ep["questions"] + ep["objectives"])
-    assert last.startswith("## Key points") and all(f"- {point}" in last for point in ep["keypoints"])
+    # failure conditions are written {fails: RULE vs REFERENCE} and shown as the tested sentence
+    assert all(f"- {render_failures(item)}" in header for item in ep["questions"] + ep["objectives"])
+    assert last.startswith("## Key points") and all(f"- {render_failures(p)}" in last for p in ep["keypoints"])
     assert episodes.generated_cells_problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
 
 
@@ -89,16 +93,44 @@ def test_each_schedule_fits_its_time_with_its_breaks(fmt):
     assert rows[-1].startswith(f"| {schedule.clock(sum(i.minutes for i in items))} |")
 
 
-def test_short_schedules_cover_the_core_path_and_the_three_hours_every_core_section():
+def test_the_three_hour_plan_is_the_core_path_with_a_demo_of_06():
+    three_hours = next(f for f in schedule.FORMATS if f.title == "3 hours")
+    assert three_hours.episodes == (("01", "core"), ("02", "core"), ("03", "core"), ("05", "core"), ("06", "demo 10"))
+    core_path = [name[:2] for name, ep, _ in facilitator.load(ROOT) if ep["track"] == "core"]
+    assert core_path == ["01", "02", "03", "05"]
+
+
+def test_a_plan_takes_each_notebook_at_the_minutes_its_content_costs():
     eps = facilitator.load(ROOT)
-    short, three_hours = (schedule.plan(fmt, eps) for fmt in schedule.FORMATS[:2])
-    for title, ep, order in eps:
-        if ep["track"] != "core":
-            continue
-        core = sum(ep["sections"][h]["minutes"] for h in order if ep["sections"][h]["track"] == "core")
-        assert [i.minutes for i in short if title in i.what] == [core]
-        full = ep["teaching_minutes"] + ep["exercise_minutes"]
-        assert [i.minutes for i in three_hours if title in i.what] == [full]
+    for fmt in schedule.FORMATS:
+        items = schedule.episode_items(fmt, eps)
+        for (number, how), item in zip(fmt.episodes, items, strict=True):
+            name, ep, order = next(e for e in eps if e[0].startswith(number))
+            if how.startswith("demo"):
+                assert item.minutes == int(how.split()[1])
+                continue
+            computed = episodes.computed_minutes(nbformat.read(ROOT / "notebooks" / name_of(number), 4), name)
+            taken = [h for h in order if how == "all" or ep["sections"][h]["track"] == "core"]
+            assert item.minutes == sum(computed[h] for h in taken), (fmt.title, number)
+
+
+def name_of(number):
+    return next(p.name for p in NOTEBOOKS if p.name.startswith(number))
+
+
+def test_the_timing_constants_cost_a_notebook_as_written():
+    # one section of 260 words and 2 code cells: 2 + 2 minutes; a value and a function exercise: 6 + 10
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("## One\n\n" + "word " * 260),
+            nbformat.v4.new_code_cell("1"),
+            nbformat.v4.new_code_cell("2"),
+            nbformat.v4.new_markdown_cell("## Exercises\n\nsome words"),
+        ]
+    )
+    assert timing.notebook_minutes(nb, ["value", "function"]) == {"One": 4, "Exercises": 16}
+    assert timing.WORDS_PER_MINUTE == 130 and timing.CODE_CELL_MINUTES == 1
+    assert (timing.VALUE_EXERCISE_MINUTES, timing.FUNCTION_EXERCISE_MINUTES, timing.DEBRIEF_MINUTES) == (4, 8, 2)
 
 
 def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects():
@@ -144,11 +176,11 @@ def test_share_gives_every_section_a_minute_and_adds_up():
 
 
 def _notebook(tmp_path, *headings):
-    cells = [nbformat.v4.new_markdown_cell("# 10 · T\n\n## What you will learn\n\n- x")]
+    cells = [nbformat.v4.new_markdown_cell("# 99 · T\n\n## What you will learn\n\n- x")]
     for heading in headings:
         cells += [nbformat.v4.new_markdown_cell(f"## {heading}\n\nwords here"), nbformat.v4.new_code_cell("1 + 1")]
     cells[-1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
-    path = tmp_path / "10_t.ipynb"
+    path = tmp_path / "99_t.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     return path
 
@@ -170,8 +202,9 @@ def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they
     nb = nbformat.read(path, as_version=4)
     assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
     assert nb.metadata.episode["sections"] == {
-        "A": {"track": "core", "minutes": 4},
-        "Exercises": {"track": "core", "minutes": 3},
+        # computed from the content (tools/timing.py): a few words and one code cell each
+        "A": {"track": "core", "minutes": 2},
+        "Exercises": {"track": "core", "minutes": 2},
     }
     code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
@@ -197,9 +230,9 @@ def test_bad_metadata_gives_one_line_per_problem(tmp_path):
     nb = nbformat.read(path, as_version=4)
     nb.metadata.episode["questions"] = ["1", "2", "3", "4"]
     nb.metadata.episode["teaching_minutes"] = 9
-    found = episodes.problems(nb, "10_t")
+    found = episodes.problems(nb, "99_t")
     assert len(found) == 1 and "questions" in found[0]  # minutes are checked once the shape is right
     nb.metadata.episode["questions"] = ["1"]
-    assert episodes.problems(nb, "10_t") == ["10_t: teaching_minutes is 9, its sections add up to 4"]
+    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 2"]
     del nb.metadata.episode["sections"]["A"]
-    assert "not classified: ['A']" in episodes.problems(nb, "10_t")[0]
+    assert "not classified: ['A']" in episodes.problems(nb, "99_t")[0]

@@ -25,7 +25,7 @@ TEST_SEEDS = (0, 1, 2)
 # What notebook 05 states, per major version: the outcomes (pp_demo.training.study.outcome) a
 # run may have on the test seeds, and whether a left pad position sees the row's last real token.
 CLAIMS = {
-    "4": {"outcomes": {"count": {"near chance"}, "fix": {"learns"}}, "pad_sees_the_row": True},
+    "4": {"outcomes": {"count": {"below 0.7"}, "fix": {"learns"}}, "pad_sees_the_row": True},
     "5": {"outcomes": {"count": {"learns", "between"}, "fix": {"learns"}}, "pad_sees_the_row": False},
 }
 

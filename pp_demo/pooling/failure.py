@@ -1,0 +1,130 @@
+"""When each pooling rule is wrong, as one sentence and one predicate, per reference.
+
+A key point that says "right-padded rows match" is a claim about every row there is. This module
+writes each such claim once, as a predicate over a row's *shape*, and
+``tests/pooling/test_failure.py`` checks every predicate against the rule itself on every row of
+length 1 to 8. Sentences elsewhere (notebooks, the README, the guide) are rendered from
+``SENTENCES`` or tested against the predicates.
+
+A row's shape is a string with one letter per position:
+
+- ``r``: a real token whose id is not the pad id (mask 1);
+- ``p``: padding: the pad id with mask 0;
+- ``e``: a real token that carries the pad id (mask 1): an eos when pad == eos.
+
+Positions are judged where tensor indexing lands (a raw ``-1`` reads the last position), so
+``first_pad`` (raw ``-1``) and ``first_pad_mod`` (``-1 % L``) always read the same token; they
+differ only in the number they return, which matters where ``-1`` is not an index (notebook 08).
+
+The two references:
+
+- ``"true_last"``: the last position the mask marks real (``r`` or ``e``). A row of padding only
+  has none and is not judged.
+- ``"forward"``: the position ``model.forward`` pools (transformers 4.51.3 and 5.x): the rightmost
+  ``r``, or 0 on a row with none.
+"""
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["FailureCondition", "FAILURES", "SENTENCES", "is_wrong", "wrong_when", "render_failures"]
+
+_ANYWHERE_BUT_FIRST_EOS = r"^[pe]+e[pe]*$"  # no r, and a real eos after position 0
+_EOS_AFTER_LAST_REAL = r"r[^r]*e[^r]*$"  # a real eos equal to pad after the last non-pad token
+
+
+@dataclass(frozen=True)
+class FailureCondition:
+    """Rule ``rule`` misses ``reference`` exactly on the rows whose shape matches ``patterns``."""
+
+    rule: str
+    reference: str  # "true_last" or "forward"
+    sentence: str  # completes "<rule> is wrong when ..."
+    patterns: tuple[str, ...]  # regular expressions over the shape; any one match means wrong
+    negate: bool = False  # True: wrong when NO pattern matches (a "right only when" condition)
+
+    def wrong(self, shape: str) -> bool:
+        hit = any(re.search(pattern, shape) for pattern in self.patterns)
+        return hit != self.negate
+
+
+_MASK_RULE_VS_FORWARD = (
+    "a real eos equal to pad comes after the last non-pad token (with no non-pad token: after position 0)",
+    (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS),
+)
+
+# fmt: off
+FAILURES: tuple[FailureCondition, ...] = (
+    FailureCondition("count", "forward",
+                     "some pad id comes before the last non-pad token, or the row has no non-pad "
+                     "token and is longer than one",
+                     (r"[pe].*r", r"^[pe]{2,}$")),
+    FailureCondition("count", "true_last",
+                     "the row is anything but real non-pad tokens followed by padding (with no "
+                     "non-pad token: unless it ends in a real eos)",
+                     (r"^r+p*$", r"^[pe]*e$"), negate=True),
+    *(FailureCondition(rule, "forward",
+                       "the first pad id follows a real token and a non-pad token comes after it, "
+                       "or the row starts and ends with a pad id",
+                       (r"^r+[pe].*r", r"^[pe].*[pe]$"))
+      for rule in ("first_pad", "first_pad_mod")),
+    *(FailureCondition(rule, "true_last",
+                       "the first pad id follows a real token and a real token (an eos equal to "
+                       "pad included) comes at or after it, or the row starts with a pad id and "
+                       "ends with padding",
+                       (r"^r+(e|p+.*[re])", r"^[pe].*p$"))
+      for rule in ("first_pad", "first_pad_mod")),
+    FailureCondition("rightmost_non_pad", "forward", "never: it is model.forward's rule", ()),
+    FailureCondition("rightmost_non_pad", "true_last",
+                     "a real eos equal to pad comes after the last non-pad token (with no non-pad "
+                     "token: after position 0)",
+                     (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS)),
+    *(FailureCondition(rule, "true_last", "never: it reads the mask that defines the reference", ())
+      for rule in ("rightmost_attended", "attended_flip", "attended_cumsum")),
+    *(FailureCondition(rule, "forward", *_MASK_RULE_VS_FORWARD)
+      for rule in ("rightmost_attended", "attended_cumsum")),
+    FailureCondition("attended_flip", "forward",
+                     _MASK_RULE_VS_FORWARD[0] + ", or the row is padding only and longer than one",
+                     (*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$")),
+)
+# fmt: on
+
+SENTENCES: dict[tuple[str, str], str] = {(c.rule, c.reference): c.sentence for c in FAILURES}
+"""``(rule, reference) -> sentence``: what the notebooks, README and guide say of a rule."""
+
+
+def wrong_when(rule: str, reference: str) -> str:
+    """``"<rule> misses <reference> when <sentence>."``: the one way a failure condition is written."""
+    if (rule, reference) not in SENTENCES:
+        raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+    what = {"true_last": "the true last real token", "forward": "model.forward's position"}[reference]
+    return f"{rule} misses {what} when {SENTENCES[rule, reference]}."
+
+
+def is_wrong(rule: str, reference: str, shape: str) -> bool:
+    """Does ``rule`` miss ``reference`` on a row of this shape (letters ``r``, ``p``, ``e``)?"""
+    if not shape or set(shape) - set("rpe"):
+        raise ValueError(f"a row shape is a non-empty string of r, p and e, got {shape!r}")
+    for condition in FAILURES:
+        if (condition.rule, condition.reference) == (rule, reference):
+            return condition.wrong(shape)
+    raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+
+
+_PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
+
+
+def render_failures(text: str) -> str:
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by that condition's sentence.
+
+    Key points, objectives and the guide write a failure condition this way, so that what a
+    learner takes home is the sentence the exhaustive test checked, never a paraphrase of it.
+    """
+
+    def sentence(match: re.Match[str]) -> str:
+        rule, reference = match.groups()
+        if (rule, reference) not in SENTENCES:
+            raise KeyError(f"no failure condition for {match.group(0)!r}")
+        return SENTENCES[rule, reference]
+
+    return _PLACEHOLDER.sub(sentence, text)

@@ -1,0 +1,308 @@
+"""``python -m pp_demo gpu-check`` (``make gpu-check``): every GPU path, once, where a GPU is.
+
+No CI machine has a GPU, so the CUDA and NCCL paths are run by a person on the first GPU box
+they meet. Each step is a command of this tree run in a child process with its own timeout
+(a hang fails one step, never the check); the reproduction and the family table are run a
+second time on the CPU and must print the same verdicts. The check installs nothing: it runs
+in whatever environment it is started in, and says which step cannot run there and why.
+It prints one table and writes ``results/gpu_check.json``. With no GPU it says so in one line,
+exits 0 and writes nothing; ``--dry-run`` prints the steps and runs none.
+"""
+
+import argparse
+import contextlib
+import importlib.metadata
+import importlib.util
+import io
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pp_demo.outputs import output_path
+
+__all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout: notebooks/ and results/ sit here
+NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg")
+NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
+PASS, FAIL, TIMEOUT, SKIP = "pass", "FAIL", "timeout", "skip"
+TWO_GPUS = "needs 2 GPUs"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of the check: ``argv`` after the Python interpreter, its own timeout, and,
+    for a step whose verdicts must not depend on the device, the same job on the CPU."""
+
+    name: str
+    argv: tuple[str, ...]
+    timeout_s: int
+    cpu_twin: tuple[str, ...] | None = None
+    skip: str | None = None  # why it does not run here; None: it runs
+    needs_gpus: int = 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str
+    command: str
+    timeout_s: int
+    verdict: str
+    note: str = ""
+    seconds: float | None = None
+    output_tail: list[str] = field(default_factory=list)
+
+
+def visible_gpus() -> list[str]:
+    """The names of the CUDA GPUs this torch sees; none without torch or a working driver."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    with warnings.catch_warnings():  # an old or broken driver warns, then answers False
+        warnings.simplefilter("ignore")
+        if not torch.cuda.is_available():
+            return []
+        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+
+
+def installed(name: str) -> bool:
+    """Is ``name`` importable here? (Asked, never installed: the check runs where it is started.)"""
+    return importlib.util.find_spec(name) is not None
+
+
+def ranks_backend(n_ranks: int) -> str:
+    """What ``reproduce --distributed`` ranks will use here, e.g. ``"nccl on cuda"``. The
+    check's one call of the pipeline's device rule (``pp_demo.pipeline.on_rank``)."""
+    from pp_demo.pipeline.on_rank import backend_and_device
+
+    backend, device = backend_and_device(0, n_ranks)[:2]  # a third item, a note, where the rule gives one
+    return f"{backend} on {device.type}"
+
+
+def _in_this_tree(argv: tuple[str, ...], parser: argparse.ArgumentParser) -> bool:
+    """Does this tree's ``python -m pp_demo`` (its ``parser``) know the job and its options?
+    Parsed only, nothing runs: a job another branch adds is "not available" until it is merged.
+    ``cuda`` is read as ``cpu`` here: the parser refuses cuda where there is none, and whether
+    the device works is the step's own question."""
+    known = [("cpu" if word == "cuda" else word) for word in argv[2:]]  # after "-m pp_demo"
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            parser.parse_args(known)
+        except SystemExit:
+            return False
+    return True
+
+
+def _job(*words: str) -> tuple[str, ...]:
+    return ("-m", "pp_demo", *words)
+
+
+def _pp_demo_steps() -> list[Step]:
+    """The jobs of ``python -m pp_demo``: the engine run is the ``engine`` branch's command line."""
+    reproduce_on_cpu, families_on_cpu = _job("reproduce", "--device", "cpu"), _job("families", "--device", "cpu")
+    # fmt: off
+    return [
+        Step("doctor", _job("doctor"), 180),
+        Step("reproduce, in process, cuda", _job("reproduce", "--device", "cuda"), 120, reproduce_on_cpu),
+        Step("reproduce --distributed, 2 ranks", _job("reproduce", "--distributed", "--device", "cuda"), 180,
+             reproduce_on_cpu, needs_gpus=2),
+        Step("families, cuda", _job("families", "--device", "cuda"), 240, families_on_cpu),
+        *(Step(f"ColossalAI engine, NCCL, {dtype}", _job("reproduce", "--engine", "colossalai", "--dtype", dtype),
+               300, needs_gpus=2) for dtype in ("bf16", "fp16")),
+    ]
+    # fmt: on
+
+
+def _notebook_steps(root: Path) -> list[Step]:
+    folder = root / "notebooks"
+    notebooks = sorted(folder.glob("[0-9]*.ipynb")) if folder.is_dir() else []
+    if not notebooks:
+        return [Step("notebooks", (), 0, skip="no notebooks/ folder beside this pp_demo")]
+    nbval = None if installed("nbval") else "nbval is not installed in this environment"
+    steps = []
+    for notebook in notebooks:
+        argv = ("-m", "pytest", "-q", *NBVAL, "--nbval-cell-timeout", "120")
+        skip = NOT_ON_CUDA.get(notebook.name, nbval)
+        steps.append(Step(f"nbval {notebook.stem}", (*argv, f"notebooks/{notebook.name}"), 240, skip=skip))
+    return steps
+
+
+def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:
+    if step.skip or step.argv[:2] != ("-m", "pp_demo"):
+        return step.skip
+    if not _in_this_tree(step.argv, parser):
+        return "not available in this tree"
+    if "--engine" in step.argv and not installed("colossalai"):
+        return "ColossalAI is not installed in this environment (make colossalai)"
+    return TWO_GPUS if step.needs_gpus > n_gpus else None
+
+
+def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = ROOT) -> list[Step]:
+    """Every step, each with the reason it is skipped on a machine with ``n_gpus`` GPUs;
+    ``parser`` is ``python -m pp_demo``'s, which says which jobs this tree has."""
+    steps = [*_pp_demo_steps(), *_notebook_steps(root)]
+    return [replace(s, skip=_why_not(s, n_gpus, parser)) for s in steps]
+
+
+def command_text(argv: tuple[str, ...]) -> str:
+    return " ".join(("python", *argv)) if argv else "-"
+
+
+def _clean(text: str, root: Path) -> str:
+    """No machine paths or terminal colours in the record: the checkout becomes '.', the
+    environment '<env>', the home folder '~'."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    return text.replace(str(root), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
+
+
+def _run(argv: tuple[str, ...], timeout_s: int, root: Path) -> tuple[int | None, str]:
+    """``(exit code, stdout and stderr)``; code None when it ran past ``timeout_s``. The child
+    gets a session of its own, so a timeout stops the ranks it spawned too."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    child = subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = child.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        output, _ = child.communicate()
+        return None, output
+    return child.returncode, output
+
+
+def _verdict_lines(output: str) -> list[str]:
+    """The lines that carry verdicts: the reproduction's and the family table's."""
+    from pp_demo.pooling.padding_table import RIGHT, WRONG
+
+    return [line for line in output.splitlines() if "row matches" in line or RIGHT in line or WRONG in line]
+
+
+def _compare_with_cpu(step: Step, output: str, root: Path) -> tuple[str, str]:
+    assert step.cpu_twin is not None
+    code, cpu_output = _run(step.cpu_twin, step.timeout_s, root)
+    if code != 0:
+        return FAIL, "its CPU twin failed: " + command_text(step.cpu_twin)
+    on_gpu, on_cpu = _verdict_lines(output), _verdict_lines(cpu_output)
+    if on_gpu != on_cpu:
+        first = next((g for g, c in zip(on_gpu, on_cpu, strict=False) if g != c), "a line is missing")
+        return FAIL, f"verdicts differ from the CPU run, first: {first.strip()}"
+    return PASS, f"the CPU run's {len(on_gpu)} verdict lines"
+
+
+def run_step(step: Step, root: Path = ROOT) -> Outcome:
+    """Run one step (and its CPU twin); its verdict, and the output's tail when it did not pass."""
+    if step.skip:
+        return Outcome(step.name, command_text(step.argv), step.timeout_s, SKIP, step.skip)
+    started = time.monotonic()
+    code, output = _run(step.argv, step.timeout_s, root)
+    if code is None:
+        verdict, note = TIMEOUT, f"stopped after {step.timeout_s} s"
+    elif code != 0:
+        verdict, note = FAIL, f"exit {code}"
+    elif step.cpu_twin is not None:
+        verdict, note = _compare_with_cpu(step, output, root)
+    else:
+        verdict, note = PASS, ""
+    if "--distributed" in step.argv:
+        note = f"ranks: {ranks_backend(2)}; {note}"
+    tail = [] if verdict == PASS else _clean(output, root).splitlines()[-15:]
+    seconds = round(time.monotonic() - started, 1)
+    return Outcome(step.name, command_text(step.argv), step.timeout_s, verdict, note, seconds, tail)
+
+
+def _version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def results_record(gpus: list[str], outcomes: list[Outcome]) -> dict[str, Any]:
+    """What ``results/gpu_check.json`` holds: the GPUs, the versions, each step's verdict."""
+    import torch
+
+    nccl = torch.cuda.nccl.version() if torch.cuda.is_available() else None
+    versions = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nccl": ".".join(map(str, nccl)) if isinstance(nccl, tuple) else nccl,
+        **{name: _version(name) for name in ("transformers", "colossalai", "nbval", "pp_demo")},
+    }
+    return {
+        "gpus": gpus,
+        "versions": versions,
+        "passed": all(o.verdict in (PASS, SKIP) for o in outcomes),
+        "steps": [asdict(o) for o in outcomes],
+    }
+
+
+def format_table(outcomes: list[Outcome]) -> str:
+    width = max(len(o.name) for o in outcomes)
+    lines = [f"{'step':<{width}}  {'verdict':<7}  note"]
+    lines += [f"{o.name:<{width}}  {o.verdict:<7}  {o.note}".rstrip() for o in outcomes]
+    return "\n".join(lines)
+
+
+def _dry_run(steps: list[Step], n_gpus: int) -> None:
+    if n_gpus == 0:
+        print("this machine sees no CUDA GPU; on a box with 2 GPUs the check would run:")
+    else:
+        print(f"on this machine ({n_gpus} GPU{'s' if n_gpus > 1 else ''}) the check would run:")
+    for step in steps:
+        what = f"skip: {step.skip}" if step.skip else f"timeout {step.timeout_s} s"
+        print(f"  {step.name} ({what})\n      {command_text(step.argv)}")
+
+
+def add_options(job: argparse.ArgumentParser) -> None:
+    """The job's description and options, on the subcommand parser ``pp_demo.cli`` makes for it."""
+    job.description = (
+        "On a GPU box: doctor, reproduce on cuda and on two NCCL ranks, families on cuda (each against "
+        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the notebooks under strict "
+        "nbval; one timeout a step. Prints one table, writes the record, exit 1 if a step failed. "
+        "Installs nothing. Without a GPU: one line, exit 0, nothing written."
+    )
+    job.add_argument("--dry-run", action="store_true", help="print the steps and run none")
+    job.add_argument("--out", default="results/gpu_check.json", help="the record (default: %(default)s)")
+
+
+def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """The check: 0 when every step passed or was skipped (or there is no GPU), else 1.
+    ``parser`` is ``python -m pp_demo``'s (see ``plan``)."""
+    gpus = visible_gpus()
+    if args.dry_run:
+        _dry_run(plan(len(gpus) or 2, parser), len(gpus))
+        return 0
+    if not gpus:
+        print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")
+        return 0
+    out = output_path(args.out, "gpu_check.json")  # before minutes of steps, not after
+    steps = plan(len(gpus), parser)
+    print(f"gpu-check on {len(gpus)} x {gpus[0]}: {len(steps)} steps, each with its own timeout", flush=True)
+    outcomes = []
+    for number, step in enumerate(steps, 1):
+        if not step.skip:
+            print(f"[{number}/{len(steps)}] {step.name}", flush=True)
+        outcomes.append(run_step(step))
+    print(format_table(outcomes))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results_record(gpus, outcomes), indent=1) + "\n")
+    print(f"wrote {out}")
+    return 0 if all(o.verdict in (PASS, SKIP) for o in outcomes) else 1

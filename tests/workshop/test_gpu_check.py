@@ -1,0 +1,180 @@
+"""``python -m pp_demo gpu-check`` without a GPU: its plan, its one line, its record.
+
+No CI machine has a GPU, so ``torch.cuda`` is monkeypatched to show 0, 1 or 2; the steps that
+run are replaced by tiny commands. Expected values come from the issue's list of steps."""
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from pp_demo.cli import build_parser, main
+from pp_demo.workshop import gpu_check
+from pp_demo.workshop.gpu_check import Step, plan, run_check
+
+TWO_GPU_STEPS = {"reproduce --distributed, 2 ranks", "ColossalAI engine, NCCL, bf16", "ColossalAI engine, NCCL, fp16"}
+
+
+class AcceptsEverything(argparse.ArgumentParser):
+    """A stand-in for a tree that has every job (the engine run included)."""
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        return argparse.Namespace()
+
+
+def see_gpus(monkeypatch, count):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: count)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: "Test GPU")
+
+
+@pytest.fixture
+def colossalai_and_nbval_installed(monkeypatch):
+    monkeypatch.setattr(gpu_check, "installed", lambda name: True)
+
+
+def test_without_a_gpu_it_says_so_in_one_line_exits_0_and_writes_nothing(monkeypatch, tmp_path, capsys):
+    see_gpus(monkeypatch, 0)
+    monkeypatch.chdir(tmp_path)
+    assert main(["gpu-check"]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1 and "no CUDA GPU" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_lists_every_step_with_its_command(monkeypatch, capsys):
+    see_gpus(monkeypatch, 0)
+    assert main(["gpu-check", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "this machine sees no CUDA GPU; on a box with 2 GPUs the check would run:"
+    for command in [
+        "python -m pp_demo doctor",
+        "python -m pp_demo reproduce --device cuda",
+        "python -m pp_demo reproduce --distributed --device cuda",
+        "python -m pp_demo families --device cuda",
+        "python -m pp_demo reproduce --engine colossalai --dtype bf16",
+        "python -m pp_demo reproduce --engine colossalai --dtype fp16",
+    ]:
+        assert f"      {command}\n" in out
+    for notebook in ["01_four_padding_rows", "05_training_impact", "09_pull_request"]:
+        assert "--nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg" in out
+        assert f"nbval {notebook} (timeout" in out
+    assert "nbval 06_colossalai (skip: its ColossalAI forwards run on the CPU)" in out
+
+
+def test_make_gpu_check_dry_run_lists_the_steps_and_runs_none(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    from tests.conftest import REPO
+
+    done = subprocess.run(
+        ["make", "-s", "--dry-run", "gpu-check", f"PYTHON={sys.executable}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "the check would run:" in done.stdout and "python -m pp_demo doctor" in done.stdout
+
+
+def test_a_job_this_tree_lacks_is_not_available_in_one_line(monkeypatch):
+    lacking = argparse.ArgumentParser()
+    lacking.add_subparsers(dest="job").add_parser("doctor")  # no reproduce, no families
+    steps = {s.name: s for s in plan(2, lacking)}
+    assert steps["doctor"].skip is None
+    assert steps["families, cuda"].skip == "not available in this tree"
+    assert steps["ColossalAI engine, NCCL, bf16"].skip == "not available in this tree"
+
+
+def test_this_trees_own_jobs_are_available(monkeypatch):
+    steps = {s.name: s for s in plan(2, build_parser())}
+    for name in ["doctor", "reproduce, in process, cuda", "reproduce --distributed, 2 ranks", "families, cuda"]:
+        assert steps[name].skip is None, name
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_steps_needing_two_gpus_are_skipped_on_one(monkeypatch, capsys, colossalai_and_nbval_installed, count):
+    see_gpus(monkeypatch, count)
+    steps = plan(count, AcceptsEverything())
+    skipped = {s.name for s in steps if s.skip == "needs 2 GPUs"}
+    assert skipped == (TWO_GPU_STEPS if count == 1 else set())
+    assert {s.name for s in steps if s.skip} == skipped | {"nbval 06_colossalai"}
+    monkeypatch.setattr(gpu_check, "plan", lambda n, parser: plan(n, AcceptsEverything()))
+    main(["gpu-check", "--dry-run"])
+    out = capsys.readouterr().out
+    assert out.startswith(f"on this machine ({count} GPU{'s' if count == 2 else ''}) the check would run:")
+    assert out.count("(skip: needs 2 GPUs)") == (3 if count == 1 else 0)
+
+
+def test_the_colossalai_steps_say_when_colossalai_is_missing(monkeypatch):
+    monkeypatch.setattr(gpu_check, "installed", lambda name: name != "colossalai")
+    steps = {s.name: s for s in plan(2, AcceptsEverything())}
+    assert steps["ColossalAI engine, NCCL, fp16"].skip.startswith("ColossalAI is not installed")
+
+
+def tiny_steps():
+    python = ("-c",)
+    return [
+        Step("passes", (*python, "print('ok')"), 60),
+        Step("fails", (*python, "import sys; sys.exit(3)"), 60),
+        Step("hangs", (*python, "import time; time.sleep(600)"), 1),
+        Step(
+            "same on the cpu",
+            (*python, "print('llama count row matches model.forward: [False, True]')"),
+            60,
+            cpu_twin=(*python, "print('llama count row matches model.forward: [False, True]')"),
+        ),
+        Step(
+            "differs from the cpu",
+            (*python, "print('llama count row matches model.forward: [True, True]')"),
+            60,
+            cpu_twin=(*python, "print('llama count row matches model.forward: [False, True]')"),
+        ),
+        Step("skipped", (), 0, skip="needs 2 GPUs"),
+    ]
+
+
+def test_the_check_runs_each_step_prints_one_table_and_writes_the_record(monkeypatch, tmp_path, capsys):
+    see_gpus(monkeypatch, 1)
+    monkeypatch.setattr(torch.cuda.nccl, "version", lambda: (2, 21, 5))
+    monkeypatch.setattr(gpu_check, "plan", lambda n, parser: tiny_steps())
+    out_file = tmp_path / "results" / "gpu_check.json"
+    assert run_check(argparse.Namespace(dry_run=False, out=str(out_file)), build_parser()) == 1  # a step failed
+    printed = capsys.readouterr().out.splitlines()
+    table = printed[printed.index(next(line for line in printed if line.startswith("step "))) :]
+    expected = {
+        "passes": "pass",
+        "fails": "FAIL",
+        "hangs": "timeout",
+        "same on the cpu": "pass",
+        "differs from the cpu": "FAIL",
+        "skipped": "skip",
+    }
+    assert [line.split("  ")[0].strip() for line in table[1:-1]] == list(expected)  # one row a step, in order
+    assert {name: row[len(name) :].split()[0] for name, row in zip(expected, table[1:-1], strict=True)} == expected
+    record = json.loads(out_file.read_text())
+    assert set(record) == {"gpus", "versions", "passed", "steps"}
+    assert record["gpus"] == ["Test GPU"] and record["passed"] is False
+    assert set(record["versions"]) == {
+        "python",
+        "torch",
+        "cuda",
+        "nccl",
+        "transformers",
+        "colossalai",
+        "nbval",
+        "pp_demo",
+    }
+    assert record["versions"]["nccl"] == "2.21.5" and record["versions"]["torch"] == torch.__version__
+    steps = {s["name"]: s for s in record["steps"]}
+    assert set(steps["passes"]) == {"name", "command", "timeout_s", "verdict", "note", "seconds", "output_tail"}
+    assert steps["fails"]["note"] == "exit 3"
+    assert steps["differs from the cpu"]["note"].startswith("verdicts differ from the CPU run")
+    assert steps["skipped"] == {**steps["skipped"], "verdict": "skip", "note": "needs 2 GPUs", "seconds": None}
+    assert printed[-1] == f"wrote {out_file}"
