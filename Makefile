@@ -124,13 +124,13 @@ test-browser: setup colossalai
 # docs/facilitator.md and the README's minutes; `make time-core` times the core notebooks, each in
 # a fresh kernel, into results/notebook_times.json (then `make guide` again).
 episodes: setup
-	$(BIN)/python tools/episodes.py apply
+	$(BIN)/python -m tools.episodes apply
 
 guide: setup
-	$(BIN)/python tools/episodes.py guide
+	$(BIN)/python -m tools.guide
 
 time-core: setup
-	$(BIN)/python tools/time_core.py
+	$(BIN)/python -m tools.time_core
 
 clean:
 	rm -rf $(VENV) $(VENV5) *.egg-info
@@ -145,7 +145,7 @@ verify-pr: setup colossalai
 .PHONY: results
 results: setup colossalai
 	$(BIN)/python -m pp_demo train-study --out results
-	$(BIN)/python -m pp_demo bench --out results --readme README.md
+	$(BIN)/python -m pp_demo bench --out results --readme docs/results.md
 	$(BIN)/python -m pp_demo verify-pr --out results/verify_pr.json
 
 include packaging.mk

@@ -1,6 +1,6 @@
 """pp_demo: the pooled token of pipeline-parallel sequence classification, reproduced exactly.
 
-Folders by concern; imports flow down this list, never up (``tests/test_import_rule.py``):
+Folders by concern; imports flow down this list, never up (``tests/repo/test_import_rule.py``):
 
 - ``errors``, ``quiet``, ``outputs``: the input-error type; imports that print nothing; where a
   command may write. Standard library only.

@@ -8,19 +8,14 @@ from typing import Literal, NoReturn
 
 from pp_demo.errors import BadInput
 from pp_demo.outputs import SCRATCH, check_folder_writable, is_committed_result, output_path
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pipeline.families import FAMILIES, rules_for
 from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
 from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
-from pp_demo.pooling.rules import CORE_RULES, FIX, RULES
-from pp_demo.verify.compare import REPRO_ROWS, reproduce_runs, reproduction_line
+from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS, reproduce_runs, reproduction_line
 from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
-
-REPRO_FAMILIES = ("llama", "qwen2", "opt")
-# The rules that pool padded rows; known_lengths pools packed batches from their lengths
-# (cu_seqlens), which no padded case has, so it is not offered here (notebook 07 shows it).
-PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,7 +85,7 @@ def _rows_text() -> str:
 
 def _runs(args: argparse.Namespace) -> Iterator[tuple[str, str]]:
     for family in args.family:
-        for rule in dict.fromkeys(args.rule or [FAMILIES[family].colossalai_rule, FIX]):
+        for rule in rules_for(family, args.rule):
             yield family, rule
 
 
@@ -419,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="OUT.json and OUT.png, or a folder to write bench_cpu.json and .png in (default: results/tmp/bench_cpu;"
         " --out results/bench_cpu replaces the committed files)",
     )
-    bench.add_argument("--readme", default=None, help="also rewrite this README's benchmark block from the results")
+    bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser(
@@ -427,7 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="check this machine before the workshop (runs without torch)",
         description="One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL.",
     )
-    doctor.set_defaults(run=lambda args: run_doctor([]))
+    doctor.add_argument("--checkout", default=".", help="the workbook's checkout: its pins and notebooks (default: .)")
+    doctor.set_defaults(run=lambda args: run_doctor(["--checkout", args.checkout]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
     study.add_argument(

@@ -1,9 +1,13 @@
-"""Shared test set-up: the repository's paths, the markers by folder, a headless matplotlib.
+"""Shared test set-up: the repository's paths, the notebooks, the markers by folder, a headless
+matplotlib, and the fixtures several folders use.
 
 Markers (declared in pyproject.toml) say what a test needs, so a leg of CI picks tests by need
 rather than by a list of files: ``-m "not colossalai"`` on transformers 5.x, where ColossalAI
 0.5.0 cannot be installed. Every test under ``tests/colossalai/`` needs ColossalAI, so the folder
 marks them; other markers are set in the test files themselves.
+
+The repository's root is on the path (pyproject: ``pythonpath = ["."]``), so tests import the
+tools as a package (``from tools import episodes``), with no ``sys.path`` of their own.
 """
 
 import pathlib
@@ -27,3 +31,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def repo() -> pathlib.Path:
     """The checkout's root: the tests that check the repository itself read files under it."""
     return REPO
+
+
+@pytest.fixture
+def notebooks() -> list[pathlib.Path]:
+    """The workbook's notebooks, ``notebooks/[0-9]*.ipynb``, in their order."""
+    return NOTEBOOKS
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def notebook_path(request: pytest.FixtureRequest) -> pathlib.Path:
+    """Each notebook in turn: a test asking for it runs once per notebook."""
+    path: pathlib.Path = request.param
+    return path
+
+
+@pytest.fixture
+def first_attempt() -> None:
+    """The exercises as before any attempt: a judge shows its one counterexample on the first
+    wrong attempt only, so a test of what an attendee sees starts afresh
+    (``pytestmark = pytest.mark.usefixtures("first_attempt")``)."""
+    from pp_demo.exercises import forget_attempts
+
+    forget_attempts()

@@ -1,25 +1,19 @@
 """docs/cli.md lists every subcommand and flag of the command line, as --help prints them."""
 
-import importlib.util
-import sys
-
 from conftest import REPO
 
 from pp_demo.cli import build_parser
+from tools import cli_reference
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("cli_reference", REPO / "tools" / "cli_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["cli_reference"] = module
-    spec.loader.exec_module(module)
-    return module
+    return cli_reference
 
 
 def test_docs_cli_md_is_the_parsers_help():
     tool = _tool()
     text = tool.DOC.read_text()
-    assert tool.rendered(text) == text, "docs/cli.md is out of date: run python tools/cli_reference.py"
+    assert tool.rendered(text) == text, "docs/cli.md is out of date: run python -m tools.cli_reference"
 
 
 def test_every_subcommand_and_flag_is_in_docs_cli_md():

@@ -1,6 +1,6 @@
 """Write the reference part of docs/cli.md from the command line's own parser.
 
-``python tools/cli_reference.py`` replaces what lies between the two markers of docs/cli.md
+``python -m tools.cli_reference`` replaces what lies between the two markers of docs/cli.md
 with ``python -m pp_demo --help`` and every subcommand's ``--help``, at 100 columns; ``--check``
 exits 1 when the file differs (``tests/test_cli_reference.py`` runs the same comparison).
 Run it after adding a subcommand or a flag.
@@ -57,7 +57,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         if new != text:
             print(
-                f"{DOC.relative_to(ROOT)} differs from the parser: run python tools/cli_reference.py", file=sys.stderr
+                f"{DOC.relative_to(ROOT)} differs from the parser: run python -m tools.cli_reference", file=sys.stderr
             )
             return 1
         return 0

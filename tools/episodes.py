@@ -17,10 +17,12 @@ and their outputs are never touched, so no notebook needs re-executing.
 It lives in tools/, like build_site.py: it edits this repository's files and is no part of the
 workbook's API. Usage (from the repository root)::
 
-    python tools/episodes.py apply --from-seed [NB ...]   # once: tools/episode_seed.json -> notebooks
-    python tools/episodes.py apply [NB ...]               # re-render the two cells from the metadata
-    python tools/episodes.py check                        # exit 1 on a problem, one line each
-    python tools/episodes.py guide                        # docs/facilitator.md and the README table
+    python -m tools.episodes apply --from-seed [NB ...]   # once: tools/episode_seed.json -> notebooks
+    python -m tools.episodes apply [NB ...]               # re-render the two cells from the metadata
+    python -m tools.episodes check                        # exit 1 on a problem, one line each
+
+The guide built from this metadata is ``python -m tools.guide`` (``make guide``): this module
+imports only ``timing`` (the minutes a notebook takes), so the tools import each other one way.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ import sys
 from typing import Any
 
 import nbformat
-import timing  # tools/ is on the path
 
 from pp_demo.pooling.failure import render_failures
+from tools import timing
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEED = ROOT / "tools" / "episode_seed.json"
@@ -259,8 +261,8 @@ def load_seed(path: pathlib.Path = SEED) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/episodes.py", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("apply", "check", "guide"))
+    parser = argparse.ArgumentParser(prog="python -m tools.episodes", description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("apply", "check"))
     parser.add_argument("notebooks", nargs="*", type=pathlib.Path, help="default: notebooks/[0-9]*.ipynb")
     parser.add_argument("--from-seed", action="store_true", help=f"take the values from {SEED.name}")
     args = parser.parse_intermixed_args(argv)
@@ -278,18 +280,13 @@ def main(argv: list[str] | None = None) -> int:
                     unused = [h for h in seeds[path.stem]["sections"] if h not in headings]
                     if unused:
                         print(f"  note: seed sections not in {path.name}: {unused}")
-        elif args.command == "check":
+        else:
             found = []
             for path in paths:
                 nb = nbformat.read(path, as_version=4)
                 found += problems(nb, path.stem) or generated_cells_problems(nb, path.stem)
             print("\n".join(found) or f"{len(paths)} notebooks: episode metadata and cells ok")
             return 1 if found else 0
-        else:
-            import facilitator  # tools/ is on the path when run as a script
-
-            for written in facilitator.write_all(ROOT):
-                print(f"wrote {written.relative_to(ROOT)}")  # no machine path in the output
     except (EpisodeError, OSError, json.JSONDecodeError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

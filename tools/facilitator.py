@@ -1,11 +1,11 @@
-"""docs/facilitator.md, generated: ``python tools/episodes.py guide`` (or ``make guide``).
+"""docs/facilitator.md, generated: ``python -m tools.guide`` (or ``make guide``).
 
 Everything in the guide is read from somewhere else, so it cannot drift: the schedules and the
-episode table from the notebooks' episode metadata, the exercises from the checkers' registry
-(``pp_demo.exercises``), their answers and the why from ``pp_demo/exercises/solutions.py`` (its comments),
-the common wrong answers from ``pp_demo.exercises.wrong_answers`` with the line the checker prints
-for each, the set-up from the README's commands and the stuck points from its Troubleshooting
-table. The same command puts the teaching and exercise minutes into the README's notebook table.
+episode table from the notebooks' episode metadata; the exercises from the checkers' registry
+(``pp_demo.exercises``), whose record of each exercise gives its question, answer, why and common
+wrong answers, with the line the checker itself prints for each wrong answer; the set-up from
+the README's commands and docs/install.md, the stuck points from docs/troubleshooting.md. The
+same command puts the teaching and exercise minutes into the README's notebook table.
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ import pathlib
 import re
 from typing import Any
 
-import episodes
 import nbformat
-import schedule
 
 from pp_demo.pooling.failure import render_failures
+from tools import agenda, episodes, instructor_notes, timing
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
 TIMES = pathlib.Path("results") / "notebook_times.json"
+PAGES = ("install", "troubleshooting")  # docs/<page>.md: the wheelhouse recipe, the stuck points
 CORE_PATH = "**Core path run time**"
 WHEELHOUSE = [
     "make wheelhouse                 # beforehand, with the network: every wheel into wheelhouse/",
@@ -52,8 +52,9 @@ def _section(text: str, heading: str) -> str:
     return match.group(1) if match else ""
 
 
-def setup_lines(readme: str) -> list[str]:
-    commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Two commands"), flags=re.S)
+def setup_lines(readme: str, install: str) -> list[str]:
+    """The attendees' commands (the README's first door), then the wheelhouse (docs/install.md)."""
+    commands = re.findall(r"```bash\n(.*?)```", _section(readme, "Attendees: two commands"), flags=re.S)
     lines = [
         "## Set-up checklist for attendees",
         "",
@@ -68,9 +69,9 @@ def setup_lines(readme: str) -> list[str]:
         "`python -m pp_demo doctor`.",
         "",
         "**For a room without a reliable network**, bring the environment on a stick "
-        "(the wheelhouse recipe, from the README):",
+        "(the wheelhouse recipe, from docs/install.md):",
         "",
-        *_wheelhouse(readme),
+        *_wheelhouse(install),
         "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
         "(it prints the URL to open). Notebook 06 needs ColossalAI: `make colossalai`.",
         "",
@@ -78,9 +79,9 @@ def setup_lines(readme: str) -> list[str]:
     return lines
 
 
-def _wheelhouse(readme: str) -> list[str]:
-    """The README's wheelhouse commands (beforehand, then in the room); WHEELHOUSE if it has none."""
-    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.S)
+def _wheelhouse(install: str) -> list[str]:
+    """The install page's wheelhouse commands (beforehand, then in the room); WHEELHOUSE if it has none."""
+    blocks = re.findall(r"```bash\n(.*?)```", install, flags=re.S)
     blocks = [b.rstrip() for b in blocks if "make wheelhouse" in b or "WHEELHOUSE=" in b]
     lines = []
     for block in blocks or ["\n".join(WHEELHOUSE)]:
@@ -88,13 +89,13 @@ def _wheelhouse(readme: str) -> list[str]:
     return lines
 
 
-def stuck_lines(readme: str) -> list[str]:
-    """The README's Troubleshooting table, one item per row: what attendees see, and the fix."""
-    rows = [line for line in _section(readme, "Troubleshooting").splitlines() if line.startswith("| ")]
+def stuck_lines(troubleshooting: str) -> list[str]:
+    """docs/troubleshooting.md's table, one item per row: what attendees see, and the fix."""
+    rows = [line for line in troubleshooting.splitlines() if line.startswith("| ")]
     lines = [
         "## Where attendees get stuck",
         "",
-        "From the README's Troubleshooting section (start with `make doctor`):",
+        "From docs/troubleshooting.md (start with `make doctor`):",
         "",
     ]
     for row in rows[1:]:  # rows[0] is the header; the separator does not start with "| "
@@ -102,28 +103,6 @@ def stuck_lines(readme: str) -> list[str]:
         if len(cells) == 2:
             lines.append(f"- **{cells[0]}**  \n  {cells[1]}")
     return lines + [""]
-
-
-def solution_notes(source: str, solutions: dict[str, Any]) -> dict[str, str]:
-    """Why each reference answer is right: its comment in solutions.py (for a function, its body's)."""
-    notes: dict[str, str] = {}
-    lines = source.splitlines()
-    for number, line in enumerate(lines):
-        match = re.match(r'\s*"(\d\d\.\d+)":[^#]*#\s?(.*)$', line)
-        if match:
-            text = [match.group(2)]
-            for more in lines[number + 1 :]:
-                if not more.strip().startswith("#"):
-                    break
-                text.append(more.strip()[1:].strip())
-            notes[match.group(1)] = " ".join(text)
-    for key, answer in solutions.items():
-        if key not in notes and inspect.isfunction(answer):
-            comments = [
-                ln.strip()[1:].strip() for ln in inspect.getsource(answer).splitlines() if ln.strip().startswith("#")
-            ]
-            notes[key] = " ".join(comments)
-    return notes
 
 
 def _show(value: Any) -> str:
@@ -145,10 +124,8 @@ def _answer_lines(answer: Any) -> list[str]:
 
 
 def exercise_lines(titles: list[str]) -> list[str]:
-    from pp_demo.exercises import EXERCISES, forget_attempts, solutions, status
-    from pp_demo.exercises.wrong_answers import WHY, WRONG_ANSWERS
+    from pp_demo.exercises import EXERCISES, forget_attempts, status
 
-    notes = {**WHY, **solution_notes(inspect.getsource(solutions), solutions.SOLUTIONS)}
     lines = [
         "## The exercises: answers, why, and the common wrong answers",
         "",
@@ -161,19 +138,18 @@ def exercise_lines(titles: list[str]) -> list[str]:
         if keys:
             lines += [f"### {title}", ""]
         for key in keys:
-            answer = solutions.SOLUTIONS[key]
+            exercise = EXERCISES[key]
             lines += [
-                f"**{key}.** {EXERCISES[key].question}",
+                f"**{key}.** {exercise.question}",
                 "",
-                *_answer_lines(answer),
-                f"- Why: {notes.get(key, '(no explanation recorded)')}",
+                *_answer_lines(exercise.solution),
+                f"- Why: {exercise.why}",
             ]
-            for wrong, shown, reveals in WRONG_ANSWERS.get(key, []):
+            for wrong in exercise.wrong_answers:
                 forget_attempts()  # each wrong answer as an attendee's first try: its counterexample
-                label = shown or f"`{_show(wrong)}`"
-                lines.append(
-                    f"- Wrong: {label}. The checker prints `[{key}] {status(key, wrong)}`. Reveals: {reveals}."
-                )
+                label = wrong.shown or f"`{_show(wrong.answer)}`"
+                shown = status(key, wrong.answer)
+                lines.append(f"- Wrong: {label}. The checker prints `[{key}] {shown}`. Reveals: {wrong.reveals}.")
             lines.append("")
     return lines
 
@@ -198,11 +174,12 @@ def core_path_line(root: pathlib.Path) -> str:
 def guide(root: pathlib.Path) -> str:
     eps = load(root)
     readme = (root / "README.md").read_text(encoding="utf-8")
+    install, troubleshooting = ((root / "docs" / f"{page}.md").read_text(encoding="utf-8") for page in PAGES)
     lines = [
         "# Facilitator guide",
         "",
-        "Generated by `make guide` (`python tools/episodes.py guide`) from the notebooks' episode "
-        "metadata, the exercise checkers and the README: edit those, not this file.",
+        "Generated by `make guide` (`python -m tools.guide`) from the notebooks' episode "
+        "metadata, the exercise checkers, the README and docs/: edit those, not this file.",
         "",
         "## The episodes",
         "",
@@ -216,9 +193,11 @@ def guide(root: pathlib.Path) -> str:
             + " |"
         )
     lines += ["", core_path_line(root), ""]
-    for fmt in schedule.FORMATS:
-        lines += [f"## Schedule: {fmt.title}", "", *schedule.table(schedule.plan(fmt, eps)), ""]
-    lines += setup_lines(readme) + stuck_lines(readme) + exercise_lines([t for t, _, _ in eps])
+    lines += [f"Minutes are computed from each notebook's content ({timing.CONSTANTS_TEXT}).", ""]
+    for fmt in agenda.FORMATS:
+        lines += [f"## Schedule: {fmt.title}", "", *agenda.table(agenda.plan(fmt, eps)), ""]
+    lines += instructor_notes.guide_lines()
+    lines += setup_lines(readme, install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:
         lines += [f"**{title}**", "", *(f"- {render_failures(point)}" for point in ep["keypoints"]), ""]

@@ -6,7 +6,7 @@ whole (its optional sections too: cells depend on each other), from the notebook
 results/notebook_times.json, which the README and the facilitator guide read (re-run
 ``make guide`` afterwards); a notebook never stores a timing.
 
-Usage: ``python tools/time_core.py [--all]`` (``--all``: every notebook, not only the core ones).
+Usage: ``python -m tools.time_core [--all]`` (``--all``: every notebook, not only the core ones).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import pathlib
 import sys
 import time
 
-import episodes
 import nbformat
 from nbclient import NotebookClient
+
+from tools import episodes
 
 RESULT = episodes.ROOT / "results" / "notebook_times.json"
 
@@ -40,7 +41,7 @@ def _track(path: pathlib.Path) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/time_core.py", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.time_core", description=__doc__.split("\n")[0])
     parser.add_argument("--all", action="store_true", help="time every notebook, not only the core ones")
     args = parser.parse_args(argv)
     core = [p.name for p in episodes.notebooks() if _track(p) == "core"]
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         "core_path_seconds": round(sum(seconds[name] for name in core), 1),
     }
     if args.all:
-        record["command"], record["all_notebooks"] = "python tools/time_core.py --all", seconds
+        record["command"], record["all_notebooks"] = "python -m tools.time_core --all", seconds
     RESULT.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(
         f"core path: {record['core_path_seconds']:.1f} s on {record['cores']} cores "

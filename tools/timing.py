@@ -4,7 +4,7 @@ A hand-set minute count drifts from the notebook it describes; a count computed 
 notebook cannot. The constants are an instructor's rules of thumb, written once here and
 printed in the guide:
 
-- prose is read aloud at ``WORDS_PER_MINUTE``;
+- prose is read aloud at ``WORDS_PER_MINUTE``, a section rounded to the nearest minute (at least 1);
 - every code cell costs ``CODE_CELL_MINUTES`` (run it, point at the output);
 - an exercise costs ``VALUE_EXERCISE_MINUTES`` when its answer is a value and
   ``FUNCTION_EXERCISE_MINUTES`` when it is a function to write, plus ``DEBRIEF_MINUTES``.
@@ -29,7 +29,8 @@ NOT_A_SECTION = "What you will learn"
 GENERATED = ("episode-header", "episode-keypoints")  # rendered from metadata; read with the title
 
 CONSTANTS_TEXT = (
-    f"prose at {WORDS_PER_MINUTE} words a minute; {CODE_CELL_MINUTES} minute per code cell; an exercise "
+    f"prose at {WORDS_PER_MINUTE} words a minute; {CODE_CELL_MINUTES} minute per code cell; a section to the "
+    f"nearest minute, at least 1; an exercise "
     f"{VALUE_EXERCISE_MINUTES} minutes when the answer is a value, {FUNCTION_EXERCISE_MINUTES} when it is "
     f"a function, plus {DEBRIEF_MINUTES} minutes of debrief each"
 )
@@ -70,7 +71,9 @@ def exercise_minutes(kinds: list[str]) -> int:
 
 
 def section_minutes(content: dict[str, int]) -> int:
-    return math.ceil(content["words"] / WORDS_PER_MINUTE + content["code"] * CODE_CELL_MINUTES)
+    """To the nearest minute, at least one: a section is never free to teach."""
+    exact = content["words"] / WORDS_PER_MINUTE + content["code"] * CODE_CELL_MINUTES
+    return max(1, math.floor(exact + 0.5))
 
 
 def notebook_minutes(nb: Any, exercise_kinds: list[str]) -> dict[str, int]:

@@ -13,7 +13,7 @@ A benchmark, not a test. In one run, every process with one thread:
 Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores) and
 ``of_limit`` (against the same schedule on a machine whose two cores give c: ``bounds``).
 Three ranks on two cores are oversubscribed; the limit says so. ``report`` reads the
-results file back (the README and notebooks print from it); ``figure`` draws it.
+results file back (docs/results.md and notebook 02 print from it); ``figure`` draws it.
 """
 
 from __future__ import annotations

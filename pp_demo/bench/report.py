@@ -1,8 +1,8 @@
-"""The results file read back: what the README, notebook 10 and the command print.
+"""The results file read back: what docs/results.md, notebook 10 and the command print.
 
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
-measures. The README's benchmark block is ``readme_block`` of the committed file, and a
-test checks that the README holds it, so the README cannot drift from the file.
+measures. The benchmark block of docs/results.md is ``readme_block`` of the committed file, and a
+test checks that the page holds it, so the page cannot drift from the file.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pp_demo.errors import BadInput
 
 __all__ = [
     "RESULTS",
+    "results_file",
     "BOUND_RULE",
     "OF_LIMIT_NOISE",
     "measured_quietly",
@@ -26,7 +27,7 @@ __all__ = [
     "check_readme",
 ]
 
-RESULTS = Path(__file__).resolve().parents[2] / "results" / "bench_cpu.json"
+RESULTS = Path("results") / "bench_cpu.json"  # in the checkout, not beside the package: a wheel has none
 OF_LIMIT_NOISE = 0.05
 _PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
 BOUND_RULE = (
@@ -38,9 +39,19 @@ BOUND_RULE = (
 )
 
 
+def results_file(here: Path | None = None) -> Path:
+    """The checkout's ``results/bench_cpu.json`` seen from ``here`` (default: the current folder):
+    the checkout's root, or a folder inside it such as ``notebooks/``, where a notebook runs."""
+    here = Path.cwd() if here is None else here
+    found = [folder / RESULTS for folder in (here, here.parent) if (folder / RESULTS).is_file()]
+    if not found:
+        raise BadInput(f"no {RESULTS} in {here} or its parent: run from the checkout, or give the file's path")
+    return found[0]
+
+
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
-    """The committed benchmark results (``results/bench_cpu.json`` of this checkout)."""
-    with open(RESULTS if path is None else path) as f:
+    """The committed benchmark results: ``path``, else the checkout's (``results_file``)."""
+    with open(results_file() if path is None else path) as f:
         result: dict[str, Any] = json.load(f)
     return result
 
@@ -107,7 +118,7 @@ def format_bench(result: dict[str, Any]) -> str:
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
-    """The README's table, from the results file (a test keeps the README equal to it): ratios
+    """The results page's table, from the results file (a test keeps docs/results.md equal to it): ratios
     and shares, no seconds."""
     result = load_results() if result is None else result
     lines = [

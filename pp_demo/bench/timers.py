@@ -9,7 +9,7 @@ process of the machine, so the ranks' intervals line up):
   ``forward_one_chunk`` / ``backward_one_chunk``), ``"L"``: the loss on the last stage;
 * ``"W"``: every wait of the schedule on its sends and receives (its ``_wait_batch_p2p``).
 
-What is neither is the engine's bookkeeping. ``pp_demo.bench.results`` turns the intervals
+What is neither is the engine's bookkeeping. ``pp_demo.bench.breakdown`` turns the intervals
 into the breakdown; nothing here is derived from the ideal.
 """
 

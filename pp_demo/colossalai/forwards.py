@@ -70,7 +70,7 @@ _BATCH_FROM_HIDDEN = ("bloom", "falcon")
 
 _MISSING = (
     "ColossalAI is not installed in this environment. Install it with `make colossalai` "
-    "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see the README."
+    "(pip install --no-deps colossalai==0.5.0 and the `colossalai` extra), see docs/colossalai.md."
 )
 
 

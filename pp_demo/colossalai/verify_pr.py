@@ -16,6 +16,7 @@ import tempfile
 import textwrap
 from typing import Any
 
+from pp_demo.colossalai import verify_pr_worker
 from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
 from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.colossalai.verify_pr_worker import batches
@@ -25,7 +26,9 @@ from pp_demo.pooling.cases import row_text
 
 __all__ = ["run_workers", "verify_pr", "format_verdicts", "main"]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+# The folder this pp_demo is imported from (the checkout, or site-packages for a wheel): the
+# workers import the same pp_demo.
+IMPORTED_FROM = pathlib.Path(__file__).resolve().parents[2]
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
 
@@ -34,10 +37,10 @@ def _start_worker(
 ) -> tuple[subprocess.Popen[str], pathlib.Path]:
     job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
     job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
-    # the first variant's tree first, then this checkout's pp_demo (not an installed one)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(next(iter(trees.values()))), str(ROOT)]))
+    # the first variant's tree first, then this pp_demo (not another one installed)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(next(iter(trees.values()))), str(IMPORTED_FROM)]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "pp_demo.colossalai.verify_pr_worker", str(job), str(out)],
+        [sys.executable, "-m", verify_pr_worker.__name__, str(job), str(out)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -10,16 +10,27 @@ The second calls ``check("01.1", my_rule)``. ``check`` prints exactly one status
 ``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample, returns
 nothing (so the cell shows only that line) and never raises, so a notebook stored with
 its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
-same text without printing. Reference answers live in ``pp_demo.exercises.solutions``.
+same text without printing. Reference answers, by key: ``pp_demo.exercises.solutions``.
 
-The machinery is in ``core``; each notebook's judges are in their own module
-(``nb01`` ... ``nb10``), registered when this package is imported. An exercise whose
+The machinery is in ``core``; each notebook's exercises are in their own module
+(``nb01`` ... ``nb10``), one record each (question, judge, reference answer, why, common
+wrong answers), registered when this package is imported. An exercise whose
 answer is a function refuses calls into the library that already implements it
 (``refusals``): the point is to write it.
 """
 
 from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10  # noqa: F401  (they register the exercises)
-from .core import EXERCISES, Exercise, NotAttempted, check, forget_attempts, register, status
+from .core import EXERCISES, Exercise, NotAttempted, WrongAnswer, check, forget_attempts, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 
-__all__ = ["Exercise", "EXERCISES", "check", "status", "register", "NotAttempted", "forget_attempts", "mystery_07"]
+__all__ = [
+    "Exercise",
+    "WrongAnswer",
+    "EXERCISES",
+    "check",
+    "status",
+    "register",
+    "NotAttempted",
+    "forget_attempts",
+    "mystery_07",
+]

@@ -1,11 +1,15 @@
-"""The exercise machinery: a registry of judges, ``status`` and ``check``.
+"""The exercise machinery: a registry of exercises, ``status`` and ``check``.
 
-The convention itself is described in ``pp_demo.exercises``.
+Each exercise is one record (``Exercise``), filed by ``register`` beside its judge in the
+notebook's module: the question, the judge, the reference answer, why it is right, and the
+common wrong answers with the misconception each reveals. The facilitator guide
+(``tools/facilitator.py``) reads these records and nothing else. The convention itself is
+described in ``pp_demo.exercises``.
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pp_demo.pooling.cases import CASES, PaddingCase, row_text
 
@@ -13,6 +17,7 @@ from .refusals import calls_watched, refused_code
 
 __all__ = [
     "Exercise",
+    "WrongAnswer",
     "EXERCISES",
     "PACKAGE_RULES",
     "check",
@@ -27,13 +32,27 @@ NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
 
 
+class WrongAnswer(NamedTuple):
+    """A common wrong answer, for the facilitator guide, which prints beside it the line the
+    checker gives for it (so the instructor reads what the attendee sees)."""
+
+    answer: object
+    shown: str | None  # how the guide writes the answer; None: its repr reads well
+    reveals: str  # the misconception it points at
+
+
 @dataclass(frozen=True)
 class Exercise:
-    """``judge(answer)`` returns ``None`` when the answer is right, else what is wrong."""
+    """One exercise: ``judge(answer)`` returns ``None`` when the answer is right, else what is
+    wrong; ``solution`` is the reference answer, ``why`` says why it is right, ``wrong_answers``
+    are the common wrong ones (the checker must reject each: ``tests/repo/test_episodes.py``)."""
 
     key: str
     question: str
     judge: Callable[[object], str | None]
+    solution: object
+    why: str
+    wrong_answers: tuple[WrongAnswer, ...]
     # modules whose functions the answer may not call: the library's own implementation of it
     refuse: tuple[str, ...] = ()
 
@@ -48,13 +67,21 @@ Judge = Callable[[Any], "str | None"]
 PACKAGE_RULES = ("pp_demo.pooling.rules",)
 
 
-def register(key: str, question: str, refuse: tuple[str, ...] = ()) -> Callable[[Judge], Judge]:
-    """Decorator: file a judge function as exercise ``key`` (other modules add theirs).
-    An answer that calls a function of a module in ``refuse`` is told to write it itself
-    (``pp_demo.exercises.refusals``), so a judge that refuses a module must not call it."""
+def register(
+    key: str,
+    question: str,
+    refuse: tuple[str, ...] = (),
+    *,
+    solution: object,
+    why: str,
+    wrong: Sequence[WrongAnswer],
+) -> Callable[[Judge], Judge]:
+    """Decorator: file a judge function as exercise ``key``, with the rest of its record
+    (``Exercise``). An answer that calls a function of a module in ``refuse`` is told to write
+    it itself (``pp_demo.exercises.refusals``), so a judge that refuses a module must not call it."""
 
     def add(judge: Judge) -> Judge:
-        EXERCISES[key] = Exercise(key, question, judge, refuse)
+        EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse)
         return judge
 
     return add

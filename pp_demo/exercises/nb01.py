@@ -14,6 +14,7 @@ from pp_demo.pooling.cases import CASES, PAD, row_text
 from .core import (
     PACKAGE_RULES,
     NotAttempted,
+    WrongAnswer,
     _is_stub,
     count_pools,
     first_pad_pools,
@@ -53,11 +54,43 @@ def _copies_the_fix(rule: Callable[..., object]) -> bool:
     return "arange" in source
 
 
+def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return (input_ids != pad_token_id).sum(-1) - 1
+
+
+def _first_pad_wrapped(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return ((input_ids == pad_token_id).int().argmax(-1) - 1) % input_ids.shape[-1]
+
+
+def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    from_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
+    return torch.where((input_ids != pad_token_id).any(-1), input_ids.shape[-1] - 1 - from_right, 0)
+
+
+def _last_position(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return torch.full((input_ids.shape[0],), input_ids.shape[-1] - 1)
+
+
 @register(
     "01.1",
     "Write a rule from input_ids and pad_token_id that pools where model.forward "
     "pools on every padding case, without the arange of the fix shown above.",
     refuse=PACKAGE_RULES,
+    solution=_forward_rule,
+    why="the first non-pad id from the right, via flip; 0 on an all-pad row, like model.forward",
+    wrong=(
+        WrongAnswer(
+            _count_rule,
+            "the count rule: `(input_ids != pad).sum(-1) - 1`",
+            "the bug itself: it assumes every real token comes before the padding",
+        ),
+        WrongAnswer(
+            _first_pad_wrapped,
+            "one before the first pad id, with the modulo",
+            "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens",
+        ),
+        WrongAnswer(_last_position, "always the last position", "assumes there is never any right padding"),
+    ),
 )
 def _judge_forward_rule(rule: object) -> str | None:
     if not callable(rule):
@@ -93,6 +126,29 @@ def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
     "01.2",
     "Build a row of your own (input_ids, attention_mask), pad id 0, on which first_pad_mod "
     "pools somewhere other than the true last real token. A row printed in notebook 01 does not count.",
+    solution=([5, 0, 6, 0, 0], [1, 1, 1, 0, 0]),
+    why=(
+        "a pad id among the real tokens stops it: pools 0, last real 2 (so does a real eos that carries the "
+        "pad id: [5, 6, 0, 0] with mask [1, 1, 1, 0])"
+    ),
+    wrong=(
+        WrongAnswer(
+            ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]),
+            None,
+            "plain right padding: the first pad comes right after the text, so one before it is the last real token",
+        ),
+        WrongAnswer(
+            ([0, 0, 5, 6, 7, 8], [0, 0, 1, 1, 1, 1]),
+            None,
+            "mixes up the two rules: left padding breaks the count rule; here -1 wraps to the last position",
+        ),
+        WrongAnswer(
+            "right_pad_in_content",
+            None,
+            "copies the row the tables print instead of building one: the failing idea is a pad id before the "
+            "last real token",
+        ),
+    ),
 )
 def _judge_first_pad_row(answer: object) -> str | None:
     row = row_answer(answer)
@@ -120,7 +176,18 @@ def _judge_first_pad_row(answer: object) -> str | None:
 _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
 
 
-@register("01.3", "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? Give an int.")
+@register(
+    "01.3",
+    "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? Give an int.",
+    solution=2,
+    why="three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5",
+    wrong=(
+        WrongAnswer(
+            5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"
+        ),
+        WrongAnswer(3, None, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
+    ),
+)
 def _judge_count_prediction(position: object) -> str | None:
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"

@@ -1,6 +1,6 @@
 """Exercises of notebook 02 · the two-stage pipeline (checked by ``pp_demo.exercises.check``)."""
 
-from .core import register
+from .core import WrongAnswer, register
 
 _SENT = ("hidden", "input_ids", "attention_mask")
 
@@ -9,6 +9,18 @@ _SENT = ("hidden", "input_ids", "attention_mask")
     "02.1",
     "The first stage sends hidden, input_ids and attention_mask. Which one would the "
     "last stage not need if it pooled from the attention mask (rightmost_attended)?",
+    solution="input_ids",
+    why="only a pad-id rule reads them; the layers run on the hidden states",
+    wrong=(
+        WrongAnswer(
+            "attention_mask",
+            None,
+            "forgets that the last stage's layers use the mask too, to keep padding out of attention",
+        ),
+        WrongAnswer(
+            "hidden", None, "thinks of the last stage as pooling only: its layers start from the hidden states"
+        ),
+    ),
 )
 def _judge_unneeded_tensor(name: object) -> str | None:
     if name not in _SENT:

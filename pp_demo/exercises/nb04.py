@@ -10,6 +10,7 @@ from pp_demo.pooling.cases import CASES, PAD
 from .core import (
     PACKAGE_RULES,
     NotAttempted,
+    WrongAnswer,
     _is_stub,
     count_pools,
     first_pad_pools,
@@ -45,6 +46,18 @@ def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
     "04.1",
     "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
     "pool somewhere other than the true last real token?",
+    solution=[0, 3],
+    why="wrong exactly where the last real token is an eos sharing the pad id",
+    wrong=(
+        WrongAnswer(
+            [2, 4], None, "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"
+        ),
+        WrongAnswer(
+            [0],
+            None,
+            "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos",
+        ),
+    ),
 )
 def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
     answer = index_list(answer, len(_EOS_BATCH))
@@ -73,11 +86,35 @@ def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     return rows
 
 
+def _last_non_pad(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    positions = torch.arange(input_ids.shape[-1])
+    return (positions * (input_ids != pad_token_id)).argmax(-1)
+
+
+def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
+    return (positions * attention_mask.long()).argmax(-1)
+
+
 @register(
     "04.2",
     "Write a rule (input_ids, attention_mask, pad_token_id) -> positions that pools the true "
     "last real token of every row that has one, a row ending in a real eos included.",
     refuse=PACKAGE_RULES,
+    solution=_true_last_rule,
+    why="only the mask knows a trailing eos (id == pad id) is real: rightmost attended position",
+    wrong=(
+        WrongAnswer(
+            _last_non_pad,
+            "the fix, `rightmost_non_pad`, written out",
+            "still trusts the ids: a real eos equal to pad looks like padding",
+        ),
+        WrongAnswer(
+            lambda ids, mask, pad: mask.sum(-1) - 1,
+            "`attention_mask.sum(-1) - 1`",
+            "the count rule on the mask: right on right padding, wrong as soon as padding comes first",
+        ),
+    ),
 )
 def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
@@ -100,6 +137,13 @@ def _judge_mask_rule(rule: object) -> str | None:
     "04.3",
     "A prompt <eos> response <eos> row, right-padded: [5,6,0,7,8,0,0,0] with mask "
     "[1,1,1,1,1,1,0,0]. Which position does first_pad_mod pool? Give an int.",
+    solution=1,
+    why="the first pad id is the eos closing the prompt (position 2): one before it",
+    wrong=(
+        WrongAnswer(4, None, "answers with rightmost_non_pad, which skips the trailing eos ids"),
+        WrongAnswer(5, None, "answers with the true last real token; first_pad_mod stops at the first pad id"),
+        WrongAnswer(7, None, "expects the -1 wrap; it happens only when the row starts with a pad id or has none"),
+    ),
 )
 def _judge_first_pad_prediction(position: object) -> str | None:
     if not isinstance(position, int) or isinstance(position, bool):

@@ -7,7 +7,7 @@ import torch
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import count_minus_one
 
-from .core import index_list, register, true_last
+from .core import WrongAnswer, index_list, register, true_last
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
 _ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))  # exercise 05.1
@@ -22,6 +22,12 @@ def _is_int(value: object) -> bool:
     "05.1",
     "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
     "(its label, the class of the token the count rule pools), a pair of ints.",
+    solution=(2, 1),
+    why="last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1",
+    wrong=(
+        WrongAnswer((2, 2), None, "assumes the count rule pools the last real token on a left-padded row"),
+        WrongAnswer((1, 2), None, "gives the pair in the wrong order, or takes the label from the pooled token"),
+    ),
 )
 def _judge_label_and_pooled_class(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
@@ -55,6 +61,16 @@ def _count_pools_a_pad(real: int) -> bool:
     "05.2",
     "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
     "which r does the count rule pool a pad? A list (or set) of ints.",
+    solution=[2, 3, 4],
+    why="real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8",
+    wrong=(
+        WrongAnswer([2, 3], None, "an off-by-one at the boundary: r = 4 pools position 3, still a pad"),
+        WrongAnswer(
+            [2, 3, 4, 5, 6, 7],
+            None,
+            "thinks every left-padded row pools a pad; with many real tokens it pools a real, wrong one",
+        ),
+    ),
 )
 def _judge_pad_pooled_counts(answer: object) -> str | None:
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
@@ -89,6 +105,13 @@ def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
     "05.3",
     "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
     "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.",
+    solution=[3, 4],
+    why="the count rule pools position 4; it sees itself and the real token before it",
+    wrong=(
+        WrongAnswer([7], None, "expects the logits to come from the last real token: the count rule pools position 4"),
+        WrongAnswer([4], None, "forgets that attention mixes every earlier real token into the pooled position"),
+        WrongAnswer([0, 1, 2, 3, 4], None, "forgets that the mask keeps the pads out of attention as keys"),
+    ),
 )
 def _judge_visible_positions(answer: object) -> str | None:
     answer = index_list(answer, _LENGTH_05, "positions")

@@ -11,6 +11,7 @@ from pp_demo.pooling.cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
 from .core import (
     PACKAGE_RULES,
     NotAttempted,
+    WrongAnswer,
     _is_stub,
     first_pad_pools,
     forward_pools,
@@ -28,6 +29,17 @@ _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 
     "06.1",
     "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
     "five-row batch does it pool at another position than model.forward?",
+    solution=[1, 2],
+    why=(
+        "1: a pad id among the text stops it early; 2: padded on both sides, the first pad is in front, so "
+        "the index wraps to the last position, a pad"
+    ),
+    wrong=(
+        WrongAnswer(
+            [1], None, "sees the pad id among the text but not the row padded on both sides, where -1 wraps onto a pad"
+        ),
+        WrongAnswer([0, 2, 3], None, "mixes up the first-pad rule with the count rule: pure left padding is fine here"),
+    ),
 )
 def _judge_bloom_rows(answer: object) -> str | None:
     answer = index_list(answer, len(_BLOOM_BATCH), "rows")
@@ -48,6 +60,12 @@ def _judge_bloom_rows(answer: object) -> str | None:
     "06.2",
     "ColossalAI's GPT-2 forward under sdpa, row [5,6,7,8,0,0] with mask [1,1,1,1,0,0]: which "
     "positions does position 1 attend to in the first layer? A list of ints.",
+    solution=[0, 1, 2, 3],
+    why="every real token: the mask ColossalAI passes only hides padding",
+    wrong=(
+        WrongAnswer([0, 1], None, "expects causal attention: ColossalAI's mask under sdpa holds only the padding part"),
+        WrongAnswer([0, 1, 2, 3, 4, 5], None, "forgets that the mask ColossalAI passes does hide the padding"),
+    ),
 )
 def _judge_gpt2_view(answer: object) -> str | None:
     ids, mask = _GPT2_ROW
@@ -92,12 +110,38 @@ def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int,
     return None
 
 
+def _causal_only(attention_mask: torch.Tensor) -> torch.Tensor:
+    batch, length = attention_mask.shape
+    return torch.ones(length, length, dtype=torch.bool).tril().expand(batch, length, length)
+
+
+def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    length = attention_mask.shape[-1]
+    causal = torch.ones(length, length, dtype=torch.bool, device=attention_mask.device).tril()
+    return causal & attention_mask.bool()[:, None, :]
+
+
+def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
+    length = attention_mask.shape[-1]
+    return attention_mask.bool()[:, None, :].expand(-1, length, length)
+
+
 @register(
     "06.3",
     "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
     "position i may attend to position j in model.forward's GPT-2.",
     # the package's rules, and transformers' own mask builders (4.x and 5.x): they are the answer
     refuse=(*PACKAGE_RULES, "transformers.modeling_attn_mask_utils", "transformers.masking_utils"),
+    solution=_causal_padding_mask,
+    why="position i sees j when j comes no later than i (causal) and j is a real token (padding)",
+    wrong=(
+        WrongAnswer(_causal_only, "a lower triangle for every row", "keeps causality and forgets the padding"),
+        WrongAnswer(
+            _padding_only,
+            "the attention mask repeated for every position",
+            "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",
+        ),
+    ),
 )
 def _judge_causal_padding_mask(make_mask: object) -> str | None:
     if not callable(make_mask):

@@ -7,9 +7,7 @@ import torch
 from pp_demo.pooling.cases import CASES, PAD
 from pp_demo.pooling.survey import CLASSES
 
-from .core import count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
-
-_PADDED_CLASSES = ("a", "b", "c", "d")  # class e reads lengths, which no padded row carries
+from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
 
 # Where each class lands on one padded row, from its definition in plain Python (pad id 0).
 _LANDS_ON = {
@@ -39,7 +37,18 @@ def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.
     return None
 
 
-@register("07.1", "Run mystery_07 on the padding cases and name its class: one of 'a', 'b', 'c', 'd', 'e'.")
+@register(
+    "07.1",
+    "Run mystery_07 on the padding cases and name its class: one of 'a', 'b', 'c', 'd', 'e'.",
+    solution="c",
+    why="it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)",
+    wrong=(
+        WrongAnswer(
+            "d", None, "judges by the result on ordinary rows; only the row ending in a real eos tells c from d"
+        ),
+        WrongAnswer("e", None, "class e reads packed lengths; the expression reads input_ids"),
+    ),
+)
 def _judge_mystery_class(letter: object) -> str | None:
     if not isinstance(letter, str) or letter not in CLASSES:
         return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
@@ -53,6 +62,16 @@ def _judge_mystery_class(letter: object) -> str | None:
     "The trailing-eos row shown above separates class c from class d. Find another kind of "
     "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
     "last, on which c and d pool different positions.",
+    solution=([5, 6, 9, 9], [1, 1, 0, 0]),
+    why="padded with an id other than the pad id: c pools 3, d pools 1",
+    wrong=(
+        WrongAnswer(
+            "left",
+            None,
+            "picks a row where the two classes agree: they part only where a real token carries the pad id",
+        ),
+        WrongAnswer(([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
+    ),
 )
 def _judge_c_versus_d(answer: object) -> str | None:
     row = row_answer(answer)

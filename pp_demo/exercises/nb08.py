@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import one_counterexample, register
+from .core import WrongAnswer, one_counterexample, register
 
 _BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))
 
@@ -44,6 +44,21 @@ def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
     "08.1",
     "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
     "[5,6,0,0,0], [0,0,0,5,6]]: which (row, position) does each row read? A list of pairs.",
+    solution=[(3, 4), (0, 4), (2, 1), (2, 4)],
+    why="flat index b * L + first_pad; below 0 wraps to the batch end",
+    wrong=(
+        WrongAnswer(
+            [(0, 4), (1, 4), (2, 1), (3, 4)],
+            None,
+            "reads -1 within the row, as eager PyTorch (or the modulo) does; the legacy export flattens "
+            "the batch, so row 0's -1 reaches the last row and row 3's reaches row 2",
+        ),
+        WrongAnswer(
+            [(3, 4), (3, 4), (0, 1), (3, 4)],
+            None,
+            "flattens the batch but forgets each row's offset b * L in the flat index",
+        ),
+    ),
 )
 def _judge_legacy_reads(answer: object) -> str | None:
     pairs = _as_pairs(answer, len(_BATCH_08_1))
@@ -84,6 +99,16 @@ def _negative_example(rule: str) -> tuple[tuple[int, ...], list[int]] | None:
     "08.2",
     "Which of count, first_pad, rightmost_non_pad, rightmost_attended can return a negative "
     "position, the thing the modulo guards against under the legacy exporter? A list of names.",
+    solution=["count", "first_pad"],
+    why="count on an all-pad row gives -1 too, not only first_pad",
+    wrong=(
+        WrongAnswer(["first_pad"], None, "forgets the all-pad row, where the count rule gives 0 - 1"),
+        WrongAnswer(
+            ["count", "first_pad", "rightmost_non_pad"],
+            None,
+            "thinks the fix can go negative too; argmax returns a position and nothing is subtracted",
+        ),
+    ),
 )
 def _judge_negative_rules(answer: object) -> str | None:
     if isinstance(answer, str) or not hasattr(answer, "__iter__") or not all(isinstance(a, str) for a in answer):

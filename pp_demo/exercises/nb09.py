@@ -5,7 +5,16 @@ from typing import Any
 from pp_demo.colossalai.verify_pr_worker import batches
 from pp_demo.pooling.cases import PAD
 
-from .core import count_pools, first_pad_pools, forward_pools, index_list, one_counterexample, register, row_text
+from .core import (
+    WrongAnswer,
+    count_pools,
+    first_pad_pools,
+    forward_pools,
+    index_list,
+    one_counterexample,
+    register,
+    row_text,
+)
 
 ROWS_09 = (
     [5, 6, 0, 0, 0, 0],
@@ -34,6 +43,21 @@ def _why_09_1(i: int) -> str:
     "09.1",
     "Which rows of ROWS_09 (their indices) does GPT-2's unpatched pipeline forward pool "
     "at a different position than model.forward?",
+    solution=[1, 3, 5],
+    why=(
+        "wrong when the first pad follows a real token and a real token follows it (3), or when the row "
+        "starts and ends with a pad (1, 5); 0, 2 and 4 are fine"
+    ),
+    wrong=(
+        WrongAnswer(
+            [1, 3], None, "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"
+        ),
+        WrongAnswer(
+            [0, 1, 3, 5],
+            None,
+            "thinks any pad after the text is wrong; with nothing after the first pad, one before it is right",
+        ),
+    ),
 )
 def _judge_first_pad_rows(answer: Any) -> str | None:
     picked = index_list(answer, len(ROWS_09))
@@ -63,6 +87,23 @@ def _failing_pairs() -> set[tuple[str, str]]:
     "09.2",
     "The change is applied to qwen2.py only; llama.py and opt.py keep the count. Which "
     "(family, side) pairs fail the test of claim 2? A set of tuples like ('llama', 'right').",
+    solution={("llama", "left"), ("opt", "left")},
+    why="each file its own count; wrong only where pads come first",
+    wrong=(
+        WrongAnswer(
+            {("llama", "left"), ("qwen2", "left"), ("opt", "left")},
+            None,
+            "copies the unpatched line of claim 2: qwen2's own file has the change",
+        ),
+        WrongAnswer(
+            {("llama", "left"), ("llama", "right"), ("opt", "left"), ("opt", "right")},
+            None,
+            "forgets that the old count is right on right padding",
+        ),
+        WrongAnswer(
+            {("qwen2", "left")}, None, "reads the question the other way round: qwen2 is the family with the change"
+        ),
+    ),
 )
 def _judge_qwen2_only(answer: Any) -> str | None:
     try:

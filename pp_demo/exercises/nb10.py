@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from pp_demo.pipeline.schedules import gpipe_slots
 
-from .core import NotAttempted, _is_stub, register
+from .core import NotAttempted, WrongAnswer, _is_stub, register
 
 
 def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
@@ -18,6 +18,12 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
     "10.1",
     "GPipe, 2 stages, 4 micro-batches, forwards and backwards: how many time slots "
     "does stage 0 sit idle between the step's first and last slot? Give an int.",
+    solution=2,
+    why="10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way",
+    wrong=(
+        WrongAnswer(4, None, "adds up both stages' idle slots"),
+        WrongAnswer(1, None, "counts a forward-only step: with backwards the pipe fills and drains twice"),
+    ),
 )
 def _judge_idle_slots(answer: object) -> str | None:
     if not isinstance(answer, int) or isinstance(answer, bool):
@@ -49,6 +55,20 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     "(forwards only, m micro-batches) in which a stage sits idle.",
     # the timeline functions and the benchmark's ideal speedup hold the answer already
     refuse=("pp_demo.pipeline.schedules", "pp_demo.bench.bounds"),
+    solution=lambda m, p: (p - 1) / (m + p - 1),
+    why="p - 1 idle slots in a step of m + p - 1",
+    wrong=(
+        WrongAnswer(
+            lambda m, p: p / (m + p - 1),
+            "`p / (m + p - 1)`",
+            "counts p idle slots per stage; each stage waits p - 1 slots in all (fill plus drain)",
+        ),
+        WrongAnswer(
+            lambda m, p: (p - 1) / m,
+            "`(p - 1) / m`",
+            "divides by the busy slots instead of the whole step of m + p - 1 slots",
+        ),
+    ),
 )
 def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
     # From the definition: the step lasts m + p - 1 slots (the last micro-batch enters

@@ -20,6 +20,9 @@ NO_ANSWER_COLOUR = "#999999"  # grey: neither right nor wrong
 PAD_SHADE = "#d9d9d9"  # positions the attention mask marks as padding
 PAD_ID_REAL = OKABE_ITO["sky blue"]  # a real token that carries the pad id (pad == eos)
 
+TARGET_LINE = "#555555"  # dark grey: the accuracy a run must reach
+CHANCE_LINE = NO_ANSWER_COLOUR  # grey: a uniform guess
+
 SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange", "reddish purple", "black")]
 """Colours for a sequence of series (rules, runs), in order."""
 

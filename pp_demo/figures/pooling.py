@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -21,7 +21,7 @@ from pp_demo.figures.palette import (
     WRONG_COLOUR,
 )
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import NO_ANSWER, REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import NO_ANSWER, REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 
@@ -30,17 +30,12 @@ if TYPE_CHECKING:  # for annotations only: training pulls in transformers
 
     from pp_demo.pooling.cases import PaddingCase
     from pp_demo.pooling.padding_table import Verdict
-    from pp_demo.training.loop import TrainingBatch
     from pp_demo.verify.compare import RowComparison
 
 
 _RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR  # the names the sections below use
 _UNIT = 0.34  # inches per grid square: a two-digit id at MIN_FONT_PT fits inside
 _VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
-
-
-def _mark(right: bool | None) -> str:
-    return NO_ANSWER if right is None else (RIGHT if right else WRONG)
 
 
 def _colour(right: bool | None) -> str:
@@ -77,7 +72,7 @@ def _draw_blocks(
             ax.text(
                 x0 + len(ids) + 0.2,
                 -i + 0.5,
-                f"{_mark(right)} {raw}",
+                f"{mark(right)} {raw}",
                 ha="left",
                 va="center",
                 fontsize=MIN_FONT_PT,
@@ -203,7 +198,7 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
                 ax.text(
                     x,
                     h * 1.5,
-                    RIGHT if ok else WRONG,
+                    mark(ok),
                     ha="center",
                     va="bottom",
                     fontsize=MIN_FONT_PT,
@@ -225,7 +220,6 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
 
 
 _GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
-_GRID_MARK = {"right": RIGHT, "wrong": WRONG, "no answer": NO_ANSWER, "cannot run": ""}
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
@@ -250,7 +244,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
             ax.text(
                 j + 0.5,
                 -i + 0.5,
-                f"{_GRID_MARK[verdict.status]} {label}".strip(),
+                f"{'' if verdict.positions is None else verdict.mark} {label}".strip(),
                 ha="center",
                 va="center",
                 fontsize=MIN_FONT_PT,
@@ -270,84 +264,5 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
         f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token   hatched: cannot run on this batch",
         fontsize=MIN_FONT_PT,
     )
-    fig.tight_layout()
-    return fig
-
-
-# ---- notebook 05: training through the pipeline
-
-import math  # noqa: E402  (kept with the section that uses it)
-
-__all__ += ["side_curves", "draw_training_curves"]
-
-_SIDES = ("left", "right")  # as pp_demo.training.loop, imported lazily: it loads transformers
-
-_RUN_STYLES = [("#4575b4", "-", 3.2), (_WRONG, "-", 1.6), (_RIGHT, "--", 1.6), ("#fdae61", ":", 1.6)]
-
-
-def side_curves(
-    step_logits: Sequence[torch.Tensor], batches: Sequence[TrainingBatch]
-) -> dict[str, dict[str, list[float]]]:
-    """Per step, the mean loss and the accuracy among left-padded and among right-padded
-    rows: ``{"loss": {"left": [...], "right": [...]}, "accuracy": {...}}``. ``step_logits``
-    are the logits each step computed (before its update), ``batches`` the training batches."""
-    import torch.nn.functional as F
-
-    from pp_demo.training.loop import accuracy_by_side
-
-    curves: dict[str, dict[str, list[float]]] = {
-        "loss": {side: [] for side in _SIDES},
-        "accuracy": {side: [] for side in _SIDES},
-    }
-    for logits, batch in zip(step_logits, batches, strict=True):
-        assert batch.labels is not None and batch.left_padded is not None  # make_batches sets both
-        loss = F.cross_entropy(logits.float().cpu(), batch.labels, reduction="none")
-        accuracy = accuracy_by_side(logits.cpu(), batch)
-        for side, rows in zip(_SIDES, (batch.left_padded, ~batch.left_padded), strict=True):
-            curves["loss"][side].append(float(loss[rows].mean()) if rows.any() else float("nan"))
-            curves["accuracy"][side].append(accuracy[side])
-    return curves
-
-
-def _moving_average(values: Sequence[float], window: int) -> list[float]:
-    out = []
-    for i in range(len(values)):
-        recent = [v for v in values[max(0, i - window + 1) : i + 1] if not math.isnan(v)]
-        out.append(sum(recent) / len(recent) if recent else float("nan"))
-    return out
-
-
-def draw_training_curves(runs: Mapping[str, Any], batches: Sequence[TrainingBatch], window: int = 5) -> Figure:
-    """Loss (top) and accuracy (bottom) over the training steps, left-padded rows on the
-    left, right-padded (or full) rows on the right, one colour per run. ``runs`` maps a run's name
-    to its per-step logits; each curve is the mean over the last ``window`` steps (a batch
-    holds only a few rows per side). Dotted grey lines: chance (uniform guess)."""
-    if not 1 <= len(runs) <= len(_RUN_STYLES):
-        raise ValueError(f"draw_training_curves draws 1 to {len(_RUN_STYLES)} runs, got {len(runs)}")
-    num_labels = next(iter(runs.values()))[0].shape[-1]
-    chance = {"loss": math.log(num_labels), "accuracy": 1 / num_labels}
-    fig, axes = plt.subplots(2, 2, figsize=(9.0, 5.6), sharex=True, sharey="row")
-    for (name, step_logits), (colour, style, width) in zip(
-        runs.items(), _RUN_STYLES, strict=False
-    ):  # at most as many runs as styles
-        curves = side_curves(step_logits, batches)
-        for row, metric in enumerate(("loss", "accuracy")):
-            for col, side in enumerate(_SIDES):
-                values = _moving_average(curves[metric][side], window)
-                axes[row][col].plot(
-                    range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=width, label=name
-                )
-    for row, metric in enumerate(("loss", "accuracy")):
-        for col, side in enumerate(_SIDES):
-            ax = axes[row][col]
-            ax.axhline(chance[metric], color="#999999", linestyle=":", linewidth=1)
-            if row == 0:
-                ax.set_title("left-padded rows" if side == "left" else "right-padded or full rows", fontsize=9)
-            else:
-                ax.set_xlabel("training step", fontsize=8)
-            ax.tick_params(labelsize=8)
-        axes[row][0].set_ylabel(f"{metric} (mean of last {window} steps)", fontsize=8)
-    axes[1][0].set_ylim(-0.03, 1.03)
-    axes[0][1].legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return fig

@@ -6,17 +6,19 @@ from typing import Any
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from pp_demo.figures.palette import CHANCE_LINE, OKABE_ITO, TARGET_LINE
+
 __all__ = ["RUN_STYLES", "draw_study_distributions", "draw_one_seed_curves"]
 
-# Okabe-Ito palette: one colour and one line style per run
 RUN_STYLES = {
-    "count": ("#D55E00", "-"),
-    "fix": ("#009E73", "--"),
-    "count, pad-pooled rows out of the loss": ("#E69F00", "-."),
-    "first_pad, pad == eos": ("#CC79A7", ":"),
-    "fix, pad == eos": ("#0072B2", (0, (5, 1))),
-    "model.forward": ("#000000", "-"),
+    "count": (OKABE_ITO["vermillion"], "-"),
+    "fix": (OKABE_ITO["bluish green"], "--"),
+    "count, pad-pooled rows out of the loss": (OKABE_ITO["orange"], "-."),
+    "first_pad, pad == eos": (OKABE_ITO["reddish purple"], ":"),
+    "fix, pad == eos": (OKABE_ITO["blue"], (0, (5, 1))),
+    "model.forward": (OKABE_ITO["black"], "-"),
 }
+"""One colour of the palette (``pp_demo.figures.palette``) and one line style per run of the study."""
 SIDE_MARKERS = {"left": "o", "right": "^"}
 
 
@@ -48,8 +50,8 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
                         linewidth=0.4,
                         label=label if (x, i) == (0, 0) else None,
                     )
-        ax.axhline(target, color="#555555", linestyle="--", linewidth=1)
-        ax.axhline(1 / 3, color="#999999", linestyle=":", linewidth=1)
+        ax.axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1)
+        ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
         ax.set_xticks(range(len(runs)), names, fontsize=10)
         ax.set_title(f"transformers {version}", fontsize=12)
@@ -86,8 +88,8 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     axes[0].set_ylabel("training loss", fontsize=11)
     for col, side in ((1, "left"), (2, "right")):
         axes[col].set_title(f"held-out, {side}-padded rows", fontsize=11)
-        axes[col].axhline(target, color="#555555", linestyle="--", linewidth=1)
-        axes[col].axhline(1 / 3, color="#999999", linestyle=":", linewidth=1)
+        axes[col].axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1)
+        axes[col].axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1)
         axes[col].set_ylim(0.2, 1.03)
         axes[col].set_ylabel("accuracy (model.forward)", fontsize=11)
     for ax in axes:

@@ -14,6 +14,7 @@ Each row says, for one transformers ``*ForSequenceClassification`` class:
 * ``colossalai_rule``: the pooling rule ColossalAI 0.5.0's pipeline forward uses.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +23,9 @@ import transformers
 
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.rules import FIX
 
-__all__ = ["Family", "FAMILIES", "get_family", "family_of", "build_model"]
+__all__ = ["Family", "FAMILIES", "get_family", "family_of", "rules_for", "build_model"]
 
 # Every tiny model: 4 decoder layers (so there are three split points), hidden size 16,
 # 2 heads, pad id 0 as in the padding cases, 3 labels, and no dropout anywhere, so a
@@ -118,6 +120,12 @@ def family_of(model: object) -> Family:
         f"unsupported model class {type(model).__name__}; supported: "
         + ", ".join(f.classifier for f in FAMILIES.values())
     )
+
+
+def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
+    """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
+    ColossalAI 0.5.0 pipeline forward, then the fix (once, where they are the same)."""
+    return list(dict.fromkeys(chosen or [get_family(family).colossalai_rule, FIX]))
 
 
 def build_model(

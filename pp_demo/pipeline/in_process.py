@@ -2,47 +2,102 @@
 
 This is the pipeline without the processes: the same stage modules the ranks hold, so
 any difference between the two runs is the engine's. Gradients follow the schedule's
-convention: each micro-batch's mean loss divided by the micro-batch count.
+convention: each micro-batch's mean loss divided by the micro-batch count. The optimiser
+loop here (``train_steps``) is the only one in the package: unpipelined training runs it
+too, with ``model.forward`` as its forward.
 """
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from pp_demo.pipeline.jobs import Batch, Inference, Job, Result, Step, Training, micro_batches, prepare
+from pp_demo.pipeline.jobs import (
+    Batch,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    micro_batch_loss,
+    micro_batches,
+    parameter_copies,
+    prepare,
+)
 from pp_demo.pipeline.stages import Stages, split_model
 from pp_demo.pooling.rules import FIX
 
-__all__ = ["run_in_process", "pipeline_logits", "fixed_pipeline", "count_rule_pipeline"]
+__all__ = [
+    "Forward",
+    "accumulate",
+    "train_steps",
+    "run_in_process",
+    "pipeline_logits",
+    "fixed_pipeline",
+    "count_rule_pipeline",
+]
 
 
-def _through(stages: Stages, ids: torch.Tensor, mask: torch.Tensor) -> Any:
-    sent = stages.first(ids, mask)
-    for stage in stages.modules[1:]:
-        sent = stage(*sent)
-    return sent
+Forward = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+"""``(input_ids, attention_mask) -> logits``: the stages in order, or ``model.forward``."""
 
 
-def _accumulate(stages: Stages, batch: Batch, n_micro: int, device: torch.device) -> tuple[torch.Tensor, float]:
-    """Forward and backward of every micro-batch; the whole batch's logits and mean loss."""
-    ids, mask, labels = (t.to(device) for t in batch.as_tuple() if t is not None)
+def _through(stages: Stages) -> Forward:
+    def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
+        sent = stages.first(ids, mask)
+        for stage in stages.modules[1:]:
+            sent = stage(*sent)
+        return sent
+
+    return forward
+
+
+def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.device) -> tuple[torch.Tensor, float]:
+    """Forward and backward of every micro-batch, each one's loss (``micro_batch_loss``)
+    divided by their count, as a pipeline schedule accumulates gradients. Returns the whole
+    batch's logits (on the CPU) and the mean loss over the micro-batches."""
+    ids, mask, labels = batch.as_tuple()
+    if labels is None:
+        raise ValueError("a training batch needs one label per row")
+    ids, mask, labels = ids.to(device), mask.to(device), labels.to(device)
     logits, losses = [], []
     for rows in micro_batches(ids.shape[0], n_micro):
-        out = _through(stages, ids[rows], mask[rows])
-        loss = F.cross_entropy(out, labels[rows])
+        out = forward(ids[rows], mask[rows])
+        loss = micro_batch_loss(out, labels[rows])
         (loss / n_micro).backward()
         logits.append(out.detach().cpu())
         losses.append(loss.detach())
     return torch.cat(logits), float(torch.stack(losses).mean())
 
 
-def _named(model: nn.Module, tensors: Callable[[nn.Parameter], torch.Tensor | None]) -> dict[str, torch.Tensor]:
-    named = {name: tensors(p) for name, p in model.named_parameters()}
-    return {name: t.detach().cpu().clone() for name, t in named.items() if t is not None}
+def train_steps(
+    model: nn.Module,
+    forward: Forward,
+    batches: Iterable[Batch],
+    n_micro: int,
+    lr: float,
+    keep_params_every: int = 0,
+) -> Training:
+    """The one optimiser loop: one Adam step per batch, its gradient accumulated over the
+    micro-batches (``accumulate``), ``forward`` computing with ``model``'s parameters. Every
+    way to train in one process runs it: the stages here, ``model.forward`` in
+    ``pp_demo.training.loop.train_unpipelined``."""
+    device = next(model.parameters()).device
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    losses: list[float] = []
+    step_logits: list[torch.Tensor] = []
+    params_at: dict[int, dict[str, torch.Tensor]] = {}
+    for step, batch in enumerate(batches, 1):
+        optimizer.zero_grad(set_to_none=True)
+        batch_logits, loss = accumulate(forward, batch, n_micro, device)
+        optimizer.step()
+        losses.append(loss)
+        step_logits.append(batch_logits)
+        if keep_params_every and step % keep_params_every == 0:
+            params_at[step] = parameter_copies(model, lambda p: p)
+    return Training(losses, step_logits, parameter_copies(model, lambda p: p), device.type, params_at)
 
 
 def run_in_process(job: Job) -> Result:
@@ -53,27 +108,19 @@ def run_in_process(job: Job) -> Result:
     stages = split_model(model, job.split_points, job.rule)
     for stage in stages:
         stage.train(job.mode != "infer")  # each stage holds copies of the body: set its mode
+    forward = _through(stages)
     if job.mode == "infer":
         ids, mask = job.batch.input_ids.to(device), job.batch.attention_mask.to(device)
         with torch.no_grad():
-            logits = [_through(stages, ids[rows], mask[rows]) for rows in micro_batches(ids.shape[0], job.n_micro)]
+            logits = [forward(ids[rows], mask[rows]) for rows in micro_batches(ids.shape[0], job.n_micro)]
         return Inference(torch.cat(logits).cpu(), device.type)
     if job.mode == "step":
         model.zero_grad(set_to_none=True)
-        step, loss = _accumulate(stages, job.batch, job.n_micro, device)
-        grads = _named(model, lambda p: p.grad)
+        step, loss = accumulate(forward, job.batch, job.n_micro, device)
+        grads = parameter_copies(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
         return Step(step, loss, grads, device.type)
-    optimizer = torch.optim.Adam(model.parameters(), lr=job.lr)
-    losses: list[float] = []
-    step_logits: list[torch.Tensor] = []
-    for batch in job.batches:
-        optimizer.zero_grad(set_to_none=True)
-        batch_logits, loss = _accumulate(stages, batch, job.n_micro, device)
-        optimizer.step()
-        losses.append(loss)
-        step_logits.append(batch_logits)
-    return Training(losses, step_logits, _named(model, lambda p: p), device.type)
+    return train_steps(model, forward, job.batches, job.n_micro, job.lr, job.keep_params_every)
 
 
 def pipeline_logits(

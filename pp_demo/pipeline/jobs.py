@@ -7,18 +7,22 @@ Three modes, three result types:
 * ``"infer"`` -> ``Inference``: the last stage's logits for one batch;
 * ``"step"``  -> ``Step``: one forward and backward (no optimizer): loss and gradients;
 * ``"train"`` -> ``Training``: Adam steps, one per batch, from the model's weights as
-  they are: the loss and logits per step and the trained parameters.
+  they are: the loss and logits per step and the trained parameters (and, with
+  ``keep_params_every=k``, the parameters after every k-th step).
+
+Every mode's loss is ``micro_batch_loss``, on every engine.
 
 Every result says on which device it was computed, so its tolerance can follow it.
 Jobs, batches and results hold tensors, so they compare by identity (``eq=False``).
 Jobs are checked here, before any process starts, so a bad one is a one-line error.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from pp_demo.errors import BadInput
@@ -38,6 +42,9 @@ __all__ = [
     "Mode",
     "Schedule",
     "micro_batches",
+    "IGNORED",
+    "micro_batch_loss",
+    "parameter_copies",
     "check_job",
     "prepare",
 ]
@@ -94,6 +101,7 @@ class Job:
     schedule: Schedule | None = None
     lr: float = 1e-2
     fault: Fault | None = None
+    keep_params_every: int = 0  # train: also keep the parameters after every k-th step (0: never)
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
@@ -158,6 +166,7 @@ class Training:
     step_logits: list[torch.Tensor]  # per step, whole batch
     params: dict[str, torch.Tensor]  # trained, by the model's parameter names
     device: str
+    params_at: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)  # step -> parameters after it
 
 
 Result = Inference | Step | Training
@@ -173,6 +182,30 @@ def micro_batches(batch_size: int, count: int) -> list[slice]:
     return [slice(i * size, (i + 1) * size) for i in range(count)]
 
 
+IGNORED = -100
+"""The label of a row left out of the loss (``F.cross_entropy``'s ``ignore_index``)."""
+
+
+def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The loss of one micro-batch, on every engine: the mean over its rows of each row's
+    cross-entropy, a row labelled ``IGNORED`` counting as 0 (it is left out of the loss but
+    not of the count). The schedule divides gradients by the micro-batch count, so equal
+    micro-batches give the gradient of the mean over the whole batch."""
+    return F.cross_entropy(logits, labels, reduction="none").mean()
+
+
+def parameter_copies(
+    model: nn.Module,
+    tensor: Callable[[nn.Parameter], torch.Tensor | None],
+    only: set[int] | None = None,
+) -> dict[str, torch.Tensor]:
+    """``tensor(p)`` (a parameter itself, or its gradient) for each of the model's parameters, by
+    name, detached and copied to the CPU: what a ``Step`` or ``Training`` result carries. A rank
+    passes ``only``, the ``id``s of the parameters its stage owns; ``None`` values are left out."""
+    named = {n: tensor(p) for n, p in model.named_parameters() if only is None or id(p) in only}
+    return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
+
+
 def check_job(job: Job, n_stages: int) -> None:
     """Refuse what the engine would get wrong, before anything runs."""
     if job.mode not in ("infer", "step", "train"):
@@ -182,11 +215,13 @@ def check_job(job: Job, n_stages: int) -> None:
     if job.mode != "train" and len(job.batches) != 1:
         raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
     for b in job.batches:
-        check_tensors(b, job.model.config, needs_labels=job.mode != "infer")
+        check_tensors(b, job.model.config, needs_labels=job.mode != "infer", ignored=IGNORED)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
     micro_batches(job.batch.input_ids.shape[0], job.n_micro)
+    if not isinstance(job.keep_params_every, int) or job.keep_params_every < 0:
+        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
     if job.schedule is not None:
         _check_looped(job, n_stages)
     if job.fault is not None:

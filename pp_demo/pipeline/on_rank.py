@@ -17,17 +17,16 @@ import os
 import signal
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import nn
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training
+from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
 from pp_demo.pipeline.schedules import get_schedule, stage_ids_of_rank
 from pp_demo.pipeline.stages import split_model
 
@@ -112,12 +111,6 @@ class _SharingStage(PipelineStage):
                 p.grad.div_(grad_scale_factor)
 
 
-def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    # mean over the micro-batch; the schedule divides gradients by the micro-batch count,
-    # so equal micro-batches give the gradient of the mean over the whole batch
-    return F.cross_entropy(logits, labels)
-
-
 class StageCache:
     """This rank's stages and their schedule, one set per job shape: the engine cannot change
     shape. A rank holds one stage, or several under a looped schedule
@@ -173,7 +166,7 @@ class StageCache:
                 job, shape, training, stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
             )
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
-            loss_fn = _loss if training else None
+            loss_fn = micro_batch_loss if training else None
             schedule = schedule_class(stages if spec.looped else stages[0], job.n_micro, loss_fn=loss_fn)
             modules = [stage.submod for stage in stages]
             self.built[key] = schedule, nn.ModuleList(modules) if spec.looped else modules[0]
@@ -215,13 +208,6 @@ def pipeline_step(
     return schedule.step(*args, **kwargs)
 
 
-def _by_name(
-    model: nn.Module, ids: set[int], tensor: Callable[[nn.Parameter], torch.Tensor | None]
-) -> dict[str, torch.Tensor]:
-    named = {n: tensor(p) for n, p in model.named_parameters() if id(p) in ids}
-    return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
-
-
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
     training = job.mode != "infer"
     ids, mask, _ = job.batch.as_tuple()
@@ -232,7 +218,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     touched: set[int] = set()
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
     part: dict[str, Any] = {"losses": [], "logits": []}
-    for batch in job.batches:
+    for step, batch in enumerate(job.batches, 1):
         moved = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
         rows, rows_mask, labels = moved
         job.model.zero_grad(set_to_none=True)
@@ -246,10 +232,12 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()
+        if job.mode == "train" and job.keep_params_every and step % job.keep_params_every == 0:
+            part.setdefault("params_at", {})[step] = parameter_copies(job.model, lambda p: p, touched)
     if job.mode == "step":
-        part["grads"] = _by_name(job.model, touched, lambda p: p.grad)
+        part["grads"] = parameter_copies(job.model, lambda p: p.grad, touched)
     if job.mode == "train":
-        part["params"] = _by_name(job.model, touched, lambda p: p)
+        part["params"] = parameter_copies(job.model, lambda p: p, touched)
     return part
 
 
@@ -275,4 +263,9 @@ def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
         return Inference(last["logits"][0], device)
     if job.mode == "step":
         return Step(last["logits"][0], last["losses"][0], {k: v for p in parts for k, v in p["grads"].items()}, device)
-    return Training(last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device)
+    params_at = {
+        step: {k: v for p in parts for k, v in p["params_at"][step].items()} for step in last.get("params_at", {})
+    }
+    return Training(
+        last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device, params_at
+    )

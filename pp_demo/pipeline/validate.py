@@ -74,10 +74,10 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
     return value
 
 
-def check_tensors(batch: Any, config: Any, needs_labels: bool) -> None:
+def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | None = None) -> None:
     """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
-    empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``;
-    all on one device."""
+    empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
+    (or ``ignored``: a row left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
         raise BadInput(f"input_ids has no token (shape {_shape(ids)}): a batch needs rows of at least one id")
@@ -105,8 +105,10 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool) -> None:
                 f"each training batch needs one label per row: {ids.shape[0]} rows, {labels.shape[0]} labels"
             )
         classes = int(config.num_labels)
-        if int(labels.min()) < 0 or int(labels.max()) >= classes:
-            raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}), got {labels.tolist()}")
+        counted = labels[labels != ignored] if ignored is not None else labels
+        if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
+            also = f", or {ignored} for a row left out of the loss" if ignored is not None else ""
+            raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
         tensors.append(labels)
     devices = sorted({str(t.device) for t in tensors})
     if len(devices) > 1:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import CASES, PaddingCase, get_case, row_text
-from pp_demo.pooling.rules import CORE_RULES, Rule, get_rule, pooled_positions
+from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES, Rule, get_rule, pooled_positions
 from pp_demo.pooling.survey import RULE_CLASS
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "RIGHT",
     "WRONG",
     "NO_ANSWER",
+    "mark",
     "Verdict",
     "judge",
     "resolve_cases",
@@ -32,13 +33,20 @@ REFERENCES = {
 RIGHT, WRONG, NO_ANSWER = "✓", "✗", "-"
 
 
+def mark(right: bool | None) -> str:
+    """The mark of a verdict: ``RIGHT``, ``WRONG``, or ``NO_ANSWER`` when there is nothing to be
+    right about (``None``). Every table and figure marks its cells with this, never colour alone."""
+    return NO_ANSWER if right is None else (RIGHT if right else WRONG)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """One rule on one batch (a padding case or a packed batch), the one cell type of every grid.
 
     ``positions`` are raw, one per sequence (``None`` when the rule cannot run on that kind
     of batch); ``expected`` is the reference's answer (``None`` when there is none);
-    ``right`` is ``None`` when there is nothing to be right about."""
+    ``right`` is ``None`` when there is nothing to be right about. It judges positions, not
+    logits: ``pp_demo.verify.compare.RowComparison`` says why the verdict types stay apart."""
 
     rule: str
     case: str
@@ -61,7 +69,7 @@ class Verdict:
 
     @property
     def mark(self) -> str:
-        return NO_ANSWER if self.right is None else (RIGHT if self.right else WRONG)
+        return mark(self.right)
 
     @property
     def status(self) -> str:
@@ -90,7 +98,7 @@ def resolve_cases(cases: Sequence[str | PaddingCase] | None = None) -> list[Padd
 def judge(rule: str | Rule, case: PaddingCase, reference: str = "true_last", pad_token_id: int = 0) -> Verdict:
     """One rule on one padding case as a batch of one, judged by ``reference``."""
     found = get_rule(rule)
-    if "cu_seqlens" in found.needs:  # a padded batch carries no lengths to read
+    if found.name not in PADDED_RULES:  # a padded batch carries no lengths to read
         return Verdict(found.name, case.name, None, None, None, case.length)
     ids, mask = case.tensors()
     expected = _reference(case, reference)
@@ -111,7 +119,7 @@ def padding_table(
     the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
-    packed = [r for r in names if "cu_seqlens" in get_rule(r).needs]
+    packed = [r for r in names if r not in PADDED_RULES]
     if packed:
         raise BadInput(
             f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "

@@ -38,6 +38,7 @@ __all__ = [
     "attended_cumsum",
     "known_lengths",
     "CORE_RULES",
+    "PADDED_RULES",
 ]
 
 
@@ -278,6 +279,11 @@ CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "right
 """The five rules of the review table, shown by default in ``pp_demo.pooling.padding_table``: the three
 pipeline-forward rules, the fix, and the attention mask. The other spellings of the mask
 rule and the packed-batch rule are compared in notebook 07."""
+
+PADDED_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs)
+"""Every rule that reads a padded row (its ids with the pad id, or its attention mask): all
+but ``known_lengths``, which pools a packed batch from its lengths (``cu_seqlens``), which no
+padded row carries. The command line offers these, the explorer and the checker run them."""
 
 FIX = "rightmost_non_pad"
 """The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""

@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from pp_demo.pipeline import jobs
 from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import micro_batches
+from pp_demo.pipeline.in_process import train_steps
 from pp_demo.pooling.cases import PAD
 
 __all__ = ["TrainingBatch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
@@ -66,30 +65,19 @@ def fresh_model(family: str = "llama", seed: int = 0) -> Any:  # a transformers 
 def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
-    """Adam through ``model.forward``, micro-batch by micro-batch with each micro-batch's
-    mean loss divided by their count: the gradient the pipeline schedule accumulates.
-    Returns the loss per step (mean over micro-batches) and each step's logits."""
+    """Adam through ``model.forward``, in place: the optimiser loop of the pipeline run in one
+    process (``pp_demo.pipeline.in_process.train_steps``: the same micro-batches, each one's
+    mean loss divided by their count, the same optimizer), with no stages. Returns the loss per
+    step (mean over micro-batches) and each step's logits."""
+
+    def forward(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits: torch.Tensor = model(input_ids=ids, attention_mask=mask).logits
+        return logits
+
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    losses: list[float] = []
-    step_logits: list[torch.Tensor] = []
-    for batch in batches:
-        optimizer.zero_grad(set_to_none=True)
-        parts: list[torch.Tensor] = []
-        logits: list[torch.Tensor] = []
-        for rows in micro_batches(batch.input_ids.shape[0], n_micro):
-            out = model(input_ids=batch.input_ids[rows], attention_mask=batch.attention_mask[rows]).logits
-            labels = batch.labels
-            assert labels is not None  # a training batch has labels
-            loss = F.cross_entropy(out, labels[rows])
-            (loss / n_micro).backward()
-            parts.append(loss.detach())
-            logits.append(out.detach())
-        optimizer.step()
-        losses.append(float(torch.stack(parts).mean()))
-        step_logits.append(torch.cat(logits))
+    trained = train_steps(model, forward, batches, n_micro, lr)
     model.eval()
-    return losses, step_logits
+    return trained.losses, trained.step_logits
 
 
 def load_params(model: Any, params: Mapping[str, torch.Tensor]) -> Any:

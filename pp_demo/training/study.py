@@ -1,9 +1,9 @@
 """What the pooling bug does to training, over many seeds, on the running transformers version.
 
 One seed tells a story; ten tell which part of it holds. Every run trains the tiny Llama of
-``pp_demo.training.loop`` through the two stages of ``split_model`` in one process (the two-rank
-pipeline computes the same, step for step: ``tests/test_training.py``), then serves it through
-``model.forward`` on held-out rows, left- and right-padded apart.
+``pp_demo.training.loop`` through two stages, by the runner in one process (the two-rank
+pipeline computes the same, step for step: ``tests/training/test_training.py``), then serves it
+through ``model.forward`` on held-out rows, left- and right-padded apart.
 
 The runs (``RUNS``) per seed: the count rule and the fix on the task of ``make_batches``; the
 count rule with the rows it pools at a pad left out of the loss (the experiment that tests the
@@ -19,14 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 import transformers
 
 from pp_demo.errors import BadInput
+from pp_demo.pipeline import runner
+from pp_demo.pipeline.in_process import pipeline_logits
+from pp_demo.pipeline.jobs import IGNORED, Job, Training
 from pp_demo.pipeline.stages import split_model
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX, pooled_positions
-from pp_demo.training.loop import TrainingBatch, accuracy_by_side, fresh_model, make_batches
+from pp_demo.training.loop import TrainingBatch, accuracy_by_side, fresh_model, load_params, make_batches
 
 __all__ = [
     "StudySettings",
@@ -50,7 +52,7 @@ class StudySettings:
     batch_size: int = 32
     n_micro: int = 2
     lr: float = 1e-2
-    split_at: int = 2
+    split_at: int | tuple[int, ...] = 2  # where the stages start: any stage count
     held_out_rows: int = 512
     held_out_seed_offset: int = 1000  # held-out rows of seed s: make_batches seed s + offset
     eval_every: int = 5
@@ -58,6 +60,8 @@ class StudySettings:
 
 @dataclass(frozen=True)
 class Run:
+    """One run of the study (a value of ``RUNS``): the task, the last stage's rule, and the loss."""
+
     task: str  # "plain" (make_batches) or "pad == eos" (with_eos)
     rule: str  # pooling rule of the last stage
     loss_on_pad_pooled: bool = True  # False: rows the rule pools at a pad are out of the loss
@@ -98,8 +102,17 @@ def _task(run: Run, seed: int, settings: StudySettings) -> tuple[list[TrainingBa
 def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     model.eval()
     logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
-    model.train()
     return accuracy_by_side(logits, rows)
+
+
+def _pad_pooled_rows_ignored(batch: TrainingBatch, rule: str) -> TrainingBatch:
+    """``batch`` with the label of every row that ``rule`` pools at a pad (mask 0) set to
+    ``IGNORED``: those rows add 0 to the loss (the positions depend on the ids only)."""
+    assert batch.labels is not None  # a training batch
+    pooled = pooled_positions(rule, input_ids=batch.input_ids, pad_token_id=PAD)
+    at_pad = batch.attention_mask[torch.arange(len(pooled)), pooled] == 0
+    labels = batch.labels.masked_fill(at_pad, IGNORED)
+    return TrainingBatch(batch.input_ids, batch.attention_mask, labels, batch.left_padded)
 
 
 def train_through_stages(
@@ -109,39 +122,33 @@ def train_through_stages(
     settings: StudySettings,
     held_out: TrainingBatch | None = None,
 ) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
-    """Adam through the two stages, micro-batch by micro-batch, each micro-batch's mean loss
-    divided by their count (as ``train_unpipelined`` does). Returns the loss per step, each
-    step's logits and, every ``eval_every`` steps, ``model.forward``'s held-out accuracy."""
-    stages = split_model(model, settings.split_at, rule=run.rule)
-    optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr)
-    size = settings.batch_size // settings.n_micro
-    losses: list[float] = []
-    step_logits: list[torch.Tensor] = []
+    """Adam through the stages of ``model`` cut at ``settings.split_at`` (an int or a tuple: any
+    stage count), by the runner in this process (``pp_demo.pipeline.runner.run``), micro-batch by
+    micro-batch as ``train_unpipelined`` does; ``model`` ends with the trained weights. Returns
+    the loss per step, each step's logits and, every ``eval_every`` steps, ``model.forward``'s
+    held-out accuracy."""
+    if not run.loss_on_pad_pooled:
+        batches = [_pad_pooled_rows_ignored(batch, run.rule) for batch in batches]
+    job = Job.train(
+        model,
+        batches,
+        lr=settings.lr,
+        rule=run.rule,
+        split_points=settings.split_at,
+        n_micro=settings.n_micro,
+        keep_params_every=settings.eval_every if held_out is not None else 0,
+    )
+    results = runner.run([job], on="process")
+    assert results is not None  # None is for torchrun's other ranks; this runs in this process
+    trained = results[0]
+    assert isinstance(trained, Training)  # a training job's result
     curve: list[list[float]] = []
-    model.train()
-    for step, batch in enumerate(batches, 1):
-        optimizer.zero_grad(set_to_none=True)
-        parts: list[torch.Tensor] = []
-        logits: list[torch.Tensor] = []
-        for start in range(0, settings.batch_size, size):
-            ids, mask, labels = (t[start : start + size] for t in batch.as_tuple() if t is not None)
-            out = stages.last(*stages.first(ids, mask))
-            per_row = F.cross_entropy(out, labels, reduction="none")
-            if not run.loss_on_pad_pooled:
-                pooled = pooled_positions(run.rule, input_ids=ids, pad_token_id=PAD)
-                per_row = per_row * mask[torch.arange(len(ids)), pooled]  # 0 where a pad is pooled
-            loss = per_row.mean()
-            (loss / settings.n_micro).backward()
-            parts.append(loss.detach())
-            logits.append(out.detach())
-        optimizer.step()
-        losses.append(float(torch.stack(parts).mean()))
-        step_logits.append(torch.cat(logits))
-        if held_out is not None and step % settings.eval_every == 0:
-            accuracy = _served_accuracy(model, held_out)
+    if held_out is not None:  # parameters were kept every eval_every steps: serve each
+        for step, params in trained.params_at.items():
+            accuracy = _served_accuracy(load_params(model, params), held_out)
             curve.append([step, round(accuracy["left"], 4), round(accuracy["right"], 4)])
-    model.eval()
-    return losses, step_logits, curve
+    load_params(model, trained.params)
+    return trained.losses, trained.step_logits, curve
 
 
 def _steps_to_target(curve: list[list[float]], column: int) -> float | None:
@@ -161,7 +168,7 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
     }
 
 
-def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
+def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, float]:
     """Does what a left pad position computes change when the row's last real token changes?
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
@@ -177,7 +184,7 @@ def pad_sight(seed: int = 0, split_at: int = 2) -> dict[str, float]:
     body = model.base_model
     with torch.no_grad():
         first = [stages.first(x, mask)[0][0, :5] for x in (ids, changed)]
-        logits = [stages.last(*stages.first(x, mask))[0] for x in (ids, changed)]
+        logits = [pipeline_logits(model, x, mask, rule="count", split_points=split_at)[0] for x in (ids, changed)]
         hidden = [body(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in (ids, changed)]
     sight = {
         name: float(f"{float((a - b).abs().max()):.3g}")

@@ -20,14 +20,12 @@ from typing import Any
 import torch
 
 from pp_demo.pipeline.jobs import Batch
-from pp_demo.pooling.rules import FIX, RULES, pooled_positions
+from pp_demo.pooling.rules import FIX, pooled_positions
+from pp_demo.pooling.rules import PADDED_RULES as _PADDED_RULES  # the rules a callable is tested against
 from pp_demo.verify.checker_batches import battery
 from pp_demo.verify.tolerances import tolerance
 
 __all__ = ["RowCheck", "CaseCheck", "Report", "check_forward", "assert_matches_forward", "load_callable", "load_model"]
-
-# The rules a callable is tested against; the packed-batch rule needs lengths, not ids.
-_PADDED_RULES = [name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs]
 
 
 @dataclass(frozen=True)

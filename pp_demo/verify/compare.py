@@ -19,7 +19,7 @@ from typing import Any, Literal
 import torch
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import build_model
+from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch
@@ -31,6 +31,7 @@ __all__ = [
     "forward_logits",
     "compare_rows",
     "REPRO_ROWS",
+    "REPRO_FAMILIES",
     "reproduce",
     "reproduce_runs",
     "reproduction_line",
@@ -39,6 +40,10 @@ __all__ = [
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
+
+REPRO_FAMILIES = tuple(name for name, family in FAMILIES.items() if family.colossalai_rule == "count")
+"""The reproduction's default families (llama, qwen2, opt): those whose ColossalAI 0.5.0
+pipeline forward counts non-pad tokens, the bug of ColossalAI issue 6457."""
 
 
 def default_device() -> str:
@@ -59,6 +64,27 @@ def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Te
 
 @dataclass(frozen=True)
 class RowComparison:
+    """One batch's rows against ``model.forward``'s logits (exactness): per row, whether the max
+    |logit difference| is within ``atol``, and that difference.
+
+    The package has four verdict types, and they stay four because each judges a different
+    thing, by a different reference:
+
+    * this one: logits of a batch against ``model.forward``'s, within a tolerance (the
+      reproduction, the family matrix, training);
+    * ``pp_demo.pooling.padding_table.Verdict``: a rule's pooled *position* against a reference
+      position (the true last real token, or where ``model.forward`` pools), exact integers,
+      no model and no logits, so it also judges rules no pipeline runs, and packed batches;
+    * ``pp_demo.verify.checker.RowCheck``: one row of someone else's forward against
+      ``model.forward``, with what a ``RowComparison`` cannot know: where that row was pooled
+      (the positions whose logits equal it) and the dtype whose rounding hides it;
+    * the claims of ``pp_demo.colossalai.claims``: a sentence per claim of the pull request,
+      judged from a JSON record that ColossalAI's own sdists wrote in another process.
+
+    Each of the first three says right or wrong per row; one type for them would carry fields
+    that most tables have no value for (a position table has no logits, a comparison of logits
+    no pooled positions)."""
+
     matches: list[bool]
     max_abs_diff: list[float]
     atol: float

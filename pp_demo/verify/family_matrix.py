@@ -18,12 +18,11 @@ from typing import Any, Literal
 
 import torch
 
-from pp_demo.pipeline.families import FAMILIES, build_model, get_family
+from pp_demo.pipeline.families import FAMILIES, build_model, rules_for
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import CASES, as_batch
-from pp_demo.pooling.padding_table import NO_ANSWER, RIGHT, WRONG
-from pp_demo.pooling.rules import FIX
+from pp_demo.pooling.padding_table import RIGHT, WRONG, mark
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
@@ -43,8 +42,9 @@ def _by_length(cases: Iterable[str]) -> list[list[str]]:
     return list(groups.values())
 
 
-Run = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
-"""``(family, rule, case names, model, input_ids, attention_mask)``."""
+MatrixRun = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
+"""One run behind the table: ``(family, rule, case names, model, input_ids, attention_mask)``
+(not ``pp_demo.training.study.Run``, which is a run of the training study)."""
 
 
 def matrix_runs(
@@ -54,14 +54,14 @@ def matrix_runs(
     attn_implementation: str | None = None,
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
-) -> list[Run]:
+) -> list[MatrixRun]:
     """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
     one length batched together so each family and rule runs once per length. Weights are
     drawn on the CPU in fp32, then moved to ``device`` and cast to ``dtype``."""
-    runs: list[Run] = []
+    runs: list[MatrixRun] = []
     for family in list(families or FAMILIES):
         model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
-        for rule in dict.fromkeys(rules or [get_family(family).colossalai_rule, FIX]):
+        for rule in rules_for(family, rules):
             for group in _by_length(list(cases or CASES)):
                 ids, mask = as_batch(group, device)
                 runs.append((family, rule, group, model, ids, mask))
@@ -150,8 +150,6 @@ def format_matrix(table: Matrix) -> str:
     ]
     for family, rule in rows:
         marks = [table.get((family, rule, c)) for c in cases]
-        cells = " ".join(
-            f"{NO_ANSWER if m is None else (RIGHT if m else WRONG):>{w}}" for m, w in zip(marks, widths, strict=True)
-        )
+        cells = " ".join(f"{mark(m):>{w}}" for m, w in zip(marks, widths, strict=True))
         lines.append(f"{family:<8} {rule:<18} {cells}")
     return "\n".join(lines)

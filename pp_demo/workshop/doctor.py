@@ -24,9 +24,11 @@ from typing import Any
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/
-PINS = PACKAGE_DIR.parent / "constraints" / "pinned.txt"
-NOTEBOOKS = PACKAGE_DIR.parent / "notebooks" if (PACKAGE_DIR.parent / "notebooks").is_dir() else None
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
+# In the checkout (``--checkout``, default: the current folder), never beside the package: an
+# installed pp_demo has no checkout around it.
+PINS = Path("constraints") / "pinned.txt"
+NOTEBOOKS = Path("notebooks")
 SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
 REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
 RANKS_TIMEOUT_S = 60
@@ -86,7 +88,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     pinned = pins.get(_normal(name))
     base = found.split("+")[0]
     if name == "torch" and sys.platform == "linux" and _cuda_build(found):
-        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see Troubleshooting in the README"
+        note = "a CUDA build: fine on a GPU box, gigabytes of CUDA wheels elsewhere; see docs/troubleshooting.md"
         return Check(WARN, name, f"{found} ({note})")
     if pinned is None or base == pinned:
         return Check(OK, name, found)
@@ -132,7 +134,8 @@ def kernel_python() -> list[str]:
     return [sys.executable if command in ("python", "python3", f"python3.{sys.version_info[1]}") else command]
 
 
-def check_kernel() -> Check:
+def check_kernel(notebooks: Path | None = None) -> Check:
+    """The kernel `make lab` opens, started from ``notebooks`` (the temp folder where there is none)."""
     try:
         command = kernel_python()
     except Exception as error:  # no jupyter_client, or no python3 kernel spec
@@ -140,7 +143,8 @@ def check_kernel() -> Check:
     code = "import pp_demo, os; print(os.path.dirname(os.path.realpath(pp_demo.__file__)))"
     try:
         # from where `make lab` starts its kernels, so this folder's pp_demo is not found by accident
-        done = subprocess.run([*command, "-c", code], capture_output=True, text=True, timeout=30, cwd=NOTEBOOKS)
+        where = notebooks or tempfile.gettempdir()
+        done = subprocess.run([*command, "-c", code], capture_output=True, text=True, timeout=30, cwd=where)
     except (OSError, subprocess.TimeoutExpired) as error:
         return Check(FAIL, "jupyter kernel", f"{command[0]} did not run ({error}): {SETUP}")
     if done.returncode != 0:
@@ -207,7 +211,7 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
         return Check(
             FAIL,
             name,
-            f"the exchange failed ({errors[-1] if errors else 'no message'}): see Troubleshooting in the README",
+            f"the exchange failed ({errors[-1] if errors else 'no message'}): see docs/troubleshooting.md",
         )
     return Check(OK, name, "a tensor went from rank 0 to rank 1")
 
@@ -274,7 +278,7 @@ def probe_checks(colossalai: bool) -> list[Check]:
             FAIL,
             imports,
             f"something printed on stderr at import, which strict nbval fails: "
-            f"{talk[0]!r}; see Troubleshooting in the README",
+            f"{talk[0]!r}; see docs/troubleshooting.md",
         )
         if talk
         else Check(OK, imports, "the notebooks' imports print nothing on stderr")
@@ -285,14 +289,16 @@ def probe_checks(colossalai: bool) -> list[Check]:
     return checks + [Check(status, repro, f"llama count {report['line']}{fix}")]
 
 
-def run_checks() -> list[Check]:
-    """Every check, in order; the ones that need torch are skipped when it is missing."""
-    pins = read_pins() if PINS.exists() else {}
+def run_checks(checkout: Path = Path(".")) -> list[Check]:
+    """Every check, in order; the ones that need torch are skipped when it is missing. The
+    pins and the notebooks' folder are read from ``checkout`` where it has them."""
+    pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
+    notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
     checks = [check_python(), *(check_package(name, pins) for name in REQUIRED)]
     torch_ok = checks[1].status != FAIL
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
-    checks += [check_kernel(), colossalai, check_temp_dir()]
+    checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
     if not torch_ok:
         return checks + [
             Check(SKIP, name, "needs torch")
@@ -303,12 +309,16 @@ def run_checks() -> list[Check]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(
         prog="python -m pp_demo doctor",
         description="Check this machine before the workshop: one line per check, exit 1 if any FAILs.",
-    ).parse_args(argv)
+    )
+    parser.add_argument(
+        "--checkout", type=Path, default=Path("."), help="the workbook's checkout: its pins and notebooks (default: .)"
+    )
+    args = parser.parse_args(argv)
     checks = []
-    for check in run_checks():
+    for check in run_checks(args.checkout):
         print(check.line(), flush=True)
         checks.append(check)
     failed = sum(c.status == FAIL for c in checks)

@@ -16,13 +16,10 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PaddingCase, row_text
-from pp_demo.pooling.padding_table import Verdict, padding_table
-from pp_demo.pooling.rules import FIX, RULES, pooled_positions
+from pp_demo.pooling.padding_table import Verdict, mark, padding_table
+from pp_demo.pooling.rules import FIX, PADDED_RULES, pooled_positions
 
-__all__ = ["EXPLORE_RULES", "Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
-
-EXPLORE_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs)
-"""Every rule that reads ``input_ids`` (with the pad id) or the ``attention_mask``."""
+__all__ = ["Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
 
 CASE_NAME = "your row"
 FIGURE_TOKENS = 32
@@ -114,19 +111,19 @@ def explore(
     tensors = probe.tensors()
     forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id, attention_mask=tensors[1])[0])
     case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
-    row = padding_table(EXPLORE_RULES, [case], "true_last", pad_token_id)[0]
+    row = padding_table(PADDED_RULES, [case], "true_last", pad_token_id)[0]
     return Exploration(case, pad_token_id, tuple(row))
 
 
 def _mark(lands_on: int, expected: int | None) -> str:
-    return "-" if expected is None else ("✓" if lands_on == expected else "✗")
+    return mark(None if expected is None else lands_on == expected)
 
 
 def format_exploration(result: Exploration) -> str:
     """The row, its two references, and one line per rule, marked against both."""
     case = result.case
     true_last = "none (the mask has no 1)" if case.true_last is None else str(case.true_last)
-    width = max(len(name) for name in EXPLORE_RULES)
+    width = max(len(name) for name in PADDED_RULES)
     lines = [
         f"row {row_text(case.input_ids)}  mask {row_text(case.attention_mask)}  pad id {result.pad_token_id}",
         f"true last real token (from the mask): {true_last}",
@@ -147,7 +144,7 @@ def _figure_png(result: Exploration) -> str:
 
     from pp_demo.figures.pooling import draw_padding_table
 
-    fig = draw_padding_table(EXPLORE_RULES, [result.case], "true_last", result.pad_token_id)
+    fig = draw_padding_table(PADDED_RULES, [result.case], "true_last", result.pad_token_id)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)

@@ -1,4 +1,5 @@
-"""``make lab`` (``python -m pp_demo.workshop.lab [JUPYTER ARGS]``): JupyterLab on the notebooks, wherever it runs.
+"""``make lab`` (``python -m pp_demo.workshop.lab [--notebooks DIR] [JUPYTER ARGS]``): JupyterLab on the
+notebooks, wherever it runs.
 
 Workshops run in containers and on GPU boxes as root, and on servers without a display.
 JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
@@ -8,6 +9,7 @@ then becomes JupyterLab itself (same process id, so Ctrl-C and ``kill`` stop it)
 Standard library only.
 """
 
+import argparse
 import os
 import secrets
 import socket
@@ -17,7 +19,7 @@ from pathlib import Path
 
 __all__ = ["lab_command", "main"]
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = Path("notebooks")  # the checkout's, from its root (`make lab`); an installed pp_demo has none
 
 
 def _free_port() -> int:
@@ -40,11 +42,12 @@ def lab_command(
     ``root`` is the folder Lab serves (the notebooks; the browser test gives a copy)."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = _free_port(), secrets.token_hex(16)
+    # `-m jupyterlab`, not `-m jupyter lab`: the latter looks up a `jupyter-lab` script on PATH,
+    # which may belong to another environment or be missing (an install without its scripts).
     command = [
         sys.executable,
         "-m",
-        "jupyter",
-        "lab",
+        "jupyterlab",
         f"--port={port}",
         "--ip=127.0.0.1",
         f"--IdentityProvider.token={token}",
@@ -63,7 +66,13 @@ def lab_command(
 
 
 def main(argv: list[str] | None = None) -> int:
-    command, notes, url = lab_command(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m pp_demo.workshop.lab", add_help=False, allow_abbrev=False)
+    parser.add_argument("--notebooks", type=Path, default=None, help="the folder Lab serves (default: ./notebooks)")
+    args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    if args.notebooks is not None and not args.notebooks.is_dir():
+        print(f"{parser.prog}: error: --notebooks {args.notebooks} is not a folder", file=sys.stderr)
+        return 2
+    command, notes, url = lab_command(extra, root=NOTEBOOKS if args.notebooks is None else args.notebooks)
     for note in notes:
         print(note)
     print(f"JupyterLab: {url}", flush=True)

@@ -26,7 +26,7 @@ from pp_demo.bench import (  # noqa: E402
 )
 from pp_demo.bench.breakdown import pipeline_row, step_breakdown  # noqa: E402
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
 
 
@@ -153,8 +153,8 @@ def test_a_run_is_quiet_when_it_started_with_less_than_half_the_cpus_busy(result
     )
 
 
-def test_the_readme_states_the_numbers_of_the_results_file(results):
-    assert readme_block(results) in README.read_text()
+def test_the_results_page_states_the_numbers_of_the_results_file(results):
+    assert readme_block(results) in RESULTS_PAGE.read_text()
 
 
 def test_the_summary_notebook_02_prints_has_one_line_per_row(results):
@@ -215,3 +215,14 @@ def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path, result
     assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
     with pytest.raises(ValueError, match="must be a file with one <!-- bench:begin -->"):
         check_readme(readme)
+
+
+def test_the_results_file_is_the_checkouts_seen_from_its_root_or_a_folder_in_it(repo, tmp_path):
+    # an installed pp_demo has no checkout beside it: the file is found from the current folder
+    from pp_demo.bench.report import RESULTS, results_file
+    from pp_demo.errors import BadInput
+
+    assert results_file(repo) == repo / RESULTS
+    assert results_file(repo / "notebooks") == repo / RESULTS  # where a notebook runs
+    with pytest.raises(BadInput, match="run from the checkout"):
+        results_file(tmp_path)

@@ -4,7 +4,6 @@ and every figure decodes and has alt text."""
 
 import functools
 import http.server
-import importlib.util
 import json
 import pathlib
 import re
@@ -18,10 +17,9 @@ SHOTS = ROOT / "results" / "tmp"
 
 
 def _builder():
-    spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from tools import build_site
+
+    return build_site
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

@@ -12,16 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from pp_demo.exercises import EXERCISES, forget_attempts, nb06, status
+from pp_demo.exercises import EXERCISES, nb06, status
 from pp_demo.exercises.solutions import SOLUTIONS
 from pp_demo.pooling import rules
 
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-
-
-@pytest.fixture(autouse=True)
-def _first_attempt():
-    forget_attempts()
+pytestmark = pytest.mark.usefixtures("first_attempt")  # tests/conftest.py
 
 
 def _fix_by_hand(ids, pad):
@@ -272,8 +267,8 @@ def _as_printed(answer) -> set[str]:
     # everywhere, and a function is not printed; those exercises have their shortcut above)
     [k for k, a in SOLUTIONS.items() if isinstance(a, (list, tuple, set))],
 )
-def test_no_output_of_its_notebook_prints_the_answer(key):
-    notebook = next(NOTEBOOKS.glob(f"{key[:2]}_*.ipynb"))
+def test_no_output_of_its_notebook_prints_the_answer(key, notebooks):
+    notebook = next(p for p in notebooks if p.name.startswith(f"{key[:2]}_"))
     text = _printed_text(notebook)
     for shown in _as_printed(SOLUTIONS[key]):
         assert not re.search(rf"(?<![\w-]){re.escape(shown)}(?!\w)", text), f"{notebook.name} prints {shown}"

@@ -3,14 +3,10 @@
 import pytest
 import torch
 
-from pp_demo.exercises import EXERCISES, check, forget_attempts, status
+from pp_demo.exercises import EXERCISES, check, status
 from pp_demo.exercises.solutions import SOLUTIONS
 
-
-@pytest.fixture(autouse=True)
-def _first_attempt():
-    # a judge shows its one counterexample on the first wrong attempt only: each test starts afresh
-    forget_attempts()
+pytestmark = pytest.mark.usefixtures("first_attempt")  # tests/conftest.py
 
 
 def test_every_exercise_has_a_reference_solution():

@@ -5,13 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from pp_demo.exercises import forget_attempts, status
+from pp_demo.exercises import status
 from pp_demo.exercises.solutions import SOLUTIONS
 
-
-@pytest.fixture(autouse=True)
-def _first_attempt():
-    forget_attempts()  # the first wrong attempt shows its counterexample: each test starts afresh
+pytestmark = pytest.mark.usefixtures("first_attempt")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("key", ["09.1", "09.2"])

@@ -96,3 +96,23 @@ def test_class_grid_marks_each_cell():
     fills = {p.get_facecolor()[:3] for p in fig.axes[0].patches}
     assert fills <= PALETTE | GREYS
     assert _all_text_at_least_10pt(fig)
+
+
+def test_the_study_figures_take_every_colour_from_the_palette():
+    import inspect
+    import re
+
+    from pp_demo.figures import study
+    from pp_demo.figures.palette import TARGET_LINE
+    from pp_demo.training.study import RUNS
+
+    assert set(RUNS) | {"model.forward"} <= set(study.RUN_STYLES)  # a style for every run drawn
+    colours = [colour for colour, _ in study.RUN_STYLES.values()]
+    assert {mcolors.to_rgb(c) for c in colours} <= PALETTE and len(set(colours)) == len(colours)
+    assert not re.search(r"[\"']#[0-9a-fA-F]{6}[\"']", inspect.getsource(study))  # no colour of its own
+    fig = study.draw_one_seed_curves(
+        {"model.forward": [1.1, 0.6], "count": [1.1, 1.0], "fix": [1.1, 0.5]},
+        {"count": [[1, 0.3, 0.4], [2, 0.35, 0.4]], "fix": [[1, 0.8, 0.9], [2, 0.95, 1.0]]},
+    )
+    drawn = {mcolors.to_rgb(line.get_color()) for ax in fig.axes for line in ax.lines}
+    assert drawn <= PALETTE | GREYS | {mcolors.to_rgb(TARGET_LINE)}

@@ -99,3 +99,17 @@ def test_cli_families_prints_the_matrix_from_two_ranks(capsys):
         ["gpt2", "first_pad_mod", "✓", "✗"],
         ["gpt2", "rightmost_non_pad", "✓", "✓"],
     ]
+
+
+def test_a_family_runs_its_colossalai_rule_then_the_fix_unless_rules_are_chosen():
+    from pp_demo.pipeline.families import rules_for
+
+    # ColossalAI 0.5.0's rules (DESIGN: llama count, mistral first_pad, gpt2 first_pad_mod); the
+    # Qwen3 forward added after 0.5.0 takes the fix, so the fix is run once
+    assert rules_for("llama") == ["count", "rightmost_non_pad"]
+    assert rules_for("mistral") == ["first_pad", "rightmost_non_pad"]
+    assert rules_for("gpt2") == ["first_pad_mod", "rightmost_non_pad"]
+    assert rules_for("qwen3") == ["rightmost_non_pad"]
+    assert rules_for("llama", ["first_pad", "first_pad"]) == ["first_pad"]
+    with pytest.raises(ValueError, match="unsupported family"):
+        rules_for("t5")

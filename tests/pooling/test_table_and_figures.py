@@ -58,28 +58,6 @@ def test_the_figure_draws_one_outlined_cell_per_rule_and_case():
     assert len(red) == 1  # count on the left-padded row
 
 
-def test_training_curves_split_by_side_and_draw_one_line_per_run_and_panel():
-    import torch
-
-    from pp_demo.figures.pooling import draw_training_curves, side_curves
-    from pp_demo.training.loop import make_batches
-
-    batches = make_batches(4, batch_size=8, seed=0)
-    perfect = [torch.nn.functional.one_hot(b.labels, 3).float() * 20 for b in batches]
-    uniform = [torch.zeros(8, 3) for _ in batches]
-    curves = side_curves(perfect, batches)
-    assert curves["accuracy"] == {"left": [1.0] * 4, "right": [1.0] * 4}
-    assert max(curves["loss"]["left"] + curves["loss"]["right"]) < 1e-6
-    assert side_curves(uniform, batches)["loss"]["right"] == pytest.approx([1.0986123] * 4)
-    fig = draw_training_curves({"perfect": perfect, "uniform": uniform}, batches, window=2)
-    assert len(fig.axes) == 4
-    for ax in fig.axes:
-        assert len(ax.lines) == 3  # two runs and the chance line
-    assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["perfect", "uniform"]
-    with pytest.raises(ValueError, match="1 to 4 runs"):
-        draw_training_curves({str(i): perfect for i in range(5)}, batches)
-
-
 def test_the_padding_table_and_the_class_grid_are_one_grid_transposed():
     # one cell type for both: the class grid's padding cases hold the table's verdicts
     from pp_demo.pooling.packed import class_grid
@@ -87,3 +65,9 @@ def test_the_padding_table_and_the_class_grid_are_one_grid_transposed():
     table = padding_table(reference="true_last")
     grid = class_grid(rules=[cell.rule for cell in table[0]], packed=None)
     assert [[grid[j][i] for j in range(len(grid))] for i in range(len(table))] == table
+
+
+def test_one_mark_per_verdict_right_wrong_or_no_answer():
+    from pp_demo.pooling.padding_table import mark
+
+    assert (mark(True), mark(False), mark(None)) == ("✓", "✗", "-")

@@ -4,17 +4,15 @@ The fixtures are notebooks written by nbformat, as Jupyter writes them; the expe
 come from what a fresh top-to-bottom run stores (counts 1..n, no stderr, no error).
 """
 
-import importlib.util
 import pathlib
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from tools import check_notebooks
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-_SPEC = importlib.util.spec_from_file_location("check_notebooks", ROOT / "tools" / "check_notebooks.py")
-check_notebooks = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(check_notebooks)
 
 
 def _cell(source, count, *outputs):

@@ -5,31 +5,25 @@ and compared with the committed files, so a stale one fails with the command tha
 """
 
 import copy
+import inspect
 import json
 import pathlib
 import re
-import sys
 
 import nbformat
 import pytest
 
 from pp_demo.pooling.failure import render_failures
+from tools import agenda, episodes, facilitator, timing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import episodes  # noqa: E402
-import facilitator  # noqa: E402
-import schedule  # noqa: E402
-import timing  # noqa: E402
-
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-FIX = "run `make guide` (python tools/episodes.py guide) and commit the result"
+FIX = "run `make guide` (python -m tools.guide) and commit the result"
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def stored(request):
-    return request.param.stem, json.loads(request.param.read_text(encoding="utf-8"))
+@pytest.fixture
+def stored(notebook_path):
+    return notebook_path.stem, json.loads(notebook_path.read_text(encoding="utf-8"))
 
 
 def _text(source):
@@ -69,13 +63,13 @@ def test_first_and_last_cells_show_the_metadata(stored):
     assert episodes.generated_cells_problems(nbformat.reads(json.dumps(nb), as_version=4), name) == []
 
 
-def test_the_guide_and_the_readme_table_are_fresh():
+def test_the_guide_and_the_readme_table_are_fresh(notebooks):
     committed = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     assert facilitator.guide(ROOT) == committed, FIX
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    names = [p.name for p in NOTEBOOKS]
+    names = [p.name for p in notebooks]
     assert facilitator.readme_with_minutes(readme, facilitator.load(ROOT), names, ROOT) == readme, FIX
-    for path in NOTEBOOKS:  # and the README's table says what the metadata says
+    for path in notebooks:  # and the README's table says what the metadata says
         ep = json.loads(path.read_text(encoding="utf-8"))["metadata"]["episode"]
         assert (
             f"| {ep['teaching_minutes']} min | {ep['exercise_minutes']} min |"
@@ -83,18 +77,18 @@ def test_the_guide_and_the_readme_table_are_fresh():
         )
 
 
-@pytest.mark.parametrize("fmt", schedule.FORMATS, ids=[f.title for f in schedule.FORMATS])
+@pytest.mark.parametrize("fmt", agenda.FORMATS, ids=[f.title for f in agenda.FORMATS])
 def test_each_schedule_fits_its_time_with_its_breaks(fmt):
-    items = schedule.plan(fmt, facilitator.load(ROOT))
+    items = agenda.plan(fmt, facilitator.load(ROOT))
     assert sum(i.minutes for i in items) <= fmt.budget
     assert [i for i in items if i.is_break] == fmt.breaks
     assert {"90 minutes": 90, "3 hours": 180}.get(fmt.title, fmt.budget) == fmt.budget
-    rows = schedule.table(items)
-    assert rows[-1].startswith(f"| {schedule.clock(sum(i.minutes for i in items))} |")
+    rows = agenda.table(items)
+    assert rows[-1].startswith(f"| {agenda.clock(sum(i.minutes for i in items))} |")
 
 
 def test_the_three_hour_plan_is_the_core_path_with_a_demo_of_06():
-    three_hours = next(f for f in schedule.FORMATS if f.title == "3 hours")
+    three_hours = next(f for f in agenda.FORMATS if f.title == "3 hours")
     assert three_hours.episodes == (("01", "core"), ("02", "core"), ("03", "core"), ("05", "core"), ("06", "demo 10"))
     core_path = [name[:2] for name, ep, _ in facilitator.load(ROOT) if ep["track"] == "core"]
     assert core_path == ["01", "02", "03", "05"]
@@ -102,8 +96,8 @@ def test_the_three_hour_plan_is_the_core_path_with_a_demo_of_06():
 
 def test_a_plan_takes_each_notebook_at_the_minutes_its_content_costs():
     eps = facilitator.load(ROOT)
-    for fmt in schedule.FORMATS:
-        items = schedule.episode_items(fmt, eps)
+    for fmt in agenda.FORMATS:
+        items = agenda.episode_items(fmt, eps)
         for (number, how), item in zip(fmt.episodes, items, strict=True):
             name, ep, order = next(e for e in eps if e[0].startswith(number))
             if how.startswith("demo"):
@@ -119,49 +113,47 @@ def name_of(number):
 
 
 def test_the_timing_constants_cost_a_notebook_as_written():
-    # one section of 260 words and 2 code cells: 2 + 2 minutes; a value and a function exercise: 6 + 10
+    # one section of 260 words and 2 code cells: 2 + 2 minutes; a value and a function exercise: 6 + 10;
+    # 100 words and no code: 0.77 minutes, to the nearest minute 1
     nb = nbformat.v4.new_notebook(
         cells=[
             nbformat.v4.new_markdown_cell("## One\n\n" + "word " * 260),
             nbformat.v4.new_code_cell("1"),
             nbformat.v4.new_code_cell("2"),
+            nbformat.v4.new_markdown_cell("## Two\n\n" + "word " * 100),
             nbformat.v4.new_markdown_cell("## Exercises\n\nsome words"),
         ]
     )
-    assert timing.notebook_minutes(nb, ["value", "function"]) == {"One": 4, "Exercises": 16}
+    assert timing.notebook_minutes(nb, ["value", "function"]) == {"One": 4, "Two": 1, "Exercises": 16}
     assert timing.WORDS_PER_MINUTE == 130 and timing.CODE_CELL_MINUTES == 1
     assert (timing.VALUE_EXERCISE_MINUTES, timing.FUNCTION_EXERCISE_MINUTES, timing.DEBRIEF_MINUTES) == (4, 8, 2)
 
 
 def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_rejects():
     from pp_demo.exercises import EXERCISES, status
-    from pp_demo.exercises.solutions import SOLUTIONS
-    from pp_demo.exercises.wrong_answers import WRONG_ANSWERS
 
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
-    assert set(EXERCISES) <= set(WRONG_ANSWERS), "every exercise needs common wrong answers"
-    present = {path.name[:2] for path in NOTEBOOKS}
-    assert not [k for k in WRONG_ANSWERS if k not in EXERCISES and k[:2] in present], "stale wrong answers"
-    for key, wrongs in WRONG_ANSWERS.items():
-        if key not in EXERCISES:
-            continue  # its notebook is not in this checkout
-        assert status(key, SOLUTIONS[key]) == "correct"
-        for answer, _, reveals in wrongs:
+    for key, exercise in EXERCISES.items():
+        assert status(key, exercise.solution) == "correct"
+        assert exercise.why.strip() and exercise.wrong_answers, f"{key} needs a why and common wrong answers"
+        for answer, _, reveals in exercise.wrong_answers:
             said = status(key, answer)
             assert said.startswith("not yet:") and reveals, (key, answer)
             assert not re.match(r"not yet: (give|answer) ", said), f"{key}: {answer!r} is rejected for its form only"
         block = guide.split(f"**{key}.**", 1)[1].split("\n**", 1)[0]
-        assert "- Answer:" in block and re.search(r"- Why: \w", block) and block.count("- Wrong:") == len(wrongs)
+        assert f"- Why: {exercise.why}\n" in block  # the record's why, word for word
+        assert "- Answer:" in block and block.count("- Wrong:") == len(exercise.wrong_answers)
 
 
-def test_solution_notes_read_the_comment_on_the_key_line_and_its_continuation():
-    source = '    "01.1": 3,  # one\n    #   two\n    "01.2": 4,\n'
-    assert facilitator.solution_notes(source, {}) == {"01.1": "one two"}
+def test_the_guide_reads_each_exercise_from_its_record_not_from_comments():
+    # the record is the one home: a why or a wrong answer lives nowhere else in the package
+    source = inspect.getsource(facilitator)
+    assert "getsource(solutions)" not in source and "wrong_answers import" not in source
+    assert not (ROOT / "pp_demo" / "exercises" / "wrong_answers.py").exists()
 
 
-def test_every_troubleshooting_row_of_the_readme_is_in_the_guide():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## Troubleshooting", 1)[1].split("\n## ", 1)[0]
+def test_every_troubleshooting_row_is_in_the_guide():
+    table = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
     symptoms = [
         line.split(" | ")[0][2:] for line in table.splitlines() if line.startswith("| ") and "you see" not in line
     ]
@@ -203,8 +195,8 @@ def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they
     assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
     assert nb.metadata.episode["sections"] == {
         # computed from the content (tools/timing.py): a few words and one code cell each
-        "A": {"track": "core", "minutes": 2},
-        "Exercises": {"track": "core", "minutes": 2},
+        "A": {"track": "core", "minutes": 1},
+        "Exercises": {"track": "core", "minutes": 1},
     }
     code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
@@ -233,6 +225,25 @@ def test_bad_metadata_gives_one_line_per_problem(tmp_path):
     found = episodes.problems(nb, "99_t")
     assert len(found) == 1 and "questions" in found[0]  # minutes are checked once the shape is right
     nb.metadata.episode["questions"] = ["1"]
-    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 2"]
+    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 1"]
     del nb.metadata.episode["sections"]["A"]
     assert "not classified: ['A']" in episodes.problems(nb, "99_t")[0]
+
+
+def test_every_notebook_has_instructor_notes_and_the_guide_shows_the_room(notebooks):
+    from tools import instructor_notes
+
+    assert sorted(instructor_notes.EPISODES) == sorted(p.name[:2] for p in notebooks)
+    guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    for heading in ("## The room", "## Glossary", "## Instructor notes, per episode"):
+        assert heading in guide
+    for title in ("Learner profile", "Prerequisites", "A machine that breaks", "Feedback"):
+        assert f"**{title}.**" in guide
+    assert timing.CONSTANTS_TEXT in guide  # the timing model is printed where the minutes are
+
+
+def test_every_glossary_term_is_used_in_the_notebooks(notebooks):
+    from tools import instructor_notes
+
+    text = " ".join(p.read_text(encoding="utf-8").lower() for p in notebooks)
+    assert [t for t in instructor_notes.GLOSSARY if t.lower() not in text] == []

@@ -6,13 +6,9 @@ clearly, or at all (a notebook stored without outputs is never compared by nbval
 """
 
 import json
-import pathlib
 import re
 
 import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 
 MACHINE_PATHS = ("/root/", "/home/", "/tmp/", "/work/", "site-packages")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
@@ -41,13 +37,13 @@ def _output_texts(output):
             yield _text(value)
 
 
-def test_there_are_notebooks():
-    assert NOTEBOOKS, "no notebooks/[0-9]*.ipynb found"
+def test_there_are_notebooks(notebooks):
+    assert notebooks, "no notebooks/[0-9]*.ipynb found"
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def notebook(request):
-    return request.param.name, _load(request.param)
+@pytest.fixture
+def notebook(notebook_path):
+    return notebook_path.name, _load(notebook_path)
 
 
 def test_is_a_valid_nbformat_4_notebook(notebook):

@@ -2,24 +2,20 @@
 the notebooks in order, the README's commands, nothing loaded from another host.
 (The pages themselves are opened in Chromium by ``make test-browser``.)"""
 
-import importlib.util
 import pathlib
 import re
 
 import nbformat
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("build_site", ROOT / "tools" / "build_site.py")
-build_site = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(build_site)
+from tools import build_site
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_goals_are_the_bullets_under_what_you_will_learn_wrapped_lines_joined():
     info = build_site.summary(ROOT / "notebooks" / "01_four_padding_rows.ipynb")
     assert info["title"] == "01 · Four padding rows"
-    assert len(info["goals"]) == 5 and info["goals"][0].startswith("how to read the review table")
+    assert len(info["goals"]) == 6 and info["goals"][0].startswith("what a pipeline stage holds")
     episode = nbformat.read(ROOT / "notebooks" / "01_four_padding_rows.ipynb", as_version=4).metadata.episode
     assert info["minutes"] == f"{episode['teaching_minutes']} min teaching, {episode['exercise_minutes']} min exercises"
 
@@ -34,11 +30,11 @@ def test_minutes_come_from_episode_metadata(tmp_path):
     assert info == {"title": "09 · X", "goals": ["a b"], "minutes": "20 min teaching, 10 min exercises"}
 
 
-def test_index_lists_every_notebook_in_order_and_the_readme_commands():
+def test_index_lists_every_notebook_in_order_and_the_readme_commands(notebooks):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    page = build_site.index_page(NOTEBOOKS, readme, guide=False)
+    page = build_site.index_page(notebooks, readme, guide=False)
     links = re.findall(r'href="(\d\d_[^"]+)\.html"', page)
-    assert links == [p.stem for p in NOTEBOOKS]
+    assert links == [p.stem for p in notebooks]
     assert "make reproduce" in page and "python -m pp_demo table" in page
     assert "facilitator.html" not in page
     # links to other hosts may be followed by the reader; nothing is loaded from one

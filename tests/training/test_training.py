@@ -7,7 +7,7 @@ two pipelines run as two real ranks (1F1B, gloo) in one start.
 import pytest
 import torch
 
-from pp_demo.pipeline.jobs import Job, Training
+from pp_demo.pipeline.jobs import IGNORED, Job, Training, micro_batch_loss
 from pp_demo.pipeline.runner import run
 from pp_demo.training.loop import accuracy_by_side, fresh_model, load_params, make_batches, train_unpipelined
 
@@ -19,9 +19,28 @@ def runs():
     batches = make_batches(STEPS, batch_size=16, seed=0)
     reference = fresh_model()
     losses, _ = train_unpipelined(reference, batches, n_micro=2)
-    jobs = [Job.train(fresh_model(), batches, rule=rule, n_micro=2) for rule in ("rightmost_non_pad", "count")]
+    jobs = [
+        Job.train(fresh_model(), batches, rule=rule, n_micro=2, keep_params_every=10)
+        for rule in ("rightmost_non_pad", "count")
+    ]
     fixed, count = run(jobs, on="ranks", timeout_s=300)
     return reference, losses, fixed, count
+
+
+def test_the_ranks_keep_the_parameters_of_every_kth_step(runs):
+    _, _, fixed, _ = runs
+    assert sorted(fixed.params_at) == [10, 20]  # 25 steps, every 10th
+    # after step 10 of 25 the parameters are those of a run of the first 10 batches
+    first_ten = run([Job.train(fresh_model(), make_batches(STEPS, batch_size=16, seed=0)[:10], n_micro=2)])[0]
+    for name, value in first_ten.params.items():
+        assert torch.allclose(fixed.params_at[10][name], value, atol=1e-5, rtol=0), name
+
+
+def test_a_row_labelled_ignored_adds_zero_to_the_loss_but_counts_in_the_mean():
+    logits = torch.tensor([[2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [5.0, 5.0, 5.0]])
+    labels = torch.tensor([0, 1, IGNORED])
+    by_hand = -(torch.log_softmax(logits[0], -1)[0] + torch.log_softmax(logits[1], -1)[1]) / 3
+    assert torch.allclose(micro_batch_loss(logits, labels), by_hand)
 
 
 def test_the_fixed_pipeline_trains_exactly_like_model_forward(runs):

@@ -97,6 +97,22 @@ def test_the_fix_through_the_stages_trains_step_for_step_like_model_forward():
     assert abs(count_losses[0] - reference_losses[0]) > 1e-5
 
 
+def test_training_through_three_stages_goes_through_the_runner_and_matches_model_forward():
+    # any stage count: the fix through three stages trains like model.forward, and the model
+    # trained in place holds the weights model.forward's training reaches
+    settings = StudySettings(steps=4, batch_size=16, split_at=(1, 3), eval_every=2)
+    batches = make_batches(settings.steps, batch_size=16, seed=5)
+    reference = fresh_model(seed=5)
+    reference_losses, _ = train_unpipelined(reference, batches, n_micro=2, lr=settings.lr)
+    model = fresh_model(seed=5)
+    held_out = make_batches(1, batch_size=16, seed=6)[0]
+    losses, _, curve = train_through_stages(model, batches, RUNS["fix"], settings, held_out)
+    assert max(abs(a - b) for a, b in zip(losses, reference_losses, strict=True)) <= 1e-5
+    assert [row[0] for row in curve] == [2, 4]  # every eval_every steps
+    for (name, p), q in zip(model.named_parameters(), reference.parameters(), strict=True):
+        assert torch.allclose(p, q, atol=1e-5, rtol=0), name
+
+
 def test_the_eos_variant_keeps_labels_and_puts_the_pad_id_among_real_tokens():
     batch = make_batches(1, batch_size=64, seed=2)[0]
     eos = with_eos(batch, seed=2)

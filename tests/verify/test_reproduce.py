@@ -53,3 +53,10 @@ def test_cli_help_lists_the_supported_families(capsys):
         main(["reproduce", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "supported: llama, qwen2, opt, qwen3, mistral, gpt2, bloom, falcon, gptj" in help_text
+
+
+def test_the_reproduction_runs_the_families_whose_colossalai_forward_counts():
+    from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
+
+    # ColossalAI 0.5.0 llama.py, qwen2.py, opt.py pool with ne(ids, pad).sum(-1) - 1 (issue 6457)
+    assert REPRO_FAMILIES == ("llama", "qwen2", "opt") and REPRO_ROWS == ("left", "right")

@@ -38,8 +38,23 @@ def test_pins_are_read_from_a_long_lock_file_with_comments_markers_and_hashes(tm
     assert doctor.read_pins(lock) == {"torch": "2.13.0", "jinja2": "3.1.6", "uvicorn": "0.30.1"}
 
 
-def test_the_committed_pins_include_every_required_package():
-    assert set(doctor.REQUIRED) <= set(doctor.read_pins())
+def test_the_committed_pins_include_every_required_package(repo):
+    assert set(doctor.REQUIRED) <= set(doctor.read_pins(repo / doctor.PINS))
+
+
+def test_the_pins_are_read_from_the_checkout_it_is_given(monkeypatch, tmp_path):
+    # an installed pp_demo has no checkout beside it: the pins come from --checkout (default .)
+    (tmp_path / "constraints").mkdir()
+    (tmp_path / "constraints" / "pinned.txt").write_text("torch==0.0.1\n")
+    _versions(monkeypatch, torch="2.13.0", transformers="4.51.3", jupyterlab="4.6.6", nbval="0.11.0")
+    monkeypatch.setattr(doctor, "start_ranks", lambda: [])
+    monkeypatch.setattr(doctor, "check_ranks", lambda ranks: Check(OK, "two ranks", "stub"))
+    monkeypatch.setattr(doctor, "check_kernel", lambda notebooks: Check(OK, "jupyter kernel", "stub"))
+    monkeypatch.setattr(doctor, "probe_checks", lambda colossalai: [])
+    torch = [c for c in doctor.run_checks(tmp_path) if c.name == "torch"][0]
+    assert torch.status == WARN and "pinned 0.0.1" in torch.detail
+    torch = [c for c in doctor.run_checks(tmp_path / "elsewhere") if c.name == "torch"][0]
+    assert torch.status == OK  # no pins there: nothing to compare with
 
 
 def test_an_old_python_fails_and_says_which_to_install():
@@ -174,9 +189,9 @@ def test_without_torch_the_torch_checks_are_skipped_and_nothing_starts(monkeypat
 
 
 def test_the_exit_status_is_1_on_any_fail_and_0_otherwise(monkeypatch, capsys):
-    monkeypatch.setattr(doctor, "run_checks", lambda: [Check(OK, "a", "fine"), Check(WARN, "b", "works")])
+    monkeypatch.setattr(doctor, "run_checks", lambda checkout: [Check(OK, "a", "fine"), Check(WARN, "b", "works")])
     assert doctor.main([]) == 0
-    monkeypatch.setattr(doctor, "run_checks", lambda: [Check(OK, "a", "fine"), Check(FAIL, "b", "do X")])
+    monkeypatch.setattr(doctor, "run_checks", lambda checkout: [Check(OK, "a", "fine"), Check(FAIL, "b", "do X")])
     assert doctor.main([]) == 1
     assert capsys.readouterr().out.splitlines()[-2:] == ["FAIL  b: do X", "1 check(s) failed: fix them from the top"]
 

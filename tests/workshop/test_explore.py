@@ -7,7 +7,8 @@ from pp_demo.cli import main
 from pp_demo.figures.pooling import draw_padding_table
 from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.padding_table import format_padding_table
-from pp_demo.workshop.explorer import EXPLORE_RULES, exploration_html, explore, parse_row
+from pp_demo.pooling.rules import PADDED_RULES
+from pp_demo.workshop.explorer import exploration_html, explore, parse_row
 
 # row, mask -> (count, first_pad_mod, rightmost_non_pad) as the review table gives them,
 # and the last real token (the rightmost 1 of the mask)
@@ -31,8 +32,8 @@ def test_review_rows(ids, mask, expected, true_last):
 
 
 def test_every_rule_but_the_packed_one_runs():
-    assert set(explore("1 2 3").positions) == set(EXPLORE_RULES)
-    assert "known_lengths" not in EXPLORE_RULES and len(EXPLORE_RULES) == 7
+    assert set(explore("1 2 3").positions) == set(PADDED_RULES)
+    assert "known_lengths" not in PADDED_RULES and len(PADDED_RULES) == 7
 
 
 def test_positions_stay_raw_the_unwrapped_first_pad_says_minus_one():

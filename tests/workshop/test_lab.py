@@ -73,3 +73,15 @@ def test_make_lab_starts_headless_and_answers_then_stops_by_its_own_pid(tmp_path
             lab.kill()
             lab.wait()
         log.close()
+
+
+def test_a_notebooks_folder_that_is_not_there_is_refused_in_one_line(tmp_path, capsys):
+    from pp_demo.workshop.lab import main
+
+    assert main(["--notebooks", str(tmp_path / "missing")]) == 2  # before anything is started
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_lab_is_this_interpreters_jupyterlab_not_a_script_on_path():
+    command, _, _ = lab_command([], environ={"DISPLAY": ":0"}, uid=1000)
+    assert command[:3] == [sys.executable, "-m", "jupyterlab"]

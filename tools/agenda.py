@@ -1,5 +1,7 @@
 """Workshop plans: which notebooks (and which of their sections) each format takes, in order.
 
+(An agenda of the room, not a pipeline schedule: those are ``pp_demo.pipeline.schedules``.)
+
 Every plan is written out as a list: the notebooks it teaches, each with "all" its sections,
 its "core" sections, or a fixed-minute "demo". The minutes of a notebook come from its content
 (``tools/timing.py``: words, code cells, exercises), so a plan that no longer fits its clock is

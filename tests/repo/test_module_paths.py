@@ -1,0 +1,140 @@
+"""Module paths written as text name modules that exist: a move or a rename breaks this test,
+not a spawned rank, the doctor's probe or a reader's copied command.
+
+Such paths hide in strings the interpreter never checks: the modules the fork server preloads
+(``pipeline/launch.py``), the ones the doctor's probe imports, the exercises' refusal lists,
+``python -m pp_demo...`` lines and ``package.module:function`` arguments in the docs. Every
+``pp_demo.a.b`` or ``pp_demo.a.b:name`` in the repository's text files is checked: the longest
+prefix that is a module file, then at most the one name defined at the top of that file.
+"""
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "pp_demo"
+DOTTED = re.compile(r"\bpp_demo(?:\.[A-Za-z_][A-Za-z_0-9]*)+(?::[A-Za-z_][A-Za-z_0-9]*)?")
+# Placeholders in prose ("pp_demo.NAME"), never meant as a real module.
+PLACEHOLDERS = {"pp_demo.X", "pp_demo.NAME", "pp_demo.MODULE", "pp_demo.pkg"}
+TEXT_SUFFIXES = {".patch", ".py", ".md", ".toml", ".cfg", ".yml", ".yaml", ".ipynb", ".txt", ".mk", ".j2", ".json"}
+
+
+def _text_files() -> list[Path]:
+    try:
+        listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        paths = [REPO / line for line in listed.splitlines()]
+    except (OSError, subprocess.CalledProcessError):  # an unpacked sdist: no git
+        paths = [p for p in REPO.rglob("*") if ".venv" not in p.parts and ".git" not in p.parts]
+    # results/ holds records a run wrote, with the names of the day it ran: rerunning fixes those.
+    return [
+        p
+        for p in paths
+        if p.is_file() and (p.suffix in TEXT_SUFFIXES or p.name == "Makefile") and p.parts[len(REPO.parts)] != "results"
+    ]
+
+
+def _module_file(dotted: str) -> Path | None:
+    relative = Path(*dotted.split("."))
+    for candidate in (REPO / relative.with_suffix(".py"), REPO / relative / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if path == PACKAGE / "__init__.py":  # pp_demo.NAME: the public names it loads on first use
+        import pp_demo
+
+        names.update(pp_demo.__all__)
+    return names
+
+
+def names_a_module(reference: str) -> bool:
+    """``pp_demo.a.b`` is a module, or ``pp_demo.a.b.name`` / ``pp_demo.a.b:name`` a name at its top."""
+    dotted, _, attribute = reference.partition(":")
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        found = _module_file(".".join(parts[:cut]))
+        if found:
+            rest = parts[cut:] + ([attribute] if attribute else [])
+            dunder = bool(rest) and rest[0].startswith("__") and rest[0].endswith("__")  # __file__, __doc__
+            return not rest or dunder or (len(rest) <= 2 and rest[0] in _top_level_names(found))
+    return False
+
+
+def _references() -> dict[str, list[str]]:
+    """``{pp_demo.a.b: [files that write it]}`` over the repository's text files."""
+    found: dict[str, list[str]] = {}
+    for path in _text_files():
+        if path == Path(__file__).resolve():  # its own examples of wrong paths
+            continue
+        for reference in set(DOTTED.findall(path.read_text(errors="replace"))):
+            if reference not in PLACEHOLDERS:
+                found.setdefault(reference, []).append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_module_path_written_in_the_repository_names_a_module():
+    references = _references()
+    assert len(references) > 20  # the scan reads the files at all
+    broken = {ref: files for ref, files in sorted(references.items()) if not names_a_module(ref)}
+    assert broken == {}
+
+
+@pytest.mark.parametrize(
+    "reference, right",
+    [
+        ("pp_demo.pipeline.on_rank", True),
+        ("pp_demo.colossalai.forwards:colossalai_forward", True),
+        ("pp_demo.pooling.rules.FIX", True),
+        ("pp_demo:fixed_pipeline", True),
+        ("pp_demo.pipeline.ranks", False),  # the old name of on_rank
+        ("pp_demo.pipeline.on_rank:no_such_name", False),
+        ("pp_demo.distributed", False),
+    ],
+)
+def test_the_resolver_tells_a_module_from_a_moved_one(reference, right):
+    assert names_a_module(reference) is right
+
+
+def test_the_preloaded_and_probed_module_lists_name_modules():
+    # The two lists the code imports by name, read from the code itself (no import of torch).
+    from pp_demo.pipeline import launch
+    from pp_demo.workshop import doctor
+
+    listed = [m for m in launch._PRELOAD if m.startswith("pp_demo")] + list(doctor.NOTEBOOK_MODULES)
+    assert len(listed) > 5
+    assert [m for m in listed if _module_file(m) is None] == []
+
+
+def test_every_folder_of_python_files_is_a_package_the_wheel_finds():
+    # pyproject's `packages = { find = { include = ["pp_demo*"] } }` finds folders with an
+    # __init__.py only: a folder of modules without one would be left out of the wheel.
+    folders = {p.parent for p in PACKAGE.rglob("*.py")}
+    assert sorted(str(f.relative_to(REPO)) for f in folders if not (f / "__init__.py").is_file()) == []
+
+
+def test_the_patches_have_one_copy_the_package_ships():
+    # verify-pr applies them from package data (pp_demo/colossalai/patches/): a second copy
+    # elsewhere in the checkout could drift from the one the wheel carries.
+    from pp_demo.colossalai.sdists import PATCHES
+
+    everywhere = [p for p in _text_files() if p.name.endswith(".patch")] + [
+        p for p in REPO.glob("*/*.patch") if ".venv" not in p.parts
+    ]
+    assert PATCHES == PACKAGE / "colossalai" / "patches"
+    assert sorted({p.parent for p in everywhere}) == [PATCHES]

@@ -1,0 +1,165 @@
+"""The instructor's notes of the guide: the room, the words, and each episode's plan.
+
+Written here, once, as data, and rendered into docs/facilitator.md by ``tools.facilitator``
+(``make guide``): per episode what to live-code and what to run, the one idea to stress, a
+discussion prompt and what to cut when late; for the whole workshop the learner profile,
+prerequisites, a glossary, how to debrief and pair, a fallback for broken machines and a
+feedback slot. ``tests/repo/test_episodes.py`` checks every notebook has its notes and every
+glossary term is used in the notebooks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EpisodeNotes:
+    live_code: str  # what the instructor types, with the room following
+    run: str  # what is only run and read (too long or too fiddly to type)
+    stress: str  # the one idea to take home
+    discuss: str  # a prompt for the room or for pairs
+    cut_when_late: str  # what to skip, and what the room loses
+
+
+# fmt: off
+EPISODES = {
+    "01": EpisodeNotes(
+        "the four review rows and one rule (`count_minus_one`) on them",
+        "the review table figure and the printed table",
+        "which token is pooled is one line of arithmetic, and only the mask knows the true last token",
+        "your own stack: which side does it pad on, and is its pad token also a real token?",
+        "the optional sections (the -1 wrap, ColossalAI's files, the two rows where the references part)",
+    ),
+    "02": EpisodeNotes(
+        "`split_model(model)` and the three tensors the first stage sends",
+        "the two-rank run (`run(jobs, on=\"ranks\")`: a few seconds of start-up)",
+        "a stage is a view on the model's own modules; any difference later is the pooling",
+        "what else, besides the pooling, could a pipeline stage need from the original batch?",
+        "the section on more stages",
+    ),
+    "03": EpisodeNotes(
+        "`reproduce(\"llama\", \"count\")` and its one-line verdict",
+        "the three families and the diff figure",
+        "the verdict belongs to the row: every left-padded row misses, whatever the split",
+        "why did ColossalAI's own tests pass? What input would your tests need to catch this?",
+        "the optional sections (pad id inside the text, split points, the shell, CPU or GPU)",
+    ),
+    "04": EpisodeNotes(
+        "`tokenizer.pad_token = tokenizer.eos_token` and the ids it gives",
+        "the rule-by-batch tables",
+        "with pad == eos a pad id can be a real token: only the attention mask tells",
+        "which of your models ship without a pad token, and what did you set it to?",
+        "the section on the pipeline forwards' matrix",
+    ),
+    "05": EpisodeNotes(
+        "nothing: run the one-seed cell and read the curves",
+        "the ten-seed table and figure, read from the committed results files",
+        "with the fix the pipeline trains exactly like model.forward; with the bug it depends on the version",
+        "would your evaluation have noticed a model that stays below 0.7 on both padding sides?",
+        "the mechanism section and the first-pad task",
+    ),
+    "06": EpisodeNotes(
+        "nothing in the 3-hour plan: show the engine's `[False, True]` -> `[True, True]` (the demo)",
+        "ColossalAI's own forwards, one stage holding every layer",
+        "the same wrong rows come out of ColossalAI's own code as out of pp_demo's count rule",
+        "who on your team would have read the pooling line of a framework's forward?",
+        "the GPT-2 under sdpa section",
+    ),
+    "07": EpisodeNotes(
+        "one unfamiliar pooling expression, classified on the padding cases",
+        "the survey tables",
+        "five classes of rule; each trusts one input, and packing needs the class that reads lengths",
+        "which class does your training stack use, and which does your serving stack use?",
+        "the incidents table",
+    ),
+    "08": EpisodeNotes(
+        "the first-pad rule's raw -1 on a row with no pad id",
+        "both exports and the onnxruntime comparison",
+        "the modulo matters only where -1 is not an index (the legacy exporter); the fix needs none",
+        "which of your exported models index with a value computed from the input?",
+        "the exercises",
+    ),
+    "09": EpisodeNotes(
+        "nothing: read the diff and the verdicts",
+        "`python -m pp_demo verify-pr` only if the sdists are cached (minutes otherwise)",
+        "a claim of a pull request can be checked on the project's own source; the record says how",
+        "which claim of the pull request would you have accepted without a test?",
+        "the exercises",
+    ),
+    "10": EpisodeNotes(
+        "`timeline(\"gpipe\", 2, 4)` and its idle slots",
+        "the benchmark lines from the results file, and the ranks' recorded order",
+        "more micro-batches shrink GPipe's bubble; 1F1B keeps the bubble and bounds the memory",
+        "on your cluster, what costs more: the bubble, or the activations held?",
+        "the shape trap and the failing rank",
+    ),
+}
+
+GLOSSARY = {
+    "stage": "a consecutive piece of the model's layers; the first holds the embedding, the last the head",
+    "rank": "one process of a distributed run; here one stage per rank (two for an interleaved schedule)",
+    "micro-batch": "a slice of the batch's rows; micro-batches flow through the stages one after the other",
+    "bubble": "the slots in which a stage sits idle while the pipeline fills and drains",
+    "GPipe": "a schedule that runs every forward, then every backward",
+    "1F1B": "one forward, one backward: a schedule that frees activations early; training runs it",
+    "pooled token": "the one position per row whose logits a sequence classifier returns",
+    "pad id": "the token id that fills a row out to the batch's length",
+    "left padding": "pads before the real tokens, as batched generation needs",
+    "pad == eos": "a tokenizer whose pad token is its end-of-sequence token, so a pad id can be real",
+    "attention mask": "1 for a real token, 0 for padding: the only input that knows which is which",
+    "true last real token": "the reference read from the mask: the last position it marks real",
+    "model.forward's position": "the reference a pipeline must reproduce: the rightmost non-pad id",
+    "review table": "four padded rows from the pull request's review, the rows this workbook is built on",
+}
+
+ROOM = {
+    "Learner profile": (
+        "ML engineers who train or serve Hugging Face models and know PyTorch, but have not run "
+        "pipeline parallelism; maintainers of training frameworks for the optional episodes."
+    ),
+    "Prerequisites": (
+        "Python and PyTorch tensors (indexing, `argmax`); what a tokenizer, a batch and an attention "
+        "mask are. No distributed training, no GPU: everything runs on a laptop's CPU."
+    ),
+    "Pairing and helpers": (
+        "Pair attendees for the exercises: one types, one predicts the check's line before it runs. "
+        "One helper per ten attendees walks the room during exercises and runs `make doctor` on any "
+        "machine that fails."
+    ),
+    "Debriefing an exercise": (
+        "After each exercise block, ask one pair for a wrong first try and the counterexample it got: "
+        "the counterexample is the lesson. Then show the reference answer and its why (below)."
+    ),
+    "A machine that breaks": (
+        "Pair its owner with a neighbour, or open the read-only site (`make site`, then "
+        "site/index.html on any machine): every notebook with its stored outputs."
+    ),
+    "Feedback": (
+        "Two minutes before the wrap-up: each attendee writes one thing that worked and one that did "
+        "not on a sticky note (or the form you share); read them before the next run of the workshop."
+    ),
+}
+# fmt: on
+
+
+def guide_lines() -> list[str]:
+    """The guide's sections: the room, the glossary, and the notes per episode."""
+    lines = ["## The room", ""]
+    for title, text in ROOM.items():
+        lines += [f"**{title}.** {text}", ""]
+    lines += ["## Glossary", "", "| term | meaning |", "|---|---|"]
+    lines += [f"| {term} | {meaning} |" for term, meaning in GLOSSARY.items()]
+    lines += ["", "## Instructor notes, per episode", ""]
+    for number, notes in EPISODES.items():
+        lines += [
+            f"**{number}.**",
+            "",
+            f"- Live-code: {notes.live_code}.",
+            f"- Run and read: {notes.run}.",
+            f"- Stress: {notes.stress}.",
+            f"- Discuss: {notes.discuss}",
+            f"- When late, cut: {notes.cut_when_late}.",
+            "",
+        ]
+    return lines
