@@ -60,7 +60,7 @@ def run(
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
     mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
     every rank but the last (which gathers the results)."""
-    jobs = check_run_arguments(jobs, on, timeout_s)
+    jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
         return [run_in_process(_in_process(job)) for job in jobs]
     check_torchrun_env()

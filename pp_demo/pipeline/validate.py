@@ -127,25 +127,23 @@ def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
         )
 
 
-def check_run_arguments(jobs: Any, on: str, timeout_s: Any) -> list[Any]:
-    """``run``'s arguments: a list of jobs (not one job), a known place, a timeout > 0; a
-    fault only where there are ranks to inject it into. The jobs as a list."""
-    from pp_demo.pipeline.jobs import Job
-    from pp_demo.pipeline.on_rank import RankJob
-
-    if isinstance(jobs, (Job, RankJob)):
+def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
+    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
+    known place, a timeout > 0; a fault only where there are ranks to inject it into. The jobs
+    as a list."""
+    if isinstance(jobs, kinds):
         raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
     if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):
         raise BadInput(f"run takes a list of jobs, got {type(jobs).__name__}")
     checked: list[Any] = list(jobs)
     for job in checked:
-        if not isinstance(job, (Job, RankJob)):
+        if not isinstance(job, kinds):
             raise BadInput(f"run takes Job objects (Job.infer, Job.step, Job.train), got a {type(job).__name__}")
     if on not in ("process", "ranks"):
         raise BadInput(f"run(on=...) is 'process' or 'ranks', got {on!r}")
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
         raise BadInput(f"timeout_s is a number of seconds > 0, got {timeout_s!r}")
-    if on == "process" and any(isinstance(job, Job) and job.fault is not None for job in checked):
+    if on == "process" and any(getattr(job, "fault", None) is not None for job in checked):
         raise BadInput("a Fault is injected into a rank, and on='process' has none: run the job with on='ranks'")
     return checked
 
