@@ -156,7 +156,15 @@ clean:
 # The pull request's claims judged on ColossalAI's own sdists (README, "The pull request, verified")
 .PHONY: verify-pr
 verify-pr: setup colossalai
-	$(BIN)/python -m pp_demo verify-pr
+	$(BIN)/python -m pp_demo verify-pr --out results/verify_pr.json
+
+# Regenerate the committed results (docs/cli.md, "Regenerating the committed results"): a plain
+# run of these commands writes under results/tmp/ and keeps them. Minutes each on 2 cores.
+.PHONY: results
+results: setup colossalai
+	$(BIN)/python -m pp_demo train-study --out results
+	$(BIN)/python -m pp_demo bench --out results --readme docs/results.md
+	$(BIN)/python -m pp_demo verify-pr --out results/verify_pr.json
 
 include packaging.mk
 

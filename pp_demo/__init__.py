@@ -2,7 +2,8 @@
 
 Folders by concern; imports flow down this list, never up (``tests/repo/test_import_rule.py``):
 
-- ``errors``, ``quiet``: the input-error type; imports that print nothing. Standard library only.
+- ``errors``, ``quiet``, ``outputs``: the input-error type; imports that print nothing; where a
+  command may write. Standard library only.
 - ``pooling/``: pooling rules, padding cases and the two references, the padding table, packed batches.
 - ``pipeline/``: a model family as a row, the stage split, jobs, schedules, and ``run(jobs, on=...)``.
 - ``verify/``: tolerances, comparison with ``model.forward``, where a row was pooled, the checker.

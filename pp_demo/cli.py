@@ -1,11 +1,15 @@
 """``python -m pp_demo``: the workbook's jobs from a shell."""
 
 import argparse
-import os
+import sys
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from pathlib import Path
+from typing import Literal, NoReturn
 
+from pp_demo.errors import BadInput
+from pp_demo.outputs import SCRATCH, check_folder_writable, is_committed_result, output_path
 from pp_demo.pipeline.families import FAMILIES, rules_for
+from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
 from pp_demo.pooling.cases import CASES, get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
@@ -14,17 +18,31 @@ from pp_demo.verify.tolerances import DTYPES, dtype_named
 from pp_demo.workshop.doctor import main as run_doctor
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors torchrun's ranks print once, not once per rank."""
+
+    def error(self, message: str) -> NoReturn:
+        say_once(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
+        self.exit(2)
+
+
 def _device(text: str) -> str:
     """An argparse type: a device this torch can use, checked before any model is built."""
-    import torch
+    from pp_demo.pipeline.validate import check_device
 
     try:
-        device = torch.device(text)
-    except RuntimeError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a device: use cpu or cuda") from None
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise argparse.ArgumentTypeError(f"{text!r}: this torch ({torch.__version__}) sees no CUDA device; use cpu")
-    return text
+        return check_device(text)
+    except BadInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _not_under_torchrun(args: argparse.Namespace) -> None:
+    """Under torchrun a run without --distributed would repeat the whole job on every rank."""
+    from pp_demo.pipeline.launch import launched_by_torchrun
+
+    check_torchrun_env()
+    if launched_by_torchrun() and not args.distributed:
+        raise BadInput(f"under torchrun every rank would run the whole {args.job} itself: add --distributed")
 
 
 def _positive(text: str) -> int:
@@ -52,6 +70,10 @@ def _table(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace) -> int:
     from pp_demo.workshop.explorer import explore, format_exploration
 
+    if not args.ids:
+        raise BadInput(
+            "no token ids: --mask takes every number after it, so give the ids first (explore 0 0 5 6 --mask 0 0 1 1)"
+        )
     mask = None if args.mask is None else " ".join(args.mask)
     print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))
     return 0
@@ -71,6 +93,7 @@ def _families(args: argparse.Namespace) -> int:
     from pp_demo.verify.compare import default_device
     from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
 
+    _not_under_torchrun(args)
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     device, dtype = args.device or default_device(), dtype_named(args.dtype)
     found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
@@ -91,13 +114,14 @@ def _run_checker(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     import json
-    import pathlib
 
     from pp_demo.bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
     from pp_demo.bench.report import check_readme
 
     if args.readme:
         check_readme(args.readme)
+    json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
+    png_path = output_path(json_path.with_suffix(".png"), "bench_cpu.png")
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
@@ -114,11 +138,10 @@ def _bench(args: argparse.Namespace) -> int:
         progress=lambda line: print(line, flush=True),
     )
     print(format_bench(result))
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(result, indent=1) + "\n")
-    draw_bench(result).savefig(out.with_suffix(".png"), dpi=100)
-    print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.png')}")
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps(result, indent=1) + "\n")
+    draw_bench(result).savefig(png_path, dpi=100)
+    print(f"wrote {json_path} and {png_path}")
     if args.readme:
         write_readme_block(args.readme, result)
         print(f"rewrote the benchmark block of {args.readme}")
@@ -143,6 +166,7 @@ def _print_placement_note(n_ranks: int) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    _not_under_torchrun(args)
     on: Literal["process", "ranks"] = "ranks" if args.distributed else "process"
     points = tuple(args.split_at) if args.split_at else None
     runs = list(_runs(args))
@@ -169,20 +193,44 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train_study(args: argparse.Namespace) -> int:
-    from pp_demo.training.study import main
+def _study_folder(args: argparse.Namespace, name: str) -> Path:
+    """The folder train-study writes ``name`` into, checked; a committed file of more seeds is kept."""
+    import json
 
-    print(f"wrote {main(args.out, args.seeds)}")
+    folder = Path(args.out or SCRATCH)
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"--out {folder} is a file: train-study writes {name} into a folder")
+    check_folder_writable(folder, "--out")
+    if (folder / name).is_dir():
+        raise BadInput(f"--out {folder}: {folder / name} is a folder, not a file")
+    committed = folder / name
+    if is_committed_result(committed):
+        seeds = len(json.loads(committed.read_text())["settings"]["seeds"])
+        if args.seeds < seeds:
+            print(f"the committed {committed} has {seeds} seeds, this run {args.seeds}: writing to {SCRATCH}")
+            check_folder_writable(SCRATCH, "--out")
+            return SCRATCH
+    return folder
+
+
+def _train_study(args: argparse.Namespace) -> int:
+    from pp_demo.training.study import main, results_path
+
+    committed = results_path()
+    folder = _study_folder(args, committed.name)
+    print(f"wrote {main(folder, args.seeds)}")
+    if args.out is None and committed.is_file():
+        print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")
     return 0
 
 
 def _verify_pr(args: argparse.Namespace) -> int:
     from pp_demo.colossalai.verify_pr import main
 
-    return main(args.cache, args.wheelhouse, args.out)
+    return main(args.cache, args.wheelhouse, args.out if args.out is not None else str(SCRATCH / "verify_pr.json"))
 
 
-def _add_gpu_check(jobs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _add_gpu_check(jobs: "argparse._SubParsersAction[_Parser]") -> None:
     from pp_demo.workshop.gpu_check import add_options, run_check
 
     gpu = jobs.add_parser("gpu-check", help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing")
@@ -191,7 +239,7 @@ def _add_gpu_check(jobs: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m pp_demo",
         description="Reproduce the pooled-token bug of pipeline-parallel sequence classification "
         "(ColossalAI 0.5.0, issue 6457) and its pad == eos cousin.",
@@ -206,7 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULE",
         help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review table's {', '.join(CORE_RULES)})",
     )
-    table.add_argument("--cases", nargs="+", choices=list(CASES), help="cases to show (default: all)")
+    table.add_argument(
+        "--cases",
+        nargs="+",
+        choices=list(CASES),
+        metavar="CASE",
+        help=f"cases to show (default: all: {', '.join(CASES)})",
+    )
     table.add_argument(
         "--reference",
         choices=list(REFERENCES),
@@ -220,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="where every pooling rule lands on a row of your own",
         description="Run every rule that reads the ids or the mask on one row.",
     )
-    explore.add_argument("ids", nargs="+", help="token ids, e.g. 0 0 5 6 7 8")
+    explore.add_argument("ids", nargs="*", metavar="ID", help="token ids, e.g. 0 0 5 6 7 8")
     explore.add_argument("--mask", nargs="+", default=None, help="attention mask, 0 or 1 per id (default: all 1)")
     explore.add_argument("--pad", type=int, default=0, help="pad token id (default: 0)")
     explore.set_defaults(run=_explore)
@@ -257,7 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
         "K1 K2 three (default: half the layers; under torchrun, one stage per rank)",
     )
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
-    reproduce.add_argument("--device", type=_device, default=None, help="cpu or cuda (default: cuda when available)")
+    reproduce.add_argument(
+        "--device", type=_device, default=None, help="cpu, or a GPU this torch sees (default: cuda when available)"
+    )
     reproduce.add_argument(
         "--distributed",
         action="store_true",
@@ -329,15 +385,24 @@ def build_parser() -> argparse.ArgumentParser:
         "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
         "Writes OUT.json and OUT.png.",
     )
-    bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3])
-    bench.add_argument("--micro-batches", type=_positive, nargs="+", default=[2, 4, 8])
-    bench.add_argument("--hidden", type=_positive, default=512)
-    bench.add_argument("--layers", type=_positive, default=6)
-    bench.add_argument("--seq", type=_positive, default=128)
-    bench.add_argument("--batch", type=_positive, default=16)
-    bench.add_argument("--warmup", type=int, default=1)
-    bench.add_argument("--repeats", type=_positive, default=3)
-    bench.add_argument("--out", default="results/bench_cpu", help="output path without suffix")
+    bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
+    bench.add_argument(
+        "--micro-batches", type=_positive, nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
+    )
+    bench.add_argument("--hidden", type=_positive, default=512, help="hidden size (default: %(default)s)")
+    bench.add_argument("--layers", type=_positive, default=6, help="decoder layers (default: %(default)s)")
+    bench.add_argument("--seq", type=_positive, default=128, help="sequence length (default: %(default)s)")
+    bench.add_argument("--batch", type=_positive, default=16, help="rows per batch (default: %(default)s)")
+    bench.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
+    bench.add_argument(
+        "--repeats", type=_positive, default=3, help="timed runs, the fastest kept (default: %(default)s)"
+    )
+    bench.add_argument(
+        "--out",
+        default=None,
+        help="OUT.json and OUT.png, or a folder to write bench_cpu.json and .png in (default: results/tmp/bench_cpu;"
+        " --out results/bench_cpu replaces the committed files)",
+    )
     bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
@@ -350,7 +415,12 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(run=lambda args: run_doctor(["--checkout", args.checkout]))
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
-    study.add_argument("--out", default="results", help="folder of training_study_<transformers version>.json")
+    study.add_argument(
+        "--out",
+        default=None,
+        help="folder of training_study_<transformers version>.json (default: results/tmp; --out results replaces the"
+        " committed file, given at least as many seeds)",
+    )
     study.set_defaults(run=_train_study)
     verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
     verify.add_argument(
@@ -361,7 +431,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--wheelhouse",
         help="folder searched for the sdists, subfolders included (default: $PP_DEMO_WHEELHOUSE or wheelhouse)",
     )
-    verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
+    verify.add_argument(
+        "--out",
+        default=None,
+        help="the record, a file or a folder to write verify_pr.json in (default: results/tmp/verify_pr.json;"
+        " --out results/verify_pr.json replaces the committed one)",
+    )
     verify.set_defaults(run=_verify_pr)
     _add_gpu_check(jobs)
     return parser
@@ -371,9 +446,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        code: int = args.run(args)
+        with stop_on_interrupt():
+            code: int = args.run(args)
         return code
-    except ValueError as error:  # bad input: say what is wrong, no traceback
-        # under torchrun every rank finds the same error: the first one says it, once
-        quiet = os.environ.get("TORCHELASTIC_RUN_ID") and os.environ.get("RANK", "0") != "0"
-        parser.exit(2, None if quiet else f"{parser.prog}: error: {error}\n")
+    except BadInput as error:  # pp_demo's own input errors only: anything else keeps its traceback
+        # under torchrun every rank finds the same error: the first one to get here says it, once
+        say_once(f"{parser.prog}: error: {' '.join(str(error).split())}")
+        parser.exit(2)
+    except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.pipeline.launch)
+        print(INTERRUPTED, file=sys.stderr)
+        return 130

@@ -24,6 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pp_demo.errors import BadInput
+
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import pipeline_row
 from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines, write_readme_block
@@ -79,12 +81,12 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
     """Refuse, in one line and before anything starts, what the benchmark cannot run."""
     for p in stages:
         if not 2 <= p <= size.layers:
-            raise ValueError(f"a pipeline of {size.layers} layers runs on 2..{size.layers} ranks, got {p}")
+            raise BadInput(f"a pipeline of {size.layers} layers runs on 2..{size.layers} ranks, got {p}")
     for m in micro_batches:
         if m < 1 or size.batch % m:
-            raise ValueError(f"a batch of {size.batch} rows does not split into {m} equal micro-batches")
+            raise BadInput(f"a batch of {size.batch} rows does not split into {m} equal micro-batches")
     if warmup < 0:
-        raise ValueError(f"the warm-up count is 0 or more, got {warmup}")
+        raise BadInput(f"the warm-up count is 0 or more, got {warmup}")
 
 
 def run_bench(

@@ -148,7 +148,7 @@ def _split_readme(readme: str | Path) -> tuple[str, str]:
     path = Path(readme)
     text = path.read_text() if path.is_file() else ""
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise ValueError(f"{readme} must be a file with one {BEGIN} line and, after it, one {END} line")
+        raise BadInput(f"{readme} must be a file with one {BEGIN} line and, after it, one {END} line")
     head, rest = text.split(BEGIN)
     return head + BEGIN + "\n", END + rest.split(END)[1]
 

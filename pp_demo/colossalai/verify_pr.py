@@ -20,6 +20,8 @@ from pp_demo.colossalai import verify_pr_worker
 from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
 from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.colossalai.verify_pr_worker import batches
+from pp_demo.errors import BadInput
+from pp_demo.outputs import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
 
 __all__ = ["run_workers", "verify_pr", "format_verdicts", "main"]
@@ -47,14 +49,25 @@ def _start_worker(
     return process, out
 
 
+def _progress(line: str) -> None:
+    print(f"verify-pr: {line}", file=sys.stderr, flush=True)  # stdout keeps the table alone
+
+
 def run_workers(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """``{sdist stem: the worker's result}`` for both sdists, every variant."""
-    trees = {stem: {v: variant_tree(req, v, cache, wheelhouse) for v in VARIANTS} for req, stem in SDISTS.items()}
+    trees: dict[str, dict[str, pathlib.Path]] = {}
+    for req, stem in SDISTS.items():
+        trees[stem] = {}
+        for v in VARIANTS:
+            trees[stem][v] = variant_tree(req, v, cache, wheelhouse)
+            _progress(f"{stem}, variant {v}: tree ready")
     with tempfile.TemporaryDirectory() as folder:
         started = {stem: _start_worker(stem, t, pathlib.Path(folder)) for stem, t in trees.items()}
+        _progress(f"running the {len(VARIANTS)} variants of each sdist, one worker per sdist (a few minutes)")
         results = {}
         for stem, (process, out) in started.items():
             _, errors = process.communicate()
+            _progress(f"{stem}: every variant run")
             if process.returncode != 0:
                 last = (errors.strip().splitlines() or ["no message"])[-1]
                 raise RuntimeError(f"the worker for {stem} failed: {last}")
@@ -115,15 +128,36 @@ def format_verdicts(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(cache: str | None = None, wheelhouse: str | None = None, out: str = "results/verify_pr.json") -> int:
+def _checked_paths(
+    cache: str | None, wheelhouse: str | None, out: str
+) -> tuple[pathlib.Path, str, pathlib.Path | None]:
+    """The cache, the wheelhouse and the record's path, refused in one line before minutes of work:
+    a cache that is a file or that cannot be written while it holds no trees yet, a wheelhouse
+    given that is not a folder, a record that cannot be written."""
     folder = pathlib.Path(cache) if cache else default_cache()
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"--cache {folder} is a file: give a folder for the sdists and patched trees")
+    if not (folder / "trees").is_dir():  # a filled read-only cache still works
+        try:
+            check_folder_writable(folder, "--cache")
+        except BadInput as error:
+            raise BadInput(f"{error}: it holds no patched trees yet, so it must take files") from None
+    if wheelhouse and not pathlib.Path(wheelhouse).is_dir():
+        raise BadInput(f"--wheelhouse {wheelhouse} is not a folder")
+    wheels = wheelhouse or os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse"
+    return folder, wheels, output_path(out, "verify_pr.json") if out else None
+
+
+def main(cache: str | None = None, wheelhouse: str | None = None, out: str = "results/verify_pr.json") -> int:
+    folder, wheels, record_path = _checked_paths(cache, wheelhouse, out)
     try:
-        record = verify_pr(folder, wheelhouse or os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
+        record = verify_pr(folder, wheels)
     except (NoSdist, RuntimeError) as error:
         print(f"verify-pr: {error}", file=sys.stderr)
         return 2
     print(format_verdicts(record))
-    if out:
-        pathlib.Path(out).parent.mkdir(parents=True, exist_ok=True)
-        pathlib.Path(out).write_text(json.dumps(record, indent=1) + "\n")
+    if record_path is not None:
+        record_path.parent.mkdir(parents=True, exist_ok=True)
+        record_path.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"wrote {record_path}", file=sys.stderr)
     return 0 if all(row["verdict"] != NOT_AS_STATED for row in record["claims"]) else 1

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import transformers
 
+from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX
 
@@ -107,7 +108,7 @@ def get_family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise ValueError(f"unsupported family {name!r}; supported: {', '.join(FAMILIES)}") from None
+        raise BadInput(f"unsupported family {name!r}; supported: {', '.join(FAMILIES)}") from None
 
 
 def family_of(model: object) -> Family:
@@ -115,7 +116,7 @@ def family_of(model: object) -> Family:
     for family in FAMILIES.values():
         if type(model).__name__ == family.classifier:
             return family
-    raise ValueError(
+    raise BadInput(
         f"unsupported model class {type(model).__name__}; supported: "
         + ", ".join(f.classifier for f in FAMILIES.values())
     )

@@ -25,8 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.schedules import get_schedule
 from pp_demo.pipeline.stages import check_split_points, count_layers, even_split_points
+from pp_demo.pipeline.validate import check_fault, check_tensors
 from pp_demo.pooling.rules import FIX, get_rule
 
 __all__ = [
@@ -69,7 +71,9 @@ class Batch:
 class Fault:
     """A failure injected on purpose (tests, the notebook): on ``rank`` (= stage; under a looped
     schedule the rank's first stage), at the forward of micro-batch ``at``, ``"raise"`` an
-    exception, ``"kill"`` the process or ``"hang"``."""
+    exception, ``"kill"`` the process or ``"hang"``. ``at`` counts that stage's forwards from 0
+    (over every batch of the job); one the job does not reach is refused, and so is a fault for
+    ``run(on="process")``, which has no ranks."""
 
     rank: int
     how: Literal["raise", "kill", "hang"] = "raise"
@@ -171,9 +175,9 @@ Result = Inference | Step | Training
 def micro_batches(batch_size: int, count: int) -> list[slice]:
     """Row slices of ``count`` equal micro-batches; a clear error when they can't be equal."""
     if not isinstance(count, int) or count < 1:
-        raise ValueError(f"the micro-batch count must be a positive int, got {count!r}")
+        raise BadInput(f"the micro-batch count must be a positive int, got {count!r}")
     if batch_size % count:
-        raise ValueError(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
+        raise BadInput(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
     size = batch_size // count
     return [slice(i * size, (i + 1) * size) for i in range(count)]
 
@@ -205,31 +209,23 @@ def parameter_copies(
 def check_job(job: Job, n_stages: int) -> None:
     """Refuse what the engine would get wrong, before anything runs."""
     if job.mode not in ("infer", "step", "train"):
-        raise ValueError(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
+        raise BadInput(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
     if not job.batches:
-        raise ValueError("a job needs at least one batch")
+        raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
-        raise ValueError(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
+        raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
+    for b in job.batches:
+        check_tensors(b, job.model.config, needs_labels=job.mode != "infer", ignored=IGNORED)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
-        raise ValueError(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
-    for b in job.batches:
-        micro_batches(b.input_ids.shape[0], job.n_micro)
-        if b.attention_mask is None or b.attention_mask.shape != b.input_ids.shape:
-            raise ValueError(
-                "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
-            )
-        if job.mode != "infer" and (b.labels is None or b.labels.shape != b.input_ids.shape[:1]):
-            raise ValueError("each training batch needs one label per row")
+        raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
+    micro_batches(job.batch.input_ids.shape[0], job.n_micro)
     if not isinstance(job.keep_params_every, int) or job.keep_params_every < 0:
-        raise ValueError(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
+        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
     if job.schedule is not None:
         _check_looped(job, n_stages)
-    n_ranks = n_stages // job.stages_per_rank
-    if job.fault is not None and (
-        job.fault.rank not in range(n_ranks) or job.fault.how not in ("raise", "kill", "hang")
-    ):
-        raise ValueError(f"a fault needs a rank in 0..{n_ranks - 1} and how 'raise', 'kill' or 'hang', got {job.fault}")
+    if job.fault is not None:
+        check_fault(job.fault, n_stages // job.stages_per_rank, forwards=job.n_micro * len(job.batches))
 
 
 def _check_looped(job: Job, n_stages: int) -> None:
@@ -240,13 +236,13 @@ def _check_looped(job: Job, n_stages: int) -> None:
     if per_rank == 1:
         return
     if n_stages % per_rank or n_stages < 2 * per_rank:
-        raise ValueError(
+        raise BadInput(
             f"{job.schedule} holds {per_rank} stages on each of at least 2 ranks: the model needs "
             f"{2 * per_rank}, {3 * per_rank}, ... stages, got {n_stages}"
         )
     rounds = max(1, job.n_micro // (n_stages // per_rank))
     if job.n_micro % rounds:
-        raise ValueError(
+        raise BadInput(
             f"{job.schedule} on {n_stages // per_rank} ranks runs {job.n_micro} micro-batches in "
             f"{rounds} equal rounds, which cannot be: use a multiple of {rounds}"
         )
@@ -260,7 +256,7 @@ def _points_for_ranks(num_layers: int, n_ranks: int | None, per_rank: int) -> tu
     except ValueError as error:
         each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
         started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
-        raise ValueError(f"{started}, {each}, but {error}") from None
+        raise BadInput(f"{started}, {each}, but {error}") from None
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
@@ -278,7 +274,7 @@ def prepare(job: Job, n_ranks: int | None = None) -> Job:
     if n_ranks is not None and n_stages != n_ranks * per_rank:
         each = "one rank each" if per_rank == 1 else f"{per_rank} on each rank"
         hint = f" (use --nproc-per-node {n_stages // per_rank})" if n_stages % per_rank == 0 else ""
-        raise ValueError(
+        raise BadInput(
             f"the split points {list(points)} cut the model into {n_stages} stages, {each}, "
             f"but torchrun started {n_ranks} ranks{hint}"
         )

@@ -29,6 +29,7 @@ import torch.multiprocessing as mp
 
 from pp_demo.pipeline.jobs import Job
 from pp_demo.pipeline.on_rank import RankJob, backend_and_device, run_on_rank
+from pp_demo.pipeline.torchrun_env import port_taken
 
 __all__ = [
     "PipelineError",
@@ -109,7 +110,7 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
     lost_peer = {r for r, c in causes.items() if any(p in c for p in _PEER_LOST)}
     for rank, cause in sorted(causes.items()):
         if rank not in lost_peer:
-            return PipelineError(f"rank {rank} failed: {cause}; {others}")
+            return PipelineError(f"rank {rank} failed: {port_taken(cause) or cause}; {others}")
     for rank, process in enumerate(processes):
         code = process.exitcode
         # SIGTERM is how torch stops the surviving ranks: not a cause
@@ -117,7 +118,8 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
             return PipelineError(f"rank {rank} was killed by {signal.Signals(-code).name} mid-schedule; {others}")
     if causes:
         return PipelineError(f"rank {min(causes)} failed: lost its connection to another rank; {others}")
-    return PipelineError(f"rank {error.error_index} failed: {str(error).strip().splitlines()[-1]}")
+    last = str(error).strip().splitlines()[-1]
+    return PipelineError(f"rank {error.error_index} failed: {port_taken(last) or last}")
 
 
 def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:

@@ -7,13 +7,14 @@
   those ranks: then ``--nproc-per-node`` must be the number of ranks the stages need, and
   jobs without split points are cut into as many stages as those ranks hold.
 
-Every job is checked before anything starts, so bad input is a one-line ``ValueError``;
+Every job is checked before anything starts, so bad input is a one-line ``BadInput``;
 a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
 """
 
 from collections.abc import Iterable
 from typing import Literal
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.in_process import run_in_process
 from pp_demo.pipeline.jobs import Job, Result, prepare
 from pp_demo.pipeline.launch import (
@@ -24,6 +25,8 @@ from pp_demo.pipeline.launch import (
     torchrun_world_size,
 )
 from pp_demo.pipeline.on_rank import RankJob, merge
+from pp_demo.pipeline.torchrun_env import check_torchrun_env
+from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
 
 __all__ = ["run", "ranks_device"]
 
@@ -47,7 +50,7 @@ def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
 
 def _in_process(job: Job | RankJob) -> Job:
     if isinstance(job, RankJob):  # it needs a rank's process group and StageCache
-        raise ValueError(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
+        raise BadInput(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
     return prepare(job)
 
 
@@ -57,11 +60,10 @@ def run(
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
     mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
     every rank but the last (which gathers the results)."""
-    jobs = list(jobs)
+    jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
         return [run_in_process(_in_process(job)) for job in jobs]
-    if on != "ranks":
-        raise ValueError(f"run(on=...) is 'process' or 'ranks', got {on!r}")
+    check_torchrun_env()
     if launched_by_torchrun():
         n_ranks = torchrun_world_size()
         jobs = [_prepare(job, n_ranks) for job in jobs]
@@ -70,6 +72,7 @@ def run(
             return None
         return [merge(job, [p[i] for p in parts], ranks_device(n_ranks)) for i, job in enumerate(jobs)]
     jobs = [_prepare(job) for job in jobs]
+    check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
         by_count.setdefault(_n_ranks(job), []).append(i)

@@ -22,6 +22,8 @@ tables are meant for its simulator and are not this execution order.)
 
 from dataclasses import dataclass
 
+from pp_demo.errors import BadInput
+
 __all__ = [
     "ScheduleSpec",
     "SCHEDULES",
@@ -62,7 +64,7 @@ def get_schedule(name: str) -> ScheduleSpec:
     """The registry's entry for ``name``; an unknown name is refused with the known ones."""
     if name not in SCHEDULES:
         known = ", ".join(repr(n) for n in SCHEDULES)
-        raise ValueError(f"a schedule is one of {known}, got {name!r}")
+        raise BadInput(f"a schedule is one of {known}, got {name!r}")
     return SCHEDULES[name]
 
 
@@ -79,15 +81,15 @@ Slot = tuple[int, int, str, int]
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     """Per stage, its operations in order: ``"F3"`` the forward of micro-batch 3, ``"B3"`` its backward."""
     if kind in SCHEDULES and kind not in ("gpipe", "1f1b"):
-        raise ValueError(f"the order of {kind!r} is not written out here, only that of 'gpipe' and '1f1b'")
+        raise BadInput(f"the order of {kind!r} is not written out here, only that of 'gpipe' and '1f1b'")
     if kind not in ("gpipe", "1f1b"):
-        raise ValueError(f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
+        raise BadInput(f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
     if n_stages < 2 or n_micro < 1:
-        raise ValueError(f"a pipeline needs at least 2 stages and 1 micro-batch, got {n_stages} and {n_micro}")
+        raise BadInput(f"a pipeline needs at least 2 stages and 1 micro-batch, got {n_stages} and {n_micro}")
     if kind == "gpipe":
         return [[f"F{i}" for i in range(n_micro)] + [f"B{i}" for i in range(n_micro)] for _ in range(n_stages)]
     if n_micro < n_stages:
-        raise ValueError(
+        raise BadInput(
             f"1F1B needs at least one micro-batch per stage ({n_stages}), got {n_micro}: "
             "with fewer the runner uses GPipe"
         )

@@ -23,6 +23,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import Family, family_of
 from pp_demo.pooling.rules import FIX, Rule, get_rule, pooled_positions
 
@@ -165,7 +166,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
         and all(a < b for a, b in pairwise(points))
     )
     if not valid:
-        raise ValueError(
+        raise BadInput(
             f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
             f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}"
         )
@@ -175,7 +176,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
 def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
     """Points that cut ``num_layers`` layers into ``n_stages`` stages as evenly as possible."""
     if not isinstance(n_stages, int) or not 2 <= n_stages <= num_layers:
-        raise ValueError(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
+        raise BadInput(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
     return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from pp_demo.errors import BadInput
+
 __all__ = ["PAD", "PaddingCase", "CASES", "REVIEW_TABLE", "get_case", "as_batch", "row_text"]
 
 PAD = 0
@@ -77,7 +79,7 @@ def get_case(name: str) -> PaddingCase:
     try:
         return CASES[name]
     except KeyError:
-        raise ValueError(f"unknown padding case {name!r}; known cases: {', '.join(CASES)}") from None
+        raise BadInput(f"unknown padding case {name!r}; known cases: {', '.join(CASES)}") from None
 
 
 def as_batch(
@@ -87,7 +89,7 @@ def as_batch(
     resolved = [get_case(c) if isinstance(c, str) else c for c in cases]
     lengths = {c.length for c in resolved}
     if len(lengths) != 1:
-        raise ValueError(f"cases of different lengths {sorted(lengths)} cannot share a batch")
+        raise BadInput(f"cases of different lengths {sorted(lengths)} cannot share a batch")
     ids = torch.tensor([c.input_ids for c in resolved], dtype=torch.long, device=device)
     mask = torch.tensor([c.attention_mask for c in resolved], dtype=torch.long, device=device)
     return ids, mask

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PAD, PaddingCase
 from pp_demo.pooling.padding_table import Verdict, judge, resolve_cases
 from pp_demo.pooling.rules import RULES, Rule, get_rule, pooled_positions
@@ -62,7 +63,7 @@ def pack(
     Every sequence needs at least one token: an empty one has no last token to pool."""
     sequences = [list(seq) for seq in sequences]
     if not sequences or any(len(seq) == 0 for seq in sequences):
-        raise ValueError("pack needs at least one sequence, and no empty sequence")
+        raise BadInput("pack needs at least one sequence, and no empty sequence")
     flat = [token for seq in sequences for token in seq]
     ids = torch.tensor([flat], dtype=torch.long, device=device)
     lengths = torch.tensor([len(seq) for seq in sequences], dtype=torch.int32, device=device)

@@ -8,6 +8,7 @@ Two references exist (see ``pp_demo.pooling.cases``) and a table is judged by ex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import CASES, PaddingCase, get_case, row_text
 from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES, Rule, get_rule, pooled_positions
 from pp_demo.pooling.survey import RULE_CLASS
@@ -58,7 +59,7 @@ class Verdict:
     def position(self) -> int:
         """The raw position on a padded case (one sequence), as the rule returns it (may be -1)."""
         if self.positions is None:
-            raise ValueError(f"rule {self.rule!r} cannot run on {self.case!r}: it has no position")
+            raise BadInput(f"rule {self.rule!r} cannot run on {self.case!r}: it has no position")
         return self.positions[0]
 
     @property
@@ -85,7 +86,7 @@ class Verdict:
 
 def _reference(case: PaddingCase, reference: str) -> int | None:
     if reference not in REFERENCES:
-        raise ValueError(f"unknown reference {reference!r}; use one of {', '.join(REFERENCES)}")
+        raise BadInput(f"unknown reference {reference!r}; use one of {', '.join(REFERENCES)}")
     return case.true_last if reference == "true_last" else case.forward_pools
 
 
@@ -120,7 +121,7 @@ def padding_table(
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if r not in PADDED_RULES]
     if packed:
-        raise ValueError(
+        raise BadInput(
             f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the "
             f"padding table has padded rows only (notebook 07 compares it)"
         )

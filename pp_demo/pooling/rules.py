@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from pp_demo.errors import BadInput
+
 __all__ = [
     "Rule",
     "RULES",
@@ -49,7 +51,7 @@ def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str,
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
     if tensor.dim() != dims:
-        raise ValueError(f"{name} must be {dims}-D{shape_text}, got shape {tuple(tensor.shape)}")
+        raise BadInput(f"{name} must be {dims}-D{shape_text}, got shape {tuple(tensor.shape)}")
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer {holds}, got dtype {tensor.dtype}")
 
@@ -57,33 +59,33 @@ def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str,
 def _check_ids(input_ids: torch.Tensor) -> None:
     _check_integer_tensor(input_ids, "input_ids", 2, " (batch, length)", "token ids")
     if input_ids.shape[1] == 0:
-        raise ValueError("input_ids has an empty sequence (length 0): there is no token to pool")
+        raise BadInput("input_ids has an empty sequence (length 0): there is no token to pool")
 
 
 def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) -> None:
     if not isinstance(attention_mask, torch.Tensor):
         raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
     if attention_mask.dim() != 2:
-        raise ValueError(f"attention_mask must be 2-D (batch, length), got shape {tuple(attention_mask.shape)}")
+        raise BadInput(f"attention_mask must be 2-D (batch, length), got shape {tuple(attention_mask.shape)}")
     if like is not None and attention_mask.shape != like.shape:
-        raise ValueError(
+        raise BadInput(
             f"attention_mask shape {tuple(attention_mask.shape)} differs from input_ids shape {tuple(like.shape)}"
         )
     if attention_mask.dtype.is_floating_point or attention_mask.dtype.is_complex:
         raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
-        raise ValueError("attention_mask has an empty sequence (length 0): there is no token to pool")
+        raise BadInput("attention_mask has an empty sequence (length 0): there is no token to pool")
     # a check on the values needs the data: skipped while torch.export traces the rule
     # (ONNX export), where the tensors are symbolic
     if not torch.compiler.is_compiling() and ((attention_mask != 0) & (attention_mask != 1)).any():
-        raise ValueError("attention_mask must contain only 0 and 1")
+        raise BadInput("attention_mask must contain only 0 and 1")
 
 
 def _no_pad_id(input_ids: torch.Tensor) -> torch.Tensor:
     """What transformers does when the config has no pad token: batch 1 pools the last
     position, a larger batch is an error (rows could differ in length, nothing tells how)."""
     if input_ids.shape[0] != 1:
-        raise ValueError(
+        raise BadInput(
             f"pad_token_id is None and the batch has {input_ids.shape[0]} rows: without a pad id "
             "the last real token of each row cannot be found (set config.pad_token_id)"
         )
@@ -186,17 +188,15 @@ def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
 def _check_cu_seqlens(cu_seqlens: torch.Tensor) -> None:
     _check_integer_tensor(cu_seqlens, "cu_seqlens", 1, "", "offsets")
     if cu_seqlens.shape[0] < 2:
-        raise ValueError("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
+        raise BadInput("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
     if int(cu_seqlens[0]) != 0:
-        raise ValueError(f"cu_seqlens must start at 0, got {int(cu_seqlens[0])}")
+        raise BadInput(f"cu_seqlens must start at 0, got {int(cu_seqlens[0])}")
     lengths = cu_seqlens[1:] - cu_seqlens[:-1]
     if (lengths < 0).any():
-        raise ValueError(f"cu_seqlens must be non-decreasing, got {cu_seqlens.tolist()}")
+        raise BadInput(f"cu_seqlens must be non-decreasing, got {cu_seqlens.tolist()}")
     if (lengths == 0).any():
         empty = (lengths == 0).nonzero().flatten().tolist()
-        raise ValueError(
-            f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no last token to pool"
-        )
+        raise BadInput(f"cu_seqlens has empty sequences (numbers {empty}): an empty sequence has no last token to pool")
 
 
 def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:
@@ -296,7 +296,7 @@ def get_rule(name: "str | Rule") -> Rule:
     try:
         return RULES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
+        raise BadInput(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
 
 
 def pooled_positions(
@@ -321,7 +321,7 @@ def pooled_positions(
         _check_ids(input_ids)
         _check_cu_seqlens(cu_seqlens)
         if input_ids.shape != (1, int(cu_seqlens[-1])):
-            raise ValueError(
+            raise BadInput(
                 f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
                 f"there), got input_ids of shape {tuple(input_ids.shape)}"
             )
@@ -333,5 +333,5 @@ def pooled_positions(
     }
     missing = [key for key in found.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
-        raise ValueError(f"rule {found.name!r} needs {', '.join(missing)}")
+        raise BadInput(f"rule {found.name!r} needs {', '.join(missing)}")
     return found(**inputs)

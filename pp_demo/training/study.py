@@ -21,6 +21,7 @@ from typing import Any
 import torch
 import transformers
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline import runner
 from pp_demo.pipeline.in_process import pipeline_logits
 from pp_demo.pipeline.jobs import IGNORED, Job, Training
@@ -237,7 +238,7 @@ def results_path(version: str = transformers.__version__, folder: str | Path = "
 def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]:
     path = results_path(version, folder)
     if not path.exists():
-        raise ValueError(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
+        raise BadInput(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
     results: dict[str, Any] = json.loads(path.read_text())
     return results
 
@@ -245,7 +246,7 @@ def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]
 def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:
     """Run the whole study on this version and write its results file."""
     if not isinstance(seeds, int) or seeds < 1:
-        raise ValueError(f"the study needs at least one seed, got {seeds!r}")
+        raise BadInput(f"the study needs at least one seed, got {seeds!r}")
     torch.set_num_threads(1)
     settings = StudySettings(seeds=tuple(range(seeds)))
     results = run_study(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))

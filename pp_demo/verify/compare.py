@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import torch
 
+from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
@@ -96,7 +97,7 @@ class RowComparison:
 def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
     """Per row: does it match the reference within ``atol``, and by how much it differs."""
     if logits.shape != reference.shape:
-        raise ValueError(
+        raise BadInput(
             f"logits of shape {tuple(logits.shape)} cannot be compared with "
             f"reference logits of shape {tuple(reference.shape)}"
         )

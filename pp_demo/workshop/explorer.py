@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PaddingCase, row_text
 from pp_demo.pooling.padding_table import Verdict, mark, padding_table
 from pp_demo.pooling.rules import FIX, PADDED_RULES, pooled_positions
@@ -50,31 +51,43 @@ def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
     items = [item for item in re.split(r"[\s,]+", text.strip().strip("[]()")) if item]
     for item in items:
         if not re.fullmatch(r"[+-]?\d+", item):
-            raise ValueError(f"{what} must be whole numbers, got {item!r}")
+            raise BadInput(f"{what} must be whole numbers, got {item!r}")
     return tuple(int(item) for item in items)
 
 
 def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]:
     if isinstance(values, str):
         return parse_row(values, what)
+    if hasattr(values, "dim") and hasattr(values, "tolist"):  # a tensor: one row, of integers
+        tensor: Any = values
+        if tensor.dim() != 1 or tensor.is_floating_point():
+            raise BadInput(
+                f"{what} must be one row of whole numbers (1-D), got a {tensor.dtype} tensor of shape "
+                f"{tuple(tensor.shape)}" + (" (one row of a batch: ids[0])" if tensor.dim() == 2 else "")
+            )
+        values = tensor.tolist()
+    if not isinstance(values, Iterable):
+        raise BadInput(f"{what} must be a sequence of whole numbers or a string like '0 0 5 6', got {values!r}")
     items = tuple(values)
     for value in items:
         if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
-            raise ValueError(f"{what} must be whole numbers, got {value!r}")
+            raise BadInput(f"{what} must be whole numbers, got {value!r}")
     return tuple(int(value) for value in items)
 
 
 def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id: object) -> None:
     if not ids:
-        raise ValueError("the row is empty: type at least one token id")
+        raise BadInput("the row is empty: type at least one token id")
     if any(not 0 <= i < 2**63 for i in ids):  # a long tensor holds them
-        raise ValueError(f"token ids must lie between 0 and 2**63 - 1, got {row_text(ids)}")
+        raise BadInput(f"token ids must lie between 0 and 2**63 - 1, got {row_text(ids)}")
     if len(mask) != len(ids):
-        raise ValueError(f"the mask has length {len(mask)} but the row has {len(ids)} token ids")
+        raise BadInput(f"the mask has length {len(mask)} but the row has {len(ids)} token ids")
     if any(m not in (0, 1) for m in mask):
-        raise ValueError(f"the mask holds only 0 (padding) and 1 (real token), got {row_text(mask)}")
+        raise BadInput(f"the mask holds only 0 (padding) and 1 (real token), got {row_text(mask)}")
     if isinstance(pad_token_id, bool) or not isinstance(pad_token_id, int) or not 0 <= pad_token_id < 2**63:
-        raise ValueError(f"the pad id must be a whole number >= 0, got {pad_token_id!r}")
+        raise BadInput(
+            f"the pad id must be a whole number in 0..2**63-1 (a long tensor holds it), got {pad_token_id!r}"
+        )
 
 
 def explore(

@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pp_demo.outputs import output_path
+
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: notebooks/ and results/ sit here
@@ -291,6 +293,7 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not gpus:
         print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")
         return 0
+    out = output_path(args.out, "gpu_check.json")  # before minutes of steps, not after
     steps = plan(len(gpus), parser)
     print(f"gpu-check on {len(gpus)} x {gpus[0]}: {len(steps)} steps, each with its own timeout", flush=True)
     outcomes = []
@@ -299,8 +302,7 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"[{number}/{len(steps)}] {step.name}", flush=True)
         outcomes.append(run_step(step))
     print(format_table(outcomes))
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results_record(gpus, outcomes), indent=1) + "\n")
-    print(f"wrote {args.out}")
+    print(f"wrote {out}")
     return 0 if all(o.verdict in (PASS, SKIP) for o in outcomes) else 1

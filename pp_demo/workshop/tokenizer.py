@@ -18,6 +18,8 @@ The ids are written out below, not learned, so the tokenizer is the same on ever
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
 
+from pp_demo.errors import BadInput
+
 __all__ = ["EOS", "UNK", "VOCAB", "tiny_tokenizer"]
 
 EOS, UNK = "<eos>", "<unk>"
@@ -53,7 +55,7 @@ VOCAB = {EOS: 0, UNK: 1, **{word: i for i, word in enumerate(_WORDS, start=2)}}
 def tiny_tokenizer(padding_side: str = "right") -> PreTrainedTokenizerFast:
     """The tokenizer, padding on ``padding_side`` (``"right"`` or ``"left"``), pad == eos == 0."""
     if padding_side not in ("left", "right"):
-        raise ValueError(f"padding_side must be 'left' or 'right', got {padding_side!r}")
+        raise BadInput(f"padding_side must be 'left' or 'right', got {padding_side!r}")
     core = Tokenizer(models.WordLevel(VOCAB, unk_token=UNK))
     core.normalizer = normalizers.Lowercase()
     core.pre_tokenizer = pre_tokenizers.Whitespace()  # words, and punctuation as its own token

@@ -107,6 +107,7 @@ def test_the_layers_are_the_ones_the_package_is_built_from():
     assert _layers() == [
         "errors",
         "quiet",
+        "outputs",
         "pooling",
         "pipeline",
         "verify",

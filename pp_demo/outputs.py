@@ -1,0 +1,64 @@
+"""Where a command writes: checked before it works, and never over what the notebooks read.
+
+``train-study``, ``bench`` and ``verify-pr`` run for minutes and then write. A path they
+cannot write (a read-only folder, a file where a folder belongs) would fail only after that
+work, so ``output_path`` checks it first: a folder given as ``--out`` means "write inside it",
+and the folder the file lands in must exist and take a file, or be creatable.
+
+The files in ``results/`` are committed and read by the notebooks. A run without ``--out``
+writes under ``results/tmp/`` (ignored by git) instead, and says so; replacing a committed file
+takes ``--out`` naming it (``docs/cli.md``, "Regenerating the committed results").
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from pp_demo.errors import BadInput
+
+__all__ = ["RESULTS", "SCRATCH", "output_path", "check_folder_writable", "is_committed_result"]
+
+RESULTS = Path("results")  # relative to the checkout, like every default path of the CLI
+SCRATCH = RESULTS / "tmp"  # where a run without --out writes (git ignores it)
+
+
+def _can_write_in(folder: Path) -> bool:
+    """True when a file can be created in ``folder`` (tried for real: root ignores modes)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def check_folder_writable(folder: Path, flag: str, given: str | Path | None = None) -> None:
+    """``folder`` exists and takes files, or can be created: its nearest existing parent is a
+    folder that takes files. The refusal names ``flag`` and the value ``given`` to it."""
+    label = f"{flag} {folder if given is None else given}"
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise BadInput(f"{label}: {existing} is a file, not a folder")
+    if not _can_write_in(existing):
+        raise BadInput(f"{label}: cannot write in {existing} (read-only?)")
+
+
+def output_path(out: str | Path, name: str, flag: str = "--out") -> Path:
+    """The file a command will write for ``--out out``: ``out/name`` when ``out`` is a folder
+    (one that exists, or one written with a trailing slash), else ``out`` itself; checked."""
+    given = str(out)
+    path = Path(out)
+    if path.is_dir() or given.endswith(("/", os.sep)):
+        path = path / name
+    if path.is_dir():
+        raise BadInput(f"{flag} {out}: {path} is a folder, not a file")
+    check_folder_writable(path.parent, flag, out)
+    return path
+
+
+def is_committed_result(path: Path) -> bool:
+    """``path`` is one of the files in ``results/`` that the notebooks read (this checkout's,
+    or the ``results/`` of the folder the command runs in)."""
+    folders = {RESULTS.resolve(), (Path(__file__).resolve().parents[1] / "results")}
+    return path.is_file() and path.resolve().parent in folders

@@ -1,0 +1,190 @@
+"""What a job and a run are given, checked in one line each before anything is built or started.
+
+Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids
+in the embedding, an id past the vocabulary as ``index out of range`` on some rank, a label
+past the class count in the loss, a timeout of 0 as "did not finish within 0 s", a fault
+that never fires, a script without the main guard as a cascade of "bootstrapping phase"
+errors from every rank. Each function raises ``BadInput`` with the value and what would do.
+"""
+
+import ast
+import math
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+
+from pp_demo.errors import BadInput
+
+__all__ = ["check_device", "check_tensors", "check_fault", "check_run_arguments", "check_main_guard"]
+
+
+def _shape(t: torch.Tensor) -> str:
+    return f"({', '.join(map(str, t.shape))}{',' if t.dim() == 1 else ''})"
+
+
+def _device_count(kind: str) -> int:
+    """How many devices of ``kind`` this torch build can compute on here (0: none)."""
+    if kind == "mps":
+        return 1 if torch.backends.mps.is_available() else 0
+    module = getattr(torch, kind, None)
+    available = getattr(module, "is_available", None)
+    if module is None or available is None or not available():
+        return 0
+    count = getattr(module, "device_count", lambda: 1)()
+    return int(count)
+
+
+def usable_devices() -> list[str]:
+    return ["cpu"] + [kind for kind in ("cuda", "xpu", "mps") if _device_count(kind)]
+
+
+def check_device(text: str) -> str:
+    """``text`` when it names a device this torch can compute on, else a one-line refusal
+    (every device type torch parses: cpu, cuda, mps, xpu, meta, hpu, xla, ...)."""
+    usable = " or ".join(usable_devices())
+    try:
+        device = torch.device(text)
+    except (RuntimeError, TypeError):
+        raise BadInput(f"{text!r} is not a device: use {usable}") from None
+    if device.type == "cpu":
+        return text
+    if device.type == "meta":
+        raise BadInput(f"{text!r} holds shapes without values: logits cannot be compared there; use {usable}")
+    count = _device_count(device.type)
+    if count == 0:
+        seen = "sees no CUDA device" if device.type == "cuda" else f"cannot compute on {device.type!r} here"
+        raise BadInput(f"{text!r}: this torch ({torch.__version__}) {seen}; use {usable}")
+    if device.index is not None and device.index >= count:
+        raise BadInput(f"{text!r}: this machine has {count} {device.type} device(s), {device.type}:0..{count - 1}")
+    return text
+
+
+def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
+    if value.dim() != dims:
+        hint = " (one row: ids[None])" if name == "input_ids" and value.dim() == 1 else ""
+        raise BadInput(f"{name} must be {dims}-D, got shape {_shape(value)}{hint}")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
+    return value
+
+
+def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | None = None) -> None:
+    """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
+    empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
+    (or ``ignored``: a row left out of the loss); all on one device."""
+    ids = _integer_tensor(batch.input_ids, "input_ids", 2)
+    if ids.numel() == 0:
+        raise BadInput(f"input_ids has no token (shape {_shape(ids)}): a batch needs rows of at least one id")
+    low, high, vocab = int(ids.min()), int(ids.max()), int(config.vocab_size)
+    if low < 0 or high >= vocab:
+        raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
+    mask = batch.attention_mask
+    if mask is None:
+        raise BadInput(
+            "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
+        )
+    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
+        got = _shape(mask) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
+        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {_shape(ids)}, got {got}")
+    if not bool(((mask == 0) | (mask == 1)).all()):
+        raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
+    tensors = [ids, mask]
+    if needs_labels:
+        labels = batch.labels
+        if labels is None:
+            raise BadInput("each training batch needs one label per row")
+        labels = _integer_tensor(labels, "labels", 1)
+        if labels.shape[0] != ids.shape[0]:
+            raise BadInput(
+                f"each training batch needs one label per row: {ids.shape[0]} rows, {labels.shape[0]} labels"
+            )
+        classes = int(config.num_labels)
+        counted = labels[labels != ignored] if ignored is not None else labels
+        if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
+            also = f", or {ignored} for a row left out of the loss" if ignored is not None else ""
+            raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
+        tensors.append(labels)
+    devices = sorted({str(t.device) for t in tensors})
+    if len(devices) > 1:
+        raise BadInput(f"the ids, mask and labels of a batch must be on one device, got {', '.join(devices)}")
+
+
+def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
+    """A fault on a stage the pipeline has, of a known kind, at a forward the rank runs
+    (``at`` counts that rank's micro-batch forwards from 0: ``forwards`` of them)."""
+    if fault.rank not in range(n_stages) or fault.how not in ("raise", "kill", "hang"):
+        raise BadInput(f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {fault}")
+    if isinstance(fault.at, bool) or not isinstance(fault.at, int) or fault.at not in range(forwards):
+        raise BadInput(
+            f"{fault} would never fire: rank {fault.rank} runs {forwards} micro-batch forward(s), "
+            f"at 0..{forwards - 1} (give a smaller at, or more micro-batches)"
+        )
+
+
+def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
+    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
+    known place, a timeout > 0; a fault only where there are ranks to inject it into. The jobs
+    as a list."""
+    if isinstance(jobs, kinds):
+        raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
+    if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):
+        raise BadInput(f"run takes a list of jobs, got {type(jobs).__name__}")
+    checked: list[Any] = list(jobs)
+    for job in checked:
+        if not isinstance(job, kinds):
+            raise BadInput(f"run takes Job objects (Job.infer, Job.step, Job.train), got a {type(job).__name__}")
+    if on not in ("process", "ranks"):
+        raise BadInput(f"run(on=...) is 'process' or 'ranks', got {on!r}")
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+        raise BadInput(f"timeout_s is a number of seconds > 0, got {timeout_s!r}")
+    if on == "process" and any(getattr(job, "fault", None) is not None for job in checked):
+        raise BadInput("a Fault is injected into a rank, and on='process' has none: run the job with on='ranks'")
+    return checked
+
+
+def _under_main_guard(tree: ast.Module, line: int) -> bool:
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if (
+            isinstance(test, ast.Compare)
+            and {ast.unparse(test.left), *(ast.unparse(c) for c in test.comparators)}
+            in ({"__name__", "'__main__'"}, {"__name__", '"__main__"'})
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
+            return True
+    return False
+
+
+def check_main_guard() -> None:
+    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
+
+    Each rank imports the script it was started from again (that is how a function of it can
+    run there); without the guard every rank would reach this call and start ranks itself."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None) or ""
+    if main is None or path is None or getattr(multiprocessing.current_process(), "_inheriting", False):
+        return
+    if name == "__main__" or name.endswith(".__main__") or os.path.basename(path).startswith("ipython"):
+        return  # a package's __main__.py (python -m pkg) is not run again in the ranks: no guard needed
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_code.co_name == "<module>" and frame.f_globals is vars(main)):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return  # called from a function the script's top level did not call (a thread, a callback)
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return
+    if not _under_main_guard(tree, frame.f_lineno):
+        raise BadInput(
+            f'line {frame.f_lineno} of {os.path.basename(path)} starts ranks outside `if __name__ == "__main__":`; '
+            "every rank imports the script again, so put the call under that guard"
+        )
