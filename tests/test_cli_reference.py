@@ -1,7 +1,5 @@
 """docs/cli.md lists every subcommand and flag of the command line, as --help prints them."""
 
-from conftest import REPO
-
 from pp_demo.cli import build_parser
 from tools import cli_reference
 
@@ -16,8 +14,8 @@ def test_docs_cli_md_is_the_parsers_help():
     assert tool.rendered(text) == text, "docs/cli.md is out of date: run python -m tools.cli_reference"
 
 
-def test_every_subcommand_and_flag_is_in_docs_cli_md():
-    text = (REPO / "docs" / "cli.md").read_text()
+def test_every_subcommand_and_flag_is_in_docs_cli_md(repo):
+    text = (repo / "docs" / "cli.md").read_text()
     subcommands = _tool().subcommands(build_parser())
     assert {"table", "explore", "reproduce", "families", "check", "bench", "train-study", "verify-pr"} <= set(
         subcommands

@@ -196,3 +196,12 @@ def test_the_tools_import_each_other_as_a_package_and_one_way():
     graph = _tools_graph()
     assert graph["facilitator"] >= {"episodes", "agenda"}  # the parser sees the tools' imports
     assert _cycle(graph) == []
+
+
+def test_no_test_imports_from_a_conftest():
+    # two conftest.py files (tests/, tests/browser/): `from conftest import` picks either, by
+    # collection order; shared things are fixtures
+    tests = PACKAGE.parent / "tests"
+    needle = "from " + "conftest import"  # spelled apart, so this file is not its own offender
+    offenders = [str(p.relative_to(tests)) for p in tests.rglob("*.py") if needle in p.read_text()]
+    assert offenders == []
