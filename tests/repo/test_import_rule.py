@@ -199,7 +199,7 @@ def test_the_tools_import_each_other_as_a_package_and_one_way():
 
 
 def test_no_test_imports_from_a_conftest():
-    # two conftest.py files (tests/, tests/browser/): `from conftest import` picks either, by
+    # two conftest.py files (tests/, tests/browser/): importing a name from "conftest" picks either, by
     # collection order; shared things are fixtures
     tests = PACKAGE.parent / "tests"
     needle = "from " + "conftest import"  # spelled apart, so this file is not its own offender
