@@ -339,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--out", default="results/verify_pr.json", help="the record (default: %(default)s)")
     verify.set_defaults(run=_verify_pr)
+    from pp_demo.colossalai.engine_cli import add_parser as add_engine_parser
+
+    add_engine_parser(jobs)  # colossalai-engine: the bug on ColossalAI's own plugin
     return parser
 
 
