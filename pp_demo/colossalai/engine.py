@@ -105,12 +105,16 @@ def _read(path: pathlib.Path) -> Any:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+# what a rank says when its peer died first: not a cause
+_PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed", "Connection")
+
+
 def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
     """The first rank that failed, as one line; None while every rank is alive or done well."""
     for rank, process in enumerate(processes):
         code = process.poll()
         error = _read(folder / f"error{rank}.json")
-        if error and "Connection" not in error:
+        if error and not any(phrase in error for phrase in _PEER_LOST):
             return f"rank {rank} failed {doing}: {error}"
         if code is not None and code < 0:
             return f"rank {rank} was killed by {signal.Signals(-code).name} {doing}"
