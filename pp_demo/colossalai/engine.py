@@ -32,8 +32,18 @@ from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import REPRO_ROWS
 
-__all__ = ["SCHEDULES", "MODES", "COUNT_FAMILIES", "FIRST_PAD_FAMILIES", "batch_of", "engine_cases", "run_engine",
-           "case_name"]
+__all__ = [
+    "SCHEDULES",
+    "MODES",
+    "COUNT_FAMILIES",
+    "FIRST_PAD_FAMILIES",
+    "NOT_INTERLEAVED",
+    "batch_of",
+    "engine_cases",
+    "not_run",
+    "run_engine",
+    "case_name",
+]
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEDULES = ("1f1b", "interleaved")
@@ -43,6 +53,24 @@ MODES = ("inference", "training")
 COUNT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
 FIRST_PAD_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
 Case = dict[str, Any]
+# Two micro-batches per batch: training on two stages needs at least two (1F1B's load_batch
+# asserts it), and the interleaved schedule on two stages hangs with four, even with
+# overlap_p2p=False (measured: docs/colossalai-interleaved-hang.md).
+MICRO_BATCHES = 2
+
+# Measured on ColossalAI 0.5.0 with pp_style="interleaved" (docs/colossalai.md shows the runs):
+# these families' policies cannot run the interleaved schedule, with any tree, on any device.
+_NO_STAGE_INDICES = (
+    "its policy never sets stage_manager.stage_indices, which the interleaved schedule reads "
+    "(AttributeError at pipeline/schedule/interleaved_pp.py:314)"
+)
+NOT_INTERLEAVED = {
+    "opt": "its policy asks is_last_stage() without ignore_chunk while boosting (AssertionError at "
+    "shardformer/policies/opt.py:463 -> pipeline/stage_manager.py:135)",
+    "bloom": _NO_STAGE_INDICES,
+    "falcon": _NO_STAGE_INDICES,
+    "gptj": _NO_STAGE_INDICES,
+}
 
 
 def batch_of(family: str) -> tuple[Any, Any]:
@@ -57,17 +85,31 @@ def batch_of(family: str) -> tuple[Any, Any]:
 def engine_cases(
     families: Iterable[str], schedules: Iterable[str] = SCHEDULES, modes: Iterable[str] = MODES
 ) -> list[Case]:
-    """One case per family x schedule x mode, with its batch, as the worker reads it."""
+    """One case per family x schedule x mode, with its batch, as the worker reads it; none for
+    a family the schedule cannot run (``not_run`` says why)."""
     cases = []
     for family in families:
         ids, mask = batch_of(family)
         for schedule in schedules:
+            if not_run(family, schedule):
+                continue
             for mode in modes:
                 cases.append(
-                    {"family": family, "schedule": schedule, "mode": mode, "input_ids": ids.tolist(),
-                     "attention_mask": mask.tolist()}
+                    {
+                        "family": family,
+                        "schedule": schedule,
+                        "mode": mode,
+                        "input_ids": ids.tolist(),
+                        "attention_mask": mask.tolist(),
+                        "microbatch_size": len(ids) // MICRO_BATCHES,
+                    }
                 )
     return cases
+
+
+def not_run(family: str, schedule: str) -> str | None:
+    """Why ColossalAI 0.5.0 cannot run ``family`` with ``schedule``; ``None`` when it can."""
+    return NOT_INTERLEAVED.get(family) if schedule == "interleaved" else None
 
 
 def case_name(case: Case) -> str:
@@ -84,8 +126,14 @@ def _free_port() -> int:
 def _start(tree: pathlib.Path | None, job: pathlib.Path, folder: pathlib.Path, world: int) -> list[Any]:
     # the tree first, then this checkout's pp_demo: the process imports that colossalai
     path = [str(tree)] if tree else []
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*path, str(ROOT)]), MASTER_ADDR="127.0.0.1",
-               MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([*path, str(ROOT)]),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(_free_port()),
+        WORLD_SIZE=str(world),
+        OMP_NUM_THREADS="1",
+    )
     processes = []
     for rank in range(world):
         log = open(folder / f"rank{rank}.log", "w")  # noqa: SIM115 - closed with the process
@@ -134,7 +182,9 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
     time.sleep(1.0)
     where = []
     for rank in live:
-        frames = re.findall(r'File "[^"]*?/colossalai/([^"]+)", line (\d+) in (\w+)', (folder / f"rank{rank}.log").read_text())
+        frames = re.findall(
+            r'File "[^"]*?/colossalai/([^"]+)", line (\d+) in (\w+)', (folder / f"rank{rank}.log").read_text()
+        )
         if frames:  # faulthandler lists the innermost frame first
             path, line, function = frames[0]
             where.append(f"rank {rank} in {function} ({path}:{line})")
@@ -186,9 +236,11 @@ def run_engine(
                 failure = _died(processes, folder, doing)
                 if failure is None and time.monotonic() > deadline:
                     stuck = _where_stuck(processes, folder)
-                    failure = f"no rank finished {doing[3:]} within {case_timeout_s:g} s" + (
-                        f" ({stuck})" if stuck else ""
-                    ) + "; both ranks were stopped"
+                    failure = (
+                        f"no rank finished {doing[3:]} within {case_timeout_s:g} s"
+                        + (f" ({stuck})" if stuck else "")
+                        + "; both ranks were stopped"
+                    )
                 if failure is not None:
                     break
                 time.sleep(0.1)

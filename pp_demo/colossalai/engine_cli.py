@@ -23,6 +23,7 @@ from pp_demo.colossalai.engine import (
     batch_of,
     case_name,
     engine_cases,
+    not_run,
     run_engine,
 )
 from pp_demo.errors import BadInput
@@ -89,6 +90,11 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
     print("against model.forward (the reference)")
     for line in _batch_lines(args.family):
         print(line)
+    for family in args.family:
+        for schedule in args.schedule:
+            why = not_run(family, schedule)
+            if why:
+                print(f"not run: {family} {schedule}: {why}")
     failed = False
     for tree, run in runs.items():
         print(f"\ntree {tree}: colossalai imported from it: {run['colossalai.__file__ inside the tree']}")
@@ -179,16 +185,36 @@ def add_parser(jobs: Any) -> None:
         "model.forward. Needs ColossalAI (make colossalai).",
     )
     pooled = [f for f in FAMILIES if f in COUNT_FAMILIES + FIRST_PAD_FAMILIES]
-    engine.add_argument("--family", nargs="+", choices=pooled, default=list(COUNT_FAMILIES), metavar="FAMILY",
-                        help=f"families (default: %(default)s; supported: {', '.join(pooled)})")
-    engine.add_argument("--tree", nargs="+", choices=TREES, default=["unpatched", "change"], metavar="TREE",
-                        help=f"ColossalAI trees, one rank start each (default: %(default)s; of: {', '.join(TREES)})")
+    engine.add_argument(
+        "--family",
+        nargs="+",
+        choices=pooled,
+        default=list(COUNT_FAMILIES),
+        metavar="FAMILY",
+        help=f"families (default: %(default)s; supported: {', '.join(pooled)})",
+    )
+    engine.add_argument(
+        "--tree",
+        nargs="+",
+        choices=TREES,
+        default=["unpatched", "change"],
+        metavar="TREE",
+        help=f"ColossalAI trees, one rank start each (default: %(default)s; of: {', '.join(TREES)})",
+    )
     engine.add_argument("--schedule", nargs="+", choices=SCHEDULES, default=list(SCHEDULES))
     engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
     engine.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
-    engine.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
-                        help="gloo on the CPU (default); nccl needs a GPU per rank")
-    engine.add_argument("--case-timeout", type=float, default=60.0,
-                        help="seconds a case may take before its ranks are stopped (default %(default)s)")
+    engine.add_argument(
+        "--backend",
+        choices=["gloo", "nccl"],
+        default="gloo",
+        help="gloo on the CPU (default); nccl needs a GPU per rank",
+    )
+    engine.add_argument(
+        "--case-timeout",
+        type=float,
+        default=60.0,
+        help="seconds a case may take before its ranks are stopped (default %(default)s)",
+    )
     engine.add_argument("--out", default=None, help="also write every record to this JSON file")
     engine.set_defaults(run=main)

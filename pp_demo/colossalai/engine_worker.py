@@ -65,14 +65,20 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
     return colossalai
 
 
-def _plugin(schedule: str, precision: str) -> Any:
-    """The plugin for one schedule: two stages, one sample per micro-batch, no tensor parallelism.
+def _plugin(schedule: str, precision: str, microbatch_size: int) -> Any:
+    """The plugin for one schedule: two stages, no tensor parallelism.
     Interleaved: two model chunks per stage and ``overlap_p2p=False`` (the default hangs on
     gloo: docs/colossalai-interleaved-hang.md)."""
     plugins = import_quietly("colossalai.booster.plugin")
     extra = dict(pp_style="interleaved", num_model_chunks=2, overlap_p2p=False) if schedule == "interleaved" else {}
     with quiet():
-        return plugins.HybridParallelPlugin(tp_size=1, pp_size=2, precision=precision, microbatch_size=1, enable_metadata_cache=False, **extra
+        return plugins.HybridParallelPlugin(
+            tp_size=1,
+            pp_size=2,
+            precision=precision,
+            microbatch_size=microbatch_size,
+            enable_metadata_cache=False,
+            **extra,
         )
 
 
@@ -139,8 +145,9 @@ def _where(error: BaseException) -> str:
     """The error and the ColossalAI lines it came from (outermost of them, then innermost)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if "/colossalai/" in f.filename]
     where = [f"{f.filename.rsplit('/colossalai/', 1)[1]}:{f.lineno} ({(f.line or '').strip()})" for f in frames]
-    shown = where[-2:] if len(where) > 1 else where
-    return f"{type(error).__name__} at " + " -> ".join(shown) if shown else f"{type(error).__name__}: {error}"
+    message = " ".join(str(error).split())[:200]
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text + (f" at {' -> '.join(where[-2:])}" if where else "")
 
 
 def _boost(booster: Any, model: Any, optimizer: Any) -> tuple[Any, str | None]:
@@ -220,7 +227,8 @@ def run_cases(
         # A plugin per case, with process groups of its own: an interleaved training step on
         # a plugin that ran an interleaved forward-only step before waits forever in
         # p2p.py:320 / :346 (measured), as if a message of the earlier run were still due.
-        booster = booster_module.Booster(plugin=_plugin(case["schedule"], dtype_name))
+        plugin = _plugin(case["schedule"], dtype_name, case["microbatch_size"])
+        booster = booster_module.Booster(plugin=plugin)
         record = _run_case(case, booster, dtype, rank, world)
         if record is not None:
             on_record(index, record)
@@ -247,7 +255,7 @@ def main(job_path: str, out_dir: str) -> None:
         cause = error
         while cause.__cause__ is not None:
             cause = cause.__cause__
-        _write(out / f"error{rank}.json", f"{type(cause).__name__}: {' '.join(str(cause).split())[:300]}")
+        _write(out / f"error{rank}.json", _where(cause))
         raise
     finally:
         if dist.is_initialized():
