@@ -15,8 +15,8 @@ the cases before it are kept) and both ranks are stopped.
 
 import json
 import os
-import re
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -83,15 +83,18 @@ def batch_of(family: str) -> tuple[Any, Any]:
 
 
 def engine_cases(
-    families: Iterable[str], schedules: Iterable[str] = SCHEDULES, modes: Iterable[str] = MODES
+    families: Iterable[str],
+    schedules: Iterable[str] = SCHEDULES,
+    modes: Iterable[str] = MODES,
+    also_not_run: bool = False,
 ) -> list[Case]:
     """One case per family x schedule x mode, with its batch, as the worker reads it; none for
-    a family the schedule cannot run (``not_run`` says why)."""
+    a family the schedule cannot run (``not_run`` says why), unless ``also_not_run`` (to see it fail)."""
     cases = []
     for family in families:
         ids, mask = batch_of(family)
         for schedule in schedules:
-            if not_run(family, schedule):
+            if not_run(family, schedule) and not also_not_run:
                 continue
             for mode in modes:
                 cases.append(

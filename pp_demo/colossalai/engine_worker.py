@@ -51,7 +51,7 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
     that the backend (gloo here, NCCL on GPUs) and the timeout are the caller's.
     """
     if not hasattr(dist, "is_hccl_available"):
-        dist.is_hccl_available = lambda: False
+        setattr(dist, "is_hccl_available", lambda: False)  # noqa: B010 - torch's stubs lack it
     if not dist.is_initialized():
         dist.init_process_group(backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
     colossalai = import_quietly("colossalai")
@@ -86,7 +86,7 @@ def _plugin(schedule: str, precision: str, microbatch_size: int) -> Any:
 def _recording_sends(log: list[str]) -> Iterator[None]:
     """What this rank sends to its peer, as ``"key:shape"`` names, while the block runs
     (``colossalai.pipeline.p2p._communicate`` carries every send of both schedules)."""
-    p2p = sys.modules["colossalai.pipeline.p2p"]
+    p2p: Any = sys.modules["colossalai.pipeline.p2p"]
     real = p2p._communicate
 
     def communicate(*args: Any, **kwargs: Any) -> Any:

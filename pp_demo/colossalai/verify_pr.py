@@ -4,8 +4,8 @@ For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``colossala
 built in the cache and one worker process runs them all (``verify_pr_worker``); the two
 workers run side by side. ``pr_claims`` judges what they saw. The fifth claim, the multi-stage
 sentence, is judged on ColossalAI's own engine (two ranks per tree of 0.5.0, ``engine_claim``).
-The table goes to stdout and everything seen to ``results/verify_pr.json``: no times, no paths, so a rerun writes the same
-file. Exit 0 only when every row is verified (or verified with its documented difference).
+The table goes to stdout and everything seen to ``results/verify_pr.json``: no times, no paths,
+so a rerun writes the same file. Exit 0 only when every row is verified (or verified with its documented difference).
 """
 
 import json
@@ -109,7 +109,7 @@ def _engine_summary(runs: dict[str, Any]) -> dict[str, Any]:
 
     def one(record: dict[str, Any]) -> str:
         if "cannot run" in record:
-            return "cannot run: " + record["cannot run"]
+            return f"cannot run: {record['cannot run']}"
         rows = "".join("TF"[not m] for m in record["matches"])
         loss = abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"]
         grads = record["largest gradient difference"]
