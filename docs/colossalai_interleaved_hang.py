@@ -67,6 +67,8 @@ def rank_main(rank: int, port: int, overlap_p2p: bool, keep_handles: bool, train
     }
     with torch.set_grad_enabled(training):
         booster.execute_pipeline(iter([batch]), model, lambda out, _: out.loss, optimizer, return_loss=True)
+    # as a training loop would go on to its next step: a rank that is done waits for its peer
+    dist.barrier()
     dist.destroy_process_group()
 
 

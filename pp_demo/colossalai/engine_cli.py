@@ -31,9 +31,12 @@ from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import row_text
 
-__all__ = ["TREES", "add_parser", "tree_folder", "verdict_lines", "run_trees", "main"]
+__all__ = ["TREES", "RESULTS", "add_parser", "tree_folder", "verdict_lines", "summary_lines", "run_trees", "main"]
 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
+# the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
+# rank starts per tree take longer than a notebook cell may)
+RESULTS = pathlib.Path(__file__).resolve().parents[2] / "results" / "colossalai_engine.json"
 SDIST = "colossalai==0.5.0"
 
 
@@ -56,11 +59,37 @@ def verdict_lines(record: dict[str, Any]) -> list[str]:
         return [f"{case_name(record):<32} cannot run on the plugin:", f"    {record['cannot run']}"]
     first = f"{case_name(record):<32} row matches model.forward: {record['matches']}"
     loss = "equal" if _same(record, "loss", "model.forward loss") else "differs"
-    second = f"    loss {record['loss']:.6f}, model.forward {record['model.forward loss']:.6f}: {loss}"
+    second = f"    loss {record['loss']:.6f} (model.forward {record['model.forward loss']:.6f}): {loss}"
     if record["largest gradient difference"] is not None:
         grads = "equal" if record["largest gradient difference"] <= record["tolerance"] else "differ"
-        second += f"; gradients {grads} (largest difference {record['largest gradient difference']:.1e})"
+        second += f"; gradients {grads} (up to {record['largest gradient difference']:.1e})"
     return [first, second]
+
+
+def _cell(record: dict[str, Any]) -> str:
+    rows = "".join("TF"[not m] for m in record["matches"])
+    loss = "=" if _same(record, "loss", "model.forward loss") else "x"
+    grads = "=" if record["largest gradient difference"] <= record["tolerance"] else "x"
+    return f"{rows:<5}{loss:<5}{grads}"
+
+
+def summary_lines(runs: dict[str, Any]) -> list[str]:
+    """One line per family and schedule, one column per tree, from the training step's record
+    (its logits are the inference run's too): rows matching model.forward (T/F), then the loss
+    and the gradients, ``=`` equal to model.forward's within the tolerance, ``x`` not."""
+    trees = list(runs)
+    lines = [
+        f"{'':<20}" + "".join(f"{t:<20}" for t in trees),
+        f"{'family schedule':<20}" + f"{'rows loss grads':<20}" * len(trees),
+    ]
+    done = {
+        t: {(r["family"], r["schedule"]): r for r in run["records"] if r["mode"] == "training"}
+        for t, run in runs.items()
+    }
+    for key in done[trees[0]]:
+        cells = [_cell(done[t][key]) if key in done[t] else "not run" for t in trees]
+        lines.append(f"{' '.join(key):<20}" + "".join(f"{c:<20}" for c in cells))
+    return [line.rstrip() for line in lines]
 
 
 def _batch_lines(families: list[str]) -> list[str]:
@@ -95,7 +124,7 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
         for schedule in args.schedule:
             why = not_run(family, schedule)
             if why:
-                print(f"not run: {family} {schedule}: {why}")
+                print(f"{'tried anyway' if args.also_not_run else 'not run'}: {family} {schedule}: {why}")
     failed = False
     for tree, run in runs.items():
         print(f"\ntree {tree}: colossalai imported from it: {run['colossalai.__file__ inside the tree']}")
