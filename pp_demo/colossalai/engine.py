@@ -126,7 +126,14 @@ def _free_port() -> int:
         return port
 
 
-def _start(tree: pathlib.Path | None, job: pathlib.Path, folder: pathlib.Path, world: int) -> list[Any]:
+def start_ranks(
+    tree: pathlib.Path | None,
+    job: pathlib.Path,
+    folder: pathlib.Path,
+    world: int,
+    module: str = "pp_demo.colossalai.engine_worker",
+) -> list[Any]:
+    """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
     # the tree first, then this checkout's pp_demo: the process imports that colossalai
     path = [str(tree)] if tree else []
     env = dict(
@@ -142,7 +149,7 @@ def _start(tree: pathlib.Path | None, job: pathlib.Path, folder: pathlib.Path, w
         log = open(folder / f"rank{rank}.log", "w")  # noqa: SIM115 - closed with the process
         processes.append(
             subprocess.Popen(
-                [sys.executable, "-m", "pp_demo.colossalai.engine_worker", str(job), str(folder)],
+                [sys.executable, "-m", module, str(job), str(folder)],
                 env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -194,7 +201,7 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
     return "; ".join(where)
 
 
-def _stop(processes: list[Any]) -> None:
+def stop_ranks(processes: list[Any]) -> None:
     for process in processes:
         if process.poll() is None:
             process.kill()
@@ -220,7 +227,7 @@ def run_engine(
         folder = pathlib.Path(name)
         job = folder / "job.json"
         job.write_text(json.dumps({"cases": cases, "dtype": dtype, "backend": backend, "timeout_s": case_timeout_s}))
-        processes = _start(tree, job, folder, world)
+        processes = start_ranks(tree, job, folder, world)
         records: list[Case] = []
         failure = None
         deadline = time.monotonic() + start_timeout_s
@@ -248,7 +255,7 @@ def run_engine(
                     break
                 time.sleep(0.1)
         finally:
-            _stop(processes)
+            stop_ranks(processes)
         ready = _read(folder / "ready0.json") or {}
     imported = ready.get("colossalai.__file__")
     inside = None

@@ -33,7 +33,7 @@ from pp_demo.quiet import import_quietly, quiet
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
-__all__ = ["DTYPES", "ATTENTION", "prepare_colossalai", "run_cases", "main"]
+__all__ = ["DTYPES", "ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", "main"]
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # GPT-2's sdpa attention differs from ColossalAI's body by float noise (notebook 06); ColossalAI's OPT
@@ -65,7 +65,7 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
     return colossalai
 
 
-def _plugin(schedule: str, precision: str, microbatch_size: int) -> Any:
+def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
     """The plugin for one schedule: two stages, no tensor parallelism.
     Interleaved: two model chunks per stage and ``overlap_p2p=False`` (the default hangs on
     gloo: docs/colossalai-interleaved-hang.md)."""
@@ -227,7 +227,7 @@ def run_cases(
         # A plugin per case, with process groups of its own: an interleaved training step on
         # a plugin that ran an interleaved forward-only step before waits forever in
         # p2p.py:320 / :346 (measured), as if a message of the earlier run were still due.
-        plugin = _plugin(case["schedule"], dtype_name, case["microbatch_size"])
+        plugin = plugin_for(case["schedule"], dtype_name, case["microbatch_size"])
         booster = booster_module.Booster(plugin=plugin)
         record = _run_case(case, booster, dtype, rank, world)
         if record is not None:
