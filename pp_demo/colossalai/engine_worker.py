@@ -182,7 +182,9 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     hook = _received(boosted.unwrap(), received)
     _fault(case, rank)
     try:
-        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training):
+        # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch
+        # about a deprecated pytree call inside p2p.py; a torchrun user would read them as errors
+        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training), quiet():
             out = booster.execute_pipeline(
                 iter([batch]), boosted, lambda o, _: o.loss, optimizer, return_loss=True, return_outputs=True
             )
@@ -207,7 +209,7 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
         "logit difference": difference.tolist(),
         "pooled": pooled_positions_of(every_position, logits, atol),
         "loss": float(out["loss"]),
-        "model.forward loss": float(expected.loss),
+        "model.forward loss": float(expected.loss.detach()),
         "largest gradient difference": max(float(e[0]) for e in every) if training else None,
         "parameters with a gradient": int(sum(float(e[1]) for e in every)) if training else None,
         "parameters": sum(1 for _ in model.parameters()),
