@@ -10,6 +10,7 @@ micro-batch from its own copy of the batch (ColossalAI 0.5.0 ``one_f_one_b.py:26
 the claim needs every rank to be fed the same batch.
 """
 
+import re
 from typing import Any
 
 from pp_demo.colossalai.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED
@@ -21,12 +22,12 @@ CLAIM = "5 the schedule passes the whole micro batch, input_ids included, to eve
 
 def stage_evidence(record: dict[str, Any]) -> tuple[bool, set[str]]:
     """Whether every stage's every forward call received ``input_ids``; the names of the
-    tensors that crossed between the ranks (``hidden_states``, or ``0`` for a bare gradient)."""
+    tensors that crossed between the ranks (``hidden_states``; ``tensor`` for a bare gradient)."""
     stages = record["evidence"]
     received = all("input_ids" in call for stage in stages for call in stage["received"]) and all(
         stage["received"] for stage in stages
     )
-    crossed = {item.split(":")[0] for stage in stages for sent in stage["sent"] for item in sent.split()}
+    crossed = {name for stage in stages for sent in stage["sent"] for name in re.findall(r"(\w+)\[", sent)}
     return received, crossed
 
 

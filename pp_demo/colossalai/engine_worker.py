@@ -82,19 +82,22 @@ def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
         )
 
 
+def _as_list(obj: Any) -> list[Any]:
+    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+
+
 @contextlib.contextmanager
 def _recording_sends(log: list[str]) -> Iterator[None]:
-    """What this rank sends to its peer, as ``"key:shape"`` names, while the block runs
+    """What this rank sends to its peer, as ``"name[shape]"`` strings, while the block runs
     (``colossalai.pipeline.p2p._communicate`` carries every send of both schedules)."""
     p2p: Any = sys.modules["colossalai.pipeline.p2p"]
     real = p2p._communicate
 
     def communicate(*args: Any, **kwargs: Any) -> Any:
         obj = kwargs["object"] if "object" in kwargs else args[0]
-        if obj is not None:
-            items = obj.items() if isinstance(obj, dict) else enumerate(obj if isinstance(obj, list) else [obj])
-            sent = sorted(f"{k}:{list(v.shape)}" for k, v in items if isinstance(v, torch.Tensor))
-            log.append(" ".join(sent))
+        if obj is not None:  # a dict of named tensors (forward), else bare tensors (gradients)
+            items = obj.items() if isinstance(obj, dict) else [("tensor", v) for v in _as_list(obj)]
+            log.append(" ".join(sorted(f"{k}{list(v.shape)}" for k, v in items if isinstance(v, torch.Tensor))))
         return real(*args, **kwargs)
 
     p2p._communicate = communicate

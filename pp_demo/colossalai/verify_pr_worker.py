@@ -38,9 +38,15 @@ VOCAB = 32  # the tiny models' vocabulary (pp_demo.pipeline.families)
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker_batches``):
     left- or right-padded, some with a pad id among the real tokens (pad == eos), some ending in
-    a real token equal to pad. Returns ``(input_ids, attention_mask)``."""
+    a real token equal to pad. Rows of pad ids only are skipped: every position of such a row
+    holds the same id, so logits cannot tell where it was pooled (claim 4 judges positions by
+    logits). Returns ``(input_ids, attention_mask)``."""
     generator = torch.Generator().manual_seed(seed)
-    rows = [_random_row(length, PAD, VOCAB, generator) for _ in range(n)]
+    rows: list[tuple[torch.Tensor, torch.Tensor]] = []
+    while len(rows) < n:
+        row = _random_row(length, PAD, VOCAB, generator)
+        if (row[0] != PAD).any():
+            rows.append(row)
     ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
     return ids, mask
 
