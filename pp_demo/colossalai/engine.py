@@ -192,11 +192,17 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
     time.sleep(1.0)
     where = []
     for rank in live:
-        frames = re.findall(
-            r'File "[^"]*?/colossalai/([^"]+)", line (\d+) in (\w+)', (folder / f"rank{rank}.log").read_text()
-        )
-        if frames:  # faulthandler lists the innermost frame first
-            path, line, function = frames[0]
+        stack = folder / f"stack{rank}.txt"
+        frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
+        # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
+        ours = str(ROOT / "pp_demo")
+        theirs = [
+            (p.rsplit("/colossalai/", 1)[1], n, f)
+            for p, n, f in frames
+            if "/colossalai/" in p and not p.startswith(ours)
+        ]
+        if theirs:  # faulthandler lists the innermost frame first
+            path, line, function = theirs[0]
             where.append(f"rank {rank} in {function} ({path}:{line})")
     return "; ".join(where)
 

@@ -247,8 +247,10 @@ def _write(path: pathlib.Path, data: Any) -> None:
 
 def main(job_path: str, out_dir: str) -> None:
     torch.set_num_threads(1)
-    # the parent asks a rank that does not finish in time where it is before stopping it
-    faulthandler.register(signal.SIGUSR1)
+    # the parent asks a rank that does not finish in time where it is before stopping it; to a
+    # file of its own, since quiet() points file descriptor 2 at the null device during a step
+    stacks = open(pathlib.Path(out_dir) / f"stack{os.environ['RANK']}.txt", "w")  # noqa: SIM115 - open for life
+    faulthandler.register(signal.SIGUSR1, file=stacks)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     job = json.loads(pathlib.Path(job_path).read_text())
     out = pathlib.Path(out_dir)
