@@ -15,9 +15,14 @@ from typing import Any
 
 from pp_demo.colossalai.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED
 
-__all__ = ["CLAIM", "stage_evidence", "judge_engine"]
+__all__ = ["CLAIM", "SENTENCE", "stage_evidence", "judge_engine"]
 
-CLAIM = "5 the schedule passes the whole micro batch, input_ids included, to every stage"
+CLAIM = "5 every stage gets the whole micro batch, input_ids too"
+SENTENCE = "the pipeline schedule passes the whole micro batch, input_ids included, to every stage"
+RAN = (
+    f'"{SENTENCE}": HybridParallelPlugin(pp_size=2) on two gloo ranks, 1f1b and interleaved, inference '
+    "and training, per tree"
+)
 
 
 def stage_evidence(record: dict[str, Any]) -> tuple[bool, set[str]]:
@@ -51,8 +56,7 @@ def judge_engine(sdist: str, runs: dict[str, dict[str, Any]]) -> dict[str, str]:
     return {
         "claim": CLAIM,
         "sdist": sdist,
-        "ran": "HybridParallelPlugin(pp_size=2) on two gloo ranks, 1f1b and interleaved, inference and "
-        "training, per tree",
+        "ran": RAN,
         "seen": "; ".join(seen) + f"; tensors sent between the ranks: {crossed_text}",
         "verdict": verdict,
         "difference": (
