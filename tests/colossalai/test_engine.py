@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pp_demo.colossalai.claims import DOCUMENTED
-from pp_demo.colossalai.engine import case_name, engine_cases, run_engine
+from pp_demo.colossalai.engine import case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.engine_claim import CLAIM, judge_engine
 from pp_demo.colossalai.engine_cli import tree_folder, verdict_lines
 from pp_demo.pooling.cases import PAD
@@ -22,14 +22,18 @@ BOUND_S = 20
 CASES = [c for c in engine_cases(["llama"]) if (c["schedule"], c["mode"]) != ("interleaved", "inference")]
 
 
-def _with_fault(how):
+# a pair ColossalAI 0.5.0 cannot run: its OPT policy refuses interleaved stages while boosting
+REFUSED = engine_cases(["opt"], ["interleaved"], ["inference"], also_not_run=True)
+
+
+def _with_fault(how, before=()):
     faulty = dict(CASES[0], fault={"rank": 0, "how": how})
-    return [*CASES, faulty]
+    return [*CASES, *before, faulty]
 
 
 @pytest.fixture(scope="module")
 def unpatched():
-    return run_engine(tree_folder("unpatched"), _with_fault("kill"), case_timeout_s=BOUND_S)
+    return run_engine(tree_folder("unpatched"), _with_fault("kill", REFUSED), case_timeout_s=BOUND_S)
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +52,7 @@ def test_each_run_imported_colossalai_from_its_own_tree(unpatched, change):
 
 
 def test_unpatched_misses_exactly_the_left_padded_row_and_pools_where_counting_says(unpatched):
-    records = unpatched["records"]
+    records = unpatched["records"][: len(CASES)]
     assert [case_name(r) for r in records] == [case_name(c) for c in CASES]
     counted = _positions("count")
     for record in records:
@@ -79,6 +83,14 @@ def test_the_verdict_lines_say_what_the_records_say(unpatched, change):
     assert "row matches model.forward: [True, True]" in good[0] and "equal" in good[1]
 
 
+def test_a_pair_the_plugin_refuses_is_reported_with_the_colossalai_line_and_the_run_goes_on(unpatched):
+    refused = unpatched["records"][len(CASES)]
+    assert case_name(refused) == "opt interleaved inference"
+    assert refused["cannot run"].startswith("AssertionError")
+    assert "shardformer/policies/opt.py:463" in refused["cannot run"]
+    assert not_run("opt", "interleaved") and "policies/opt.py:463" in not_run("opt", "interleaved")
+
+
 def test_a_killed_rank_is_reported_with_its_signal_and_case(unpatched):
     assert unpatched["failure"] == f"rank 0 was killed by SIGKILL in case {case_name(CASES[0])}"
 
@@ -91,6 +103,7 @@ def test_a_hung_rank_is_reported_within_the_bound_with_where_the_ranks_wait(chan
 
 def test_the_fifth_claim_every_stage_got_input_ids_and_only_hidden_states_crossed(unpatched, change):
     ran = {"unpatched": dict(unpatched, failure=None), "change": dict(change, failure=None)}
+    ran["unpatched"]["records"] = unpatched["records"][: len(CASES)]
     row = judge_engine("colossalai-0.5.0", ran)
     assert row["claim"] == CLAIM
     assert row["verdict"] == DOCUMENTED
