@@ -439,6 +439,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(run=_verify_pr)
     _add_gpu_check(jobs)
+    from pp_demo.colossalai.engine_cli import add_parser as add_engine_parser
+
+    add_engine_parser(jobs)  # colossalai-engine: the bug on ColossalAI's own plugin
     return parser
 
 

@@ -138,6 +138,10 @@ def run_bench(
                         caps[mode]["c"],
                     )
                 )
+    from pp_demo.colossalai.engine_bench import bench_peer  # ColossalAI's plugin, the same step
+
+    best = {k: min(v) for k, v in alone.items()}
+    peers = bench_peer(size, micro_batches, warmup, repeats, best, rows, progress)
     progress(f"done in {time.monotonic() - started:.0f} s")
     return {
         "settings": {
@@ -156,4 +160,5 @@ def run_bench(
         "one_process_s": {k: round(min(v), 4) for k, v in alone.items()},
         "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
         "rows": rows,
+        "peers": peers,
     }

@@ -13,6 +13,7 @@ import torch
 from pp_demo.colossalai.sdists import CHANGE_FILES, VARIANTS
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.failure import SENTENCES
 from pp_demo.pooling.rules import FIX, pooled_positions
 
 Record = dict[str, Any]
@@ -21,15 +22,16 @@ Batches = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
 __all__ = ["FIRST_PAD", "first_pad_wrong", "predicted", "judge_all", "VERIFIED", "DOCUMENTED", "NOT_AS_STATED"]
 
-FIRST_PAD = ("gpt2", "bloom", "falcon", "gptj", "mistral")
+# the families whose ColossalAI 0.5.0 forward looks for the first pad id (the families table)
+FIRST_PAD = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
 VERIFIED, DOCUMENTED, NOT_AS_STATED = "verified", "verified, documented difference", "not as stated"
 
 
 def first_pad_wrong(row: list[int]) -> bool:
     """Claim 4 from the arithmetic. ``eq(ids, pad).argmax(-1) - 1`` is one before the first pad
     id p (p = 0 when there is none), and indexing (or the modulo) turns -1 into L - 1. That is
-    the rightmost non-pad position except in two cases: a pad id after a real token (p >= 1)
-    with a non-pad id after it, or a row that starts with a pad id and ends with one."""
+    the rightmost non-pad position except in two cases: the first pad id follows a real token
+    (p >= 1) and a non-pad id comes after it, or the row starts with a pad id and ends with one."""
     row = list(row)
     if PAD not in row:
         return False
@@ -160,11 +162,8 @@ def _claim4(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
         f"review rows wrong only on [5,0,7,8,0,0]: {review_ok}; wrong rows = the arithmetic's = pp_demo.pooling.rules' "
         f"on 4 review + {len(stated) - 4} random rows for all five: {same} ({wrong} random rows wrong)"
     )
-    note = (
-        "precisely: wrong iff a pad id after a real token is followed by a non-pad id, or the row starts "
-        "and ends with a pad id (padding on both sides, no pad inside needed); a pad inside a "
-        "left-padded row ending in a real token is harmless"
-    )
+    # the sentence the exhaustive test of pp_demo.pooling.failure checked, not a paraphrase
+    note = f"precisely: wrong iff {SENTENCES['first_pad_mod', 'forward']}"
     return _row(
         "4 first-pad forwards: left padding fine, pad inside wrong",
         sdist,

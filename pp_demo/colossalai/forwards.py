@@ -40,6 +40,7 @@ __all__ = [
     "ALL_FORWARDS",
     "forwards_in_tree",
     "forget_imported_tree",
+    "cuda_set_device_is_a_no_op",
 ]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -121,7 +122,7 @@ def one_stage() -> tuple[Any, Any]:
 
 
 @contextlib.contextmanager
-def _cuda_set_device_is_a_no_op() -> Iterator[None]:
+def cuda_set_device_is_a_no_op() -> Iterator[None]:
     # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with the device of
     #    their tensors, unconditionally, and it raises "Expected a cuda device" for the CPU.
     #    The tensors are already where they belong, so doing nothing is what the call means
@@ -161,7 +162,7 @@ def call_one_stage(
     """Call one of ColossalAI's pipeline forwards (a ``*_model_forward`` or a sequence
     classification forward) on ``module`` as the only stage, holding ``layers`` layers."""
     manager, config = one_stage()
-    with _cuda_set_device_is_a_no_op():
+    with cuda_set_device_is_a_no_op():
         return function(
             module,
             input_ids=input_ids,

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tarfile
 
+from pp_demo.pipeline.families import FAMILIES
+
 __all__ = [
     "SDISTS",
     "VARIANTS",
@@ -33,7 +35,10 @@ __all__ = [
 PATCHES = pathlib.Path(__file__).resolve().parent / "patches"
 CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
 FOLLOW_UP = "0002-rightmost-non-pad-first-pad-forwards.patch"
-CHANGE_FILES = ("llama", "qwen2", "opt")
+# the modeling files each diff touches: the families whose 0.5.0 forward counts non-pad ids,
+# and those that look for the first pad id (pp_demo.pipeline.families)
+CHANGE_FILES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
+FOLLOW_UP_FILES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
 
 # requirement -> the sdist's file stem (pip may normalise the dash of the nightly's name)
 SDISTS = {"colossalai==0.5.0": "colossalai-0.5.0", "colossalai-nightly==2025.7.12": "colossalai-nightly-2025.7.12"}
@@ -50,7 +55,7 @@ VARIANTS = {
     "change minus llama.py": _change_without("llama"),
     "change minus qwen2.py": _change_without("qwen2"),
     "change minus opt.py": _change_without("opt"),
-    "change + follow-up": [(CHANGE, list(CHANGE_FILES)), (FOLLOW_UP, ["gpt2", "bloom", "falcon", "gptj", "mistral"])],
+    "change + follow-up": [(CHANGE, list(CHANGE_FILES)), (FOLLOW_UP, list(FOLLOW_UP_FILES))],
 }
 
 

@@ -2,9 +2,10 @@
 
 For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``colossalai_trees`` are
 built in the cache and one worker process runs them all (``verify_pr_worker``); the two
-workers run side by side. ``pr_claims`` judges what they saw. The table goes to stdout and
-everything seen to ``results/verify_pr.json``: no times, no paths, so a rerun writes the same
-file. Exit 0 only when every row is verified (or verified with its documented difference).
+workers run side by side. ``pr_claims`` judges what they saw. The fifth claim, the multi-stage
+sentence, is judged on ColossalAI's own engine (two ranks per tree of 0.5.0, ``engine_claim``).
+The table goes to stdout and everything seen to ``results/verify_pr.json``: no times, no paths,
+so a rerun writes the same file. Exit 0 only when every row is verified (or verified with its documented difference).
 """
 
 import json
@@ -18,13 +19,15 @@ from typing import Any
 
 from pp_demo.colossalai import verify_pr_worker
 from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
+from pp_demo.colossalai.engine import COUNT_FAMILIES, case_name, engine_cases, run_engine
+from pp_demo.colossalai.engine_claim import judge_engine
 from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.colossalai.verify_pr_worker import batches
 from pp_demo.errors import BadInput
 from pp_demo.outputs import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
 
-__all__ = ["run_workers", "verify_pr", "format_verdicts", "main"]
+__all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]
 
 # The folder this pp_demo is imported from (the checkout, or site-packages for a wheel): the
 # workers import the same pp_demo.
@@ -102,11 +105,49 @@ def _imports_row(stem: str, variants: dict[str, Any]) -> dict[str, str]:
     }
 
 
+ENGINE_SDIST = "colossalai==0.5.0"
+ENGINE_TREES = ("unpatched", "change", "change + follow-up")
+
+
+def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
+    """The fifth claim's evidence: the pull request's three families on ColossalAI's own engine
+    (``pp_demo.colossalai.engine``), both schedules, inference and training, per tree of 0.5.0."""
+    cases = engine_cases(COUNT_FAMILIES)
+    runs = {}
+    for tree in ENGINE_TREES:
+        print(f"verify-pr: ColossalAI's engine on the {tree} tree, {len(cases)} cases", file=sys.stderr, flush=True)
+        runs[tree] = run_engine(variant_tree(ENGINE_SDIST, tree, cache, wheelhouse), cases)
+    return runs
+
+
+def _engine_summary(runs: dict[str, Any]) -> dict[str, Any]:
+    """Per tree and case: rows matching model.forward (``TF``), loss and gradients equal or not."""
+
+    def one(record: dict[str, Any]) -> str:
+        if "cannot run" in record:
+            return f"cannot run: {record['cannot run']}"
+        rows = "".join("TF"[not m] for m in record["matches"])
+        loss = abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"]
+        grads = record["largest gradient difference"]
+        text = f"rows {rows}, loss {'equal' if loss else 'differs'}"
+        return text + ("" if grads is None else f", gradients {'equal' if grads <= record['tolerance'] else 'differ'}")
+
+    return {
+        tree: {
+            "colossalai.__file__ inside the tree": run["colossalai.__file__ inside the tree"],
+            "failure": run["failure"],
+            "cases": {case_name(r): one(r) for r in run["records"]},
+        }
+        for tree, run in runs.items()
+    }
+
+
 def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """Everything verify-pr records, as written to ``results/verify_pr.json``."""
     data = batches()
     results = run_workers(cache, wheelhouse)
-    claims, sdists = [], {}
+    engine_runs = run_engine_trees(cache, wheelhouse)
+    claims, sdists = [judge_engine(SDISTS[ENGINE_SDIST], engine_runs)], {}
     for stem, result in results.items():
         fams = {v: x["families"] for v, x in result["variants"].items()}
         claims += [_imports_row(stem, result["variants"])] + judge_all(stem, fams, data)
@@ -114,7 +155,14 @@ def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, A
     claims.sort(key=lambda row: row["claim"])
     patches = {name: [patch[0] for patch in spec] for name, spec in VARIANTS.items()}
     rows = {b: [row_text(r) for r in ids.tolist()] for b, (ids, _) in data.items()}
-    return {"pull_request": TITLE, "claims": claims, "variants": patches, "batches": rows, "sdists": sdists}
+    return {
+        "pull_request": TITLE,
+        "claims": claims,
+        "variants": patches,
+        "batches": rows,
+        "sdists": sdists,
+        "engine": _engine_summary(engine_runs),
+    }
 
 
 def format_verdicts(record: dict[str, Any]) -> str:

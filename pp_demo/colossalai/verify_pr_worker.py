@@ -6,8 +6,9 @@ variant it imports ``colossalai`` from that folder (dropping the previous import
 process serves every variant: torch and transformers are imported once), records whether
 ``colossalai.__file__`` lies inside it, and runs every pooling forward the tree has on each
 batch of ``batches()``. Per row it writes whether the logits equal ``model.forward``'s and
-which positions they may have been pooled from (matched against the logits ``model.forward`` computes
-at every position), so the parent can compare them with ``pp_demo.pooling.rules``.
+which positions they may have been pooled from (``pp_demo.verify.where_pooled``: matched against
+the logits ``model.forward`` computes at every position), so the parent can compare them with
+``pp_demo.pooling.rules``.
 """
 
 import contextlib
@@ -19,42 +20,34 @@ from typing import Any
 import torch
 
 from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
+from pp_demo.verify.checker_batches import _random_row
+from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
 __all__ = ["batches", "random_rows", "run_variant"]
 
-ATOL = 1e-6
-"""CPU fp32, as ``pp_demo.verify.tolerances.tolerance``: the forwards run the same arithmetic."""
+ATOL = tolerance("cpu")
+"""CPU fp32: the forwards run the same arithmetic as ``model.forward`` (the shared tolerance)."""
 
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
-# (tests/test_colossalai.py shows why); its pooling is compared under eager attention.
+# (tests/colossalai/test_colossalai.py shows why); its pooling is compared under eager attention.
 ATTENTION = {"gpt2": "eager"}
+VOCAB = 32  # the tiny models' vocabulary (pp_demo.pipeline.families)
 
 
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded rows in four layouts (left, right, both sides, unpadded), taken in turn, where a
-    real token is the pad id with probability 1/4 (pad == eos). Every row keeps at least one
-    real token that is not the pad id. Returns ``(input_ids, attention_mask)``."""
+    """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker_batches``):
+    left- or right-padded, some with a pad id among the real tokens (pad == eos), some ending in
+    a real token equal to pad. Rows of pad ids only are skipped: every position of such a row
+    holds the same id, so logits cannot tell where it was pooled (claim 4 judges positions by
+    logits). Returns ``(input_ids, attention_mask)``."""
     generator = torch.Generator().manual_seed(seed)
-    ids = torch.full((n, length), PAD, dtype=torch.long)
-    mask = torch.zeros((n, length), dtype=torch.long)
-
-    def draw(low: int, high: int) -> int:  # an integer in [low, high]
-        return int(torch.randint(low, high + 1, (1,), generator=generator))
-
-    for row in range(n):
-        layout = ("left", "right", "both", "none")[row % 4]
-        most = {"left": length - 1, "right": length - 1, "both": length - 2, "none": length}[layout]
-        size = length if layout == "none" else draw(1, most)
-        start = {"left": length - size, "right": 0, "none": 0}.get(layout, 0)
-        if layout == "both":  # drawn only here, so the other layouts take no number from the generator
-            start = draw(1, length - size - 1)
-        content = torch.randint(1, 32, (size,), generator=generator)
-        inside = torch.rand(size, generator=generator) < 0.25
-        content[inside] = PAD
-        if (content == PAD).all():
-            content[draw(0, size - 1)] = draw(1, 31)
-        ids[row, start : start + size] = content
-        mask[row, start : start + size] = 1
+    rows: list[tuple[torch.Tensor, torch.Tensor]] = []
+    while len(rows) < n:
+        row = _random_row(length, PAD, VOCAB, generator)
+        if (row[0] != PAD).any():
+            rows.append(row)
+    ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
     return ids, mask
 
 
@@ -73,20 +66,8 @@ def batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
 @torch.no_grad()
 def _reference(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``model.forward``'s logits, and its score head's logits at every position."""
-    seen: dict[str, torch.Tensor] = {}
-    hook = model.score.register_forward_hook(lambda module, args, out: seen.update(every=out))
-    try:
-        logits = model(input_ids=ids, attention_mask=mask).logits
-    finally:
-        hook.remove()
-    return logits, seen["every"]
-
-
-def _pooled_from(logits: torch.Tensor, every: torch.Tensor) -> list[list[int]]:
-    """Per row, every position whose logits these are (within ATOL). Usually one; masked pad
-    positions can share the same logits, and then all of them are listed."""
-    distance = (every - logits[:, None, :]).abs().amax(-1)
-    return [(row <= ATOL).nonzero().flatten().tolist() for row in distance]
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    return logits, per_position_logits(model, ids, mask)
 
 
 def run_variant(
@@ -100,7 +81,7 @@ def run_variant(
             reference, every = _reference(models[family], ids, mask)
             logits = forward(models[family], ids, mask)
             matches = ((logits - reference).abs().amax(-1) <= ATOL).tolist()
-            out[family][name] = {"matches": matches, "pooled": _pooled_from(logits, every)}
+            out[family][name] = {"matches": matches, "pooled": pooled_positions_of(every, logits, ATOL)}
     return out
 
 

@@ -19,9 +19,10 @@ from pp_demo.pipeline.in_process import pipeline_logits
 from pp_demo.pooling.cases import as_batch
 from pp_demo.verify.checker import check_forward
 from pp_demo.verify.compare import compare_rows, forward_logits
+from pp_demo.verify.tolerances import tolerance
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-ATOL = 1e-6  # CPU fp32, as everywhere in the workbook
+ATOL = tolerance("cpu")  # CPU fp32: the shared tolerance
 ROWS = FIVE_ROWS
 EXPECTED = MATCHES_FORWARD  # from the review table (tests/review_table.py)
 RULES = {family: rule for family, rule in COLOSSALAI_RULE.items() if rule != "rightmost_non_pad"}

@@ -1,0 +1,271 @@
+"""The bug on ColossalAI's own pipeline engine: ``HybridParallelPlugin(pp_size=2)`` on two ranks.
+
+notebook 06 and ``verify-pr`` call ColossalAI's pipeline *forwards* as one stage in one process.
+A ColossalAI user runs the plugin: ``Booster.boost``, ``booster.execute_pipeline``, one process
+per stage. ``run_engine(tree, cases)`` does that on two ranks (gloo on the CPU by default) for
+one ColossalAI tree: the installed package (``tree=None``) or a ``verify-pr`` variant of the
+0.5.0 sdist (``pp_demo.colossalai.sdists``). A process imports one tree, so the ranks start once
+per tree and run all its cases (``pp_demo.colossalai.engine_worker``), and each run proves which
+tree it imported by ``colossalai.__file__``.
+
+Never a hang: the ranks get ``start_timeout_s`` to import and join, then ``case_timeout_s`` per
+case; a rank that hangs, dies or raises ends the run with a one-line ``failure`` (the records of
+the cases before it are kept) and both ranks are stopped.
+"""
+
+import json
+import os
+import pathlib
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pp_demo.errors import BadInput
+from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
+from pp_demo.pooling.rules import FIX
+from pp_demo.verify.compare import REPRO_ROWS
+
+__all__ = [
+    "SCHEDULES",
+    "MODES",
+    "COUNT_FAMILIES",
+    "FIRST_PAD_FAMILIES",
+    "NOT_INTERLEAVED",
+    "batch_of",
+    "engine_cases",
+    "not_run",
+    "run_engine",
+    "case_name",
+]
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCHEDULES = ("1f1b", "interleaved")
+MODES = ("inference", "training")
+# From the families table: the pull request's three count the non-pad ids; the five first-pad
+# forwards look for the first pad id (pp_demo.pooling.rules); qwen3's already takes the fix.
+COUNT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
+FIRST_PAD_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
+Case = dict[str, Any]
+# Two micro-batches per batch: training on two stages needs at least two (1F1B's load_batch
+# asserts it), and the interleaved schedule on two stages hangs with four, even with
+# overlap_p2p=False (measured: docs/colossalai-interleaved-hang.md).
+MICRO_BATCHES = 2
+
+# Measured on ColossalAI 0.5.0 with pp_style="interleaved" (docs/colossalai.md shows the runs):
+# these families' policies cannot run the interleaved schedule, with any tree, on any device.
+_NO_STAGE_INDICES = (
+    "its policy never sets stage_manager.stage_indices, which the interleaved schedule reads "
+    "(AttributeError at pipeline/schedule/interleaved_pp.py:314)"
+)
+NOT_INTERLEAVED = {
+    "opt": "its policy asks is_last_stage() without ignore_chunk while boosting (AssertionError at "
+    "shardformer/policies/opt.py:463 -> pipeline/stage_manager.py:135)",
+    "bloom": _NO_STAGE_INDICES,
+    "falcon": _NO_STAGE_INDICES,
+    "gptj": _NO_STAGE_INDICES,
+}
+
+
+def batch_of(family: str) -> tuple[Any, Any]:
+    """The batch a family runs on: the reproduction's left- and right-padded rows for the
+    families that count non-pad ids, the review table's four rows (pad == eos inside two of
+    them) for the first-pad families."""
+    if FAMILIES[family].colossalai_rule == FIX:
+        raise BadInput(f"{family} has no ColossalAI 0.5.0 pipeline forward with the bug")
+    return as_batch(REPRO_ROWS if family in COUNT_FAMILIES else REVIEW_TABLE)
+
+
+def engine_cases(
+    families: Iterable[str],
+    schedules: Iterable[str] = SCHEDULES,
+    modes: Iterable[str] = MODES,
+    also_not_run: bool = False,
+) -> list[Case]:
+    """One case per family x schedule x mode, with its batch, as the worker reads it; none for
+    a family the schedule cannot run (``not_run`` says why), unless ``also_not_run`` (to see it fail)."""
+    cases = []
+    for family in families:
+        ids, mask = batch_of(family)
+        for schedule in schedules:
+            if not_run(family, schedule) and not also_not_run:
+                continue
+            for mode in modes:
+                cases.append(
+                    {
+                        "family": family,
+                        "schedule": schedule,
+                        "mode": mode,
+                        "input_ids": ids.tolist(),
+                        "attention_mask": mask.tolist(),
+                        "microbatch_size": len(ids) // MICRO_BATCHES,
+                    }
+                )
+    return cases
+
+
+def not_run(family: str, schedule: str) -> str | None:
+    """Why ColossalAI 0.5.0 cannot run ``family`` with ``schedule``; ``None`` when it can."""
+    return NOT_INTERLEAVED.get(family) if schedule == "interleaved" else None
+
+
+def case_name(case: Case) -> str:
+    return f"{case['family']} {case['schedule']} {case['mode']}"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def start_ranks(
+    tree: pathlib.Path | None,
+    job: pathlib.Path,
+    folder: pathlib.Path,
+    world: int,
+    module: str = "pp_demo.colossalai.engine_worker",
+) -> list[Any]:
+    """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
+    # the tree first, then this checkout's pp_demo: the process imports that colossalai
+    path = [str(tree)] if tree else []
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([*path, str(ROOT)]),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(_free_port()),
+        WORLD_SIZE=str(world),
+        OMP_NUM_THREADS="1",
+    )
+    processes = []
+    for rank in range(world):
+        log = open(folder / f"rank{rank}.log", "w")  # noqa: SIM115 - closed with the process
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", module, str(job), str(folder)],
+                env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        log.close()
+    return processes
+
+
+def _read(path: pathlib.Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+# what a rank says when its peer died first: not a cause
+_PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed", "Connection")
+
+
+def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
+    """The first rank that failed, as one line; None while every rank is alive or done well."""
+    for rank, process in enumerate(processes):
+        code = process.poll()
+        error = _read(folder / f"error{rank}.json")
+        if error and not any(phrase in error for phrase in _PEER_LOST):
+            return f"rank {rank} failed {doing}: {error}"
+        if code is not None and code < 0:
+            return f"rank {rank} was killed by {signal.Signals(-code).name} {doing}"
+    for rank, process in enumerate(processes):
+        if process.poll() not in (None, 0):
+            error = _read(folder / f"error{rank}.json") or f"exit status {process.poll()}"
+            return f"rank {rank} failed {doing}: {error}"
+    return None
+
+
+def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
+    """Ask every live rank for its stack (faulthandler on SIGUSR1) and name, per rank, the
+    innermost line of ColossalAI it is in, as ``file:line``."""
+    live = [r for r, p in enumerate(processes) if p.poll() is None]
+    for rank in live:
+        processes[rank].send_signal(signal.SIGUSR1)
+    time.sleep(1.0)
+    where = []
+    for rank in live:
+        stack = folder / f"stack{rank}.txt"
+        frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
+        # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
+        ours = str(ROOT / "pp_demo")
+        theirs = [
+            (p.rsplit("/colossalai/", 1)[1], n, f)
+            for p, n, f in frames
+            if "/colossalai/" in p and not p.startswith(ours)
+        ]
+        if theirs:  # faulthandler lists the innermost frame first
+            path, line, function = theirs[0]
+            where.append(f"rank {rank} in {function} ({path}:{line})")
+    return "; ".join(where)
+
+
+def stop_ranks(processes: list[Any]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+
+
+def run_engine(
+    tree: pathlib.Path | None,
+    cases: list[Case],
+    dtype: str = "fp32",
+    backend: str = "gloo",
+    start_timeout_s: float = 180,
+    case_timeout_s: float = 60,
+    progress: Callable[[str], None] | None = None,
+    world: int = 2,
+) -> dict[str, Any]:
+    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases.
+
+    ``records`` holds one record per finished case (see ``engine_worker``), ``failure`` the line
+    that says which rank hung, died or failed in which case (``None`` when all finished).
+    """
+    with tempfile.TemporaryDirectory(prefix="pp_demo_engine_") as name:
+        folder = pathlib.Path(name)
+        job = folder / "job.json"
+        job.write_text(json.dumps({"cases": cases, "dtype": dtype, "backend": backend, "timeout_s": case_timeout_s}))
+        processes = start_ranks(tree, job, folder, world)
+        records: list[Case] = []
+        failure = None
+        deadline = time.monotonic() + start_timeout_s
+        try:
+            while len(records) < len(cases):
+                doing = f"in case {case_name(cases[len(records)])}"
+                if not all((folder / f"ready{r}.json").exists() for r in range(world)):
+                    doing = "while importing ColossalAI and joining the group"
+                record = _read(folder / f"case{len(records)}.json")
+                if record is not None:
+                    records.append(record)
+                    deadline = time.monotonic() + case_timeout_s
+                    if progress:
+                        progress(f"[{len(records)}/{len(cases)}] {case_name(record)}: done")
+                    continue
+                failure = _died(processes, folder, doing)
+                if failure is None and time.monotonic() > deadline:
+                    stuck = _where_stuck(processes, folder)
+                    failure = (
+                        f"no rank finished {doing[3:]} within {case_timeout_s:g} s"
+                        + (f" ({stuck})" if stuck else "")
+                        + "; both ranks were stopped"
+                    )
+                if failure is not None:
+                    break
+                time.sleep(0.1)
+        finally:
+            stop_ranks(processes)
+        ready = _read(folder / "ready0.json") or {}
+    imported = ready.get("colossalai.__file__")
+    inside = None
+    if imported is not None:
+        expected = pathlib.Path(tree).resolve() if tree else None
+        inside = pathlib.Path(imported).is_relative_to(expected) if expected else "site-packages" in imported
+    return {"colossalai.__file__ inside the tree": inside, "records": records, "failure": failure}
