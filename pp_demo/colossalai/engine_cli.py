@@ -237,7 +237,12 @@ def add_parser(jobs: Any) -> None:
     )
     engine.add_argument("--schedule", nargs="+", choices=SCHEDULES, default=list(SCHEDULES))
     engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
-    engine.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    engine.add_argument(
+        "--dtype",
+        choices=["fp32", "bf16", "fp16"],
+        default="fp32",
+        help="fp16 training needs a GPU (ColossalAI's grad scaler)",
+    )
     engine.add_argument(
         "--backend",
         choices=["gloo", "nccl"],

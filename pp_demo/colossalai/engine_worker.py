@@ -35,7 +35,9 @@ from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
 __all__ = ["DTYPES", "ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", "main"]
 
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+# fp16 is the plugin's default on GPUs; its grad scaler asks the accelerator for a device count
+# (dynamic_grad_scaler.py:41), so fp16 training needs a GPU
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # GPT-2's sdpa attention differs from ColossalAI's body by float noise (notebook 06); ColossalAI's OPT
 # policy knows only "eager" and "flash_attention_2" (policies/opt.py:55-62): both eager.
 ATTENTION = {"gpt2": "eager", "opt": "eager"}

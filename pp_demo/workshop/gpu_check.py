@@ -108,7 +108,7 @@ def _job(*words: str) -> tuple[str, ...]:
 
 
 def _pp_demo_steps() -> list[Step]:
-    """The jobs of ``python -m pp_demo``: the engine run is the ``engine`` branch's command line."""
+    """The jobs of ``python -m pp_demo``, each as a GPU box runs it."""
     reproduce_on_cpu, families_on_cpu = _job("reproduce", "--device", "cpu"), _job("families", "--device", "cpu")
     # fmt: off
     return [
@@ -117,7 +117,7 @@ def _pp_demo_steps() -> list[Step]:
         Step("reproduce --distributed, 2 ranks", _job("reproduce", "--distributed", "--device", "cuda"), 180,
              reproduce_on_cpu, needs_gpus=2),
         Step("families, cuda", _job("families", "--device", "cuda"), 240, families_on_cpu),
-        *(Step(f"ColossalAI engine, NCCL, {dtype}", _job("reproduce", "--engine", "colossalai", "--dtype", dtype),
+        *(Step(f"ColossalAI engine, NCCL, {dtype}", _job("colossalai-engine", "--backend", "nccl", "--dtype", dtype),
                300, needs_gpus=2) for dtype in ("bf16", "fp16")),
     ]
     # fmt: on
@@ -142,7 +142,7 @@ def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | 
         return step.skip
     if not _in_this_tree(step.argv, parser):
         return "not available in this tree"
-    if "--engine" in step.argv and not installed("colossalai"):
+    if "colossalai-engine" in step.argv and not installed("colossalai"):
         return "ColossalAI is not installed in this environment (make colossalai)"
     return TWO_GPUS if step.needs_gpus > n_gpus else None
 

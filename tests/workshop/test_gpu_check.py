@@ -56,8 +56,8 @@ def test_dry_run_lists_every_step_with_its_command(monkeypatch, capsys):
         "python -m pp_demo reproduce --device cuda",
         "python -m pp_demo reproduce --distributed --device cuda",
         "python -m pp_demo families --device cuda",
-        "python -m pp_demo reproduce --engine colossalai --dtype bf16",
-        "python -m pp_demo reproduce --engine colossalai --dtype fp16",
+        "python -m pp_demo colossalai-engine --backend nccl --dtype bf16",
+        "python -m pp_demo colossalai-engine --backend nccl --dtype fp16",
     ]:
         assert f"      {command}\n" in out
     for notebook in ["01_four_padding_rows", "05_training_impact", "09_pull_request"]:
