@@ -109,4 +109,5 @@ def test_table_and_figure_accept_a_case_of_your_own():
     text = format_padding_table(cases=[mine])
     assert "mine" in text and "[0,5,0,7]" in text
     fig = draw_padding_table(cases=[mine, "left"])
-    assert len(fig.axes) == 1
+    assert len(fig.axes) == 5  # one panel per core rule, each with both rows
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_text() in ("mine", "left")] == ["mine", "left"]
