@@ -2,7 +2,7 @@
 matplotlib, and the fixtures several folders use.
 
 Markers (declared in pyproject.toml) say what a test needs, so a leg of CI picks tests by need
-rather than by a list of files: ``-m "not colossalai"`` on transformers 5.x, where ColossalAI
+rather than by a list of files: ``-m "not colossalai and not slow"`` on transformers 5.x, where ColossalAI
 0.5.0 cannot be installed. Every test under ``tests/colossalai/`` needs ColossalAI, so the folder
 marks them; other markers are set in the test files themselves.
 

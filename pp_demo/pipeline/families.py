@@ -63,6 +63,11 @@ class Family:
 
 
 # A table, one row per line (the formatter would put one value per line).
+# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary, and
+# transformers 5.x warns about it on every model built; 0 is the pad id, as pad == eos is for them
+# in practice. No classifier forward reads bos or eos.
+_EOS_IN_VOCAB = {"bos_token_id": 0, "eos_token_id": 0}
+
 # fmt: off
 FAMILIES: dict[str, Family] = {
     f.name: f
@@ -82,7 +87,7 @@ FAMILIES: dict[str, Family] = {
         Family("mistral", "MistralForSequenceClassification", "MistralConfig", _LLAMA_LIKE,
                body="model", layers="layers", final=("norm",), colossalai_rule="first_pad"),
         Family("gpt2", "GPT2ForSequenceClassification", "GPT2Config",
-               dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, n_positions=64,
+               dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, n_positions=64, **_EOS_IN_VOCAB,
                     embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0),
                body="transformer", layers="h", final=("ln_f",), zeroed=("wpe",),
                colossalai_rule="first_pad_mod"),
@@ -96,7 +101,7 @@ FAMILIES: dict[str, Family] = {
                     hidden_dropout=0.0, attention_dropout=0.0),
                body="transformer", layers="h", final=("ln_f",), colossalai_rule="first_pad_mod"),
         Family("gptj", "GPTJForSequenceClassification", "GPTJConfig",
-               dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, rotary_dim=4, n_positions=64,
+               dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, rotary_dim=4, n_positions=64, **_EOS_IN_VOCAB,
                     embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0),
                body="transformer", layers="h", final=("ln_f",), colossalai_rule="first_pad_mod"),
     ]
