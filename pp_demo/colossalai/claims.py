@@ -18,7 +18,7 @@ from pp_demo.pooling.rules import FIX, pooled_positions
 
 Record = dict[str, Any]
 """The worker's nested results: ``{variant: {family: {batch: {"matches", "pooled"}}}}``."""
-Batches = dict[str, tuple[torch.Tensor, torch.Tensor]]
+ClaimBatches = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
 __all__ = ["FIRST_PAD", "first_pad_wrong", "predicted", "judge_all", "VERIFIED", "DOCUMENTED", "NOT_AS_STATED"]
 
@@ -117,7 +117,7 @@ def _aligned(fams: Record, variant: str) -> list[str]:
     return [f for f, batches in fams[variant].items() if all(all(b["matches"]) for b in batches.values())]
 
 
-def _claim3(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
+def _claim3(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
     same = all(
         p in seen
         for f in CHANGE_FILES
@@ -145,7 +145,7 @@ def _claim3(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
     )
 
 
-def _claim4(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
+def _claim4(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
     review_ok, same, stated = True, True, list[bool]()
     for batch in ("review", "random"):
         ids = data[batch][0]
@@ -185,7 +185,7 @@ def _follow_up(sdist: str, fams: Record) -> dict[str, str]:
     )
 
 
-def _rules_agree(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
+def _rules_agree(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
     rows = bad = 0
     for variant, families in fams.items():
         for family, batches in families.items():
@@ -204,9 +204,9 @@ def _rules_agree(sdist: str, fams: Record, data: Batches) -> dict[str, str]:
     )
 
 
-def judge_all(sdist: str, fams: Record, data: Batches) -> list[dict[str, str]]:
+def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, str]]:
     """The table's rows for one sdist. ``fams``: the worker's ``{variant: {family: {batch: ...}}}``;
-    ``data``: ``verify_pr_worker.batches()``."""
+    ``data``: ``verify_pr_worker.claim_batches()``."""
     return [
         _claim1(sdist, fams),
         _claim2(sdist, fams),

@@ -22,7 +22,7 @@ from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
 from pp_demo.colossalai.engine import COUNT_FAMILIES, case_name, engine_cases, run_engine
 from pp_demo.colossalai.engine_claim import judge_engine
 from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
-from pp_demo.colossalai.verify_pr_worker import batches
+from pp_demo.colossalai.verify_pr_worker import claim_batches
 from pp_demo.errors import BadInput
 from pp_demo.outputs import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
@@ -144,7 +144,7 @@ def _engine_summary(runs: dict[str, Any]) -> dict[str, Any]:
 
 def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """Everything verify-pr records, as written to ``results/verify_pr.json``."""
-    data = batches()
+    data = claim_batches()
     results = run_workers(cache, wheelhouse)
     engine_runs = run_engine_trees(cache, wheelhouse)
     claims, sdists = [judge_engine(SDISTS[ENGINE_SDIST], engine_runs)], {}

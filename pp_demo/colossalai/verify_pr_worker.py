@@ -5,7 +5,7 @@ first on ``PYTHONPATH``. JOB is ``{"sdist": stem, "trees": {variant: folder}}``.
 variant it imports ``colossalai`` from that folder (dropping the previous import, so one
 process serves every variant: torch and transformers are imported once), records whether
 ``colossalai.__file__`` lies inside it, and runs every pooling forward the tree has on each
-batch of ``batches()``. Per row it writes whether the logits equal ``model.forward``'s and
+batch of ``claim_batches()``. Per row it writes whether the logits equal ``model.forward``'s and
 which positions they may have been pooled from (``pp_demo.verify.where_pooled``: matched against
 the logits ``model.forward`` computes at every position), so the parent can compare them with
 ``pp_demo.pooling.rules``.
@@ -24,7 +24,7 @@ from pp_demo.verify.checker_batches import _random_row
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
-__all__ = ["batches", "random_rows", "run_variant"]
+__all__ = ["claim_batches", "random_rows", "run_variant"]
 
 ATOL = tolerance("cpu")
 """CPU fp32: the forwards run the same arithmetic as ``model.forward`` (the shared tolerance)."""
@@ -51,7 +51,7 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tens
     return ids, mask
 
 
-def batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+def claim_batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """The batches every forward runs on: the reproduction, claim 2's left- and right-padded
     batches (rows of two lengths), the review table's four rows, and the random rows."""
     return {
@@ -102,7 +102,7 @@ def main(job_path: str, out_path: str) -> None:
     from pp_demo.pipeline.families import build_model
 
     job = json.loads(pathlib.Path(job_path).read_text())
-    data = batches()
+    data = claim_batches()
     models = {}
     result = {"sdist": job["sdist"], "variants": {}}
     for variant, tree in job["trees"].items():
