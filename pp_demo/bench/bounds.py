@@ -13,7 +13,7 @@ of work) n / c units at best, and the limit speedup is p·m over the sum of thos
 and c = 2 it is the ideal. For p = 3 on two cores the slots with three busy stages are
 oversubscribed and counted at the two-process rate c. The slot model makes every op one slot
 long; a real backward costs about two forwards, so oversubscribed ranks can fill each other's
-gaps and beat it (measured: p = 3, m = 4 training at 1.08 of it). The hard bound for any p
+gaps and reach or beat it. The hard bound for any p
 is the work itself: two cores at capacity c run at most c times one process, so no speedup
 exceeds c. 1F1B's slots have another shape and the same bubble; the limit is GPipe's.
 """
