@@ -162,7 +162,9 @@ def test_the_summary_notebook_02_prints_has_one_line_per_row(results):
     assert lines == summary_lines(results) and len(lines) == 2 + len(results["rows"])
     row = results["rows"][-1]
     assert f"{row['of_ideal']:.2f} of the GPipe ideal" in lines[-1] and f"{row['of_limit']:.2f} of this" in lines[-1]
-    assert len(format_bench(results).splitlines()) == 3 + 1 + len(results["rows"])
+    peers = results.get("peers") or []  # ColossalAI's plugin beside pp_demo: a heading, then a line each
+    assert len(format_bench(results).splitlines()) == 3 + 1 + len(results["rows"]) + (1 + len(peers) if peers else 0)
+    assert [p["m"] for p in peers] == [2, 4, 8] and all(p["mode"] == "training" for p in peers)
 
 
 def test_the_figure_shows_a_timeline_and_the_breakdown(results):
