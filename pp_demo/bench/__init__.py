@@ -138,7 +138,7 @@ def run_bench(
                         caps[mode]["c"],
                     )
                 )
-    from pp_demo.colossalai.engine_bench import bench_peer  # ColossalAI's plugin, the same step
+    from pp_demo.bench.colossalai_peer import bench_peer  # ColossalAI's plugin, the same step
 
     best = {k: min(v) for k, v in alone.items()}
     peers = bench_peer(size, micro_batches, warmup, repeats, best, rows, progress)

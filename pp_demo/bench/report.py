@@ -114,7 +114,7 @@ def format_bench(result: dict[str, Any]) -> str:
             f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
             f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f}  {_parts(row)}"
         )
-    from pp_demo.colossalai.engine_bench import peer_lines
+    from pp_demo.bench.colossalai_peer import peer_lines
 
     return "\n".join(lines + peer_lines(result.get("peers") or []))
 

@@ -113,6 +113,17 @@ def _interrupt(command, members, at_least, after_s):
     return process.returncode, out, err, ranks
 
 
+def _interrupt_at_work(command, members, at_least, delays):
+    """``_interrupt`` at each delay in turn until the signal lands while the ranks work: not
+    after the run ended (exit 0), nor during the ranks' rendezvous, where c10d's own C++ logs
+    its retry. Where the signal lands is the machine's timing; what pp_demo does then is the test."""
+    for after_s in delays:
+        code, out, err, ranks = _interrupt(command, members, at_least, after_s)
+        if code != 0 and "TCPStore" not in err and "rendezvous" not in err.lower():
+            return code, out, err, ranks
+    pytest.fail(f"the signal never landed while the ranks worked (tried after {delays} s)")
+
+
 @pytest.mark.distributed
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
@@ -123,7 +134,7 @@ def test_ctrl_c_during_a_spawned_run_says_one_line_and_leaves_no_rank():
     # every family on every case: seconds of ranks' work, so the signal lands inside it
     command = [sys.executable, "-m", "pp_demo", "families", "--distributed"]
     # the fork server and two ranks; half a second in, the ranks are at work (forked, preloaded)
-    code, out, err, ranks = _interrupt(command, session, at_least=3, after_s=0.5)
+    code, out, err, ranks = _interrupt_at_work(command, session, at_least=3, delays=(0.5, 1.5, 3.0))
     assert code == 130
     assert err.strip().splitlines() == [INTERRUPTED]
     assert _wait_for(lambda: not set(ranks) & set(_processes()), 10), "a rank outlived the run"
@@ -140,7 +151,7 @@ def test_ctrl_c_under_torchrun_says_one_line_and_the_ranks_end_before_torchrun_w
     command += ["-m", "pp_demo", "families", "--distributed"]
     # torchrun's ranks import torch afresh (seconds); 4 s in, they are in the pipeline's sends
     # and receives, where a rank blocked in gloo used to ignore the signal
-    code, out, err, ranks = _interrupt(command, children, at_least=2, after_s=4)
+    code, out, err, ranks = _interrupt_at_work(command, children, at_least=2, delays=(4.0, 2.5, 6.0))
     assert code != 0
     assert err.count(INTERRUPTED) == 1
     assert "KeyboardInterrupt" not in err  # no rank's traceback (torchrun reports its own signal)

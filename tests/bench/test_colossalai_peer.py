@@ -4,7 +4,7 @@ The timing itself is not tested (no timing in tests); what is tested is how a me
 set beside the one-process baseline and pp_demo's two-rank row, and what is printed.
 """
 
-from pp_demo.colossalai.engine_bench import peer_lines, peer_rows
+from pp_demo.bench.colossalai_peer import peer_lines, peer_rows
 
 ONE_PROCESS = {"training/0": 3.0, "training/2": 2.5, "training/4": 2.8}
 PP_DEMO_ROWS = [

@@ -7,7 +7,7 @@ are excluded: each step starts after a barrier, and its time is the slower rank'
 of ``repeats`` steps after ``warmup`` counts, as for pp_demo's rows. ``peer_rows`` sets each time
 beside the benchmark's one-process baseline and pp_demo's torch-pipelining row for the same m.
 
-Run as ``python -m pp_demo.colossalai.engine_bench JOB OUT`` on each rank (``engine.start_ranks``).
+Run as ``python -m pp_demo.bench.colossalai_peer JOB OUT`` on each rank (``engine.start_ranks``).
 """
 
 import json
@@ -76,7 +76,7 @@ def time_colossalai(
         job = folder / "job.json"
         spec = {"size": size, "m": list(micro_batches), "warmup": warmup, "repeats": repeats, "timeout_s": timeout_s}
         job.write_text(json.dumps(spec))
-        processes = start_ranks(None, job, folder, 2, "pp_demo.colossalai.engine_bench")
+        processes = start_ranks(None, job, folder, 2, "pp_demo.bench.colossalai_peer")
         deadline = time.monotonic() + timeout_s
         try:
             while not (folder / "bench.json").exists():
