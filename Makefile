@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.11, 3.12 or 3.13 (docs/install.md):
 #   make reproduce   set up .venv (pinned), then run the main job
-#   make test        set up .venv (pinned), then every unit test and every notebook under strict nbval
+#   make test        set up .venv (pinned), then the unit tests (not the slow ones: make test-slow) and every notebook under strict nbval
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -34,7 +34,7 @@ INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER)
 # does not get on purpose; only its own lines are forgiven.
 PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
-.PHONY: setup setup-dev colossalai reproduce test test-unit test-notebooks test-transformers5 notebooks lab doctor clean \
+.PHONY: setup setup-dev colossalai reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
         lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
@@ -71,7 +71,13 @@ reproduce: setup
 test: test-unit test-notebooks
 
 test-unit: setup colossalai
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -m "not slow"
+
+# The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
+# resolved against the package index for every platform, Ctrl-C landing inside a run. They check
+# the repository's packaging and machinery, minutes on 2 cores, so `make test` leaves them out.
+test-slow: setup colossalai
+	$(BIN)/python -m pytest tests -m slow
 
 test-notebooks: setup colossalai
 	$(BIN)/python -m pytest $(NBVAL) notebooks

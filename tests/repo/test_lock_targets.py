@@ -18,6 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from packaging.utils import canonicalize_name
 
+pytestmark = pytest.mark.slow  # it asks the package index, for a minute or two: `make test-slow`
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCKS = [ROOT / "constraints" / "pinned.lock.txt", ROOT / "constraints" / "dev.lock.txt"]
 EXTRAS = ["workbook", "onnx", "colossalai", "dev", "browser"]
