@@ -124,7 +124,8 @@ def bench_peer(
     """The peer rows for ``run_bench``; none (said by ``progress``) without ColossalAI."""
     import importlib.util
 
-    if importlib.util.find_spec("colossalai") is None:
+    spec = importlib.util.find_spec("colossalai")
+    if spec is None or spec.origin is None:  # a folder of that name on the path is no ColossalAI
         progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
         return []
     progress(f"ColossalAI's plugin on 2 ranks (1F1B training step), m = {', '.join(map(str, micro_batches))} ...")

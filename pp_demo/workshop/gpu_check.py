@@ -77,7 +77,8 @@ def visible_gpus() -> list[str]:
 
 def installed(name: str) -> bool:
     """Is ``name`` importable here? (Asked, never installed: the check runs where it is started.)"""
-    return importlib.util.find_spec(name) is not None
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
 
 
 def ranks_backend(n_ranks: int) -> str:
