@@ -20,22 +20,37 @@ It installs the whole lock from the public index: .ci/run runs it, `make test` d
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.server
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_SOURCE_LIMIT_S = 60
-# A non-routable address: a request to it neither answers nor is refused, as an unreachable index.
-SILENT_INDEX = "http://10.255.255.1/whl"
+MAKE_ERROR = re.compile(r"make(\[\d+\])?: \*\*\*")  # make's own "Error 1" line, at any depth
+
+
+@contextlib.contextmanager
+def silent_index() -> Iterator[str]:
+    """An index on 127.0.0.1 that takes the connection and never answers: a request to it neither
+    gets a reply nor is refused, as an unreachable index (no traffic leaves this machine)."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)  # connections wait in the backlog; nothing ever reads them
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/whl"
+    finally:
+        server.close()
 
 
 def fail(message: str) -> None:
@@ -98,11 +113,12 @@ def make(clone: Path, env: dict[str, str], *words: str, timeout: float = 3600) -
 def check_no_source(clone: Path, env: dict[str, str], installer: str) -> None:
     start = time.monotonic()
     try:
-        done = make(clone, env, "setup", f"INSTALLER={installer}", f"PYTORCH_WHEELS={SILENT_INDEX}", timeout=120)
+        with silent_index() as index:
+            done = make(clone, env, "setup", f"INSTALLER={installer}", f"PYTORCH_WHEELS={index}", timeout=120)
     except subprocess.TimeoutExpired:
         fail("`make setup` with no torch source did not stop within 120 s")
     took = time.monotonic() - start
-    lines = [ln for ln in done.stderr.splitlines() if not ln.startswith("make: ***")]
+    lines = [ln for ln in done.stderr.splitlines() if not MAKE_ERROR.match(ln)]
     if done.returncode == 0 or took > NO_SOURCE_LIMIT_S:
         fail(f"`make setup` with no torch source: exit {done.returncode}, not a failure within {NO_SOURCE_LIMIT_S} s")
     if len(lines) != 1 or not all(word in lines[0] for word in ("TORCH_INDEX", "TORCH_FIND_LINKS", "TORCH=cu128")):

@@ -37,7 +37,7 @@ def test_no_torchrun_variables_and_all_of_them_are_both_fine(clean_env):
 
 
 def test_a_cluster_shell_with_only_master_addr_and_port_is_not_a_rank(clean_env):
-    clean_env.setenv("MASTER_ADDR", "10.0.0.1")
+    clean_env.setenv("MASTER_ADDR", "127.0.0.1")
     clean_env.setenv("MASTER_PORT", "29500")
     check_torchrun_env()
 
