@@ -1,23 +1,12 @@
 """Every bad input a new user might type: one line on stderr, exit status 2, no traceback."""
 
 import pytest
+from helpers import cli_error as _error
 
-from pp_demo.cli import PADDED_RULES, build_parser, main
+from pp_demo.cli import PADDED_RULES, build_parser
 from pp_demo.pipeline.families import build_model
 from pp_demo.pooling.padding_table import padding_table
 from pp_demo.pooling.rules import CORE_RULES, RULES
-
-
-def _error(capsys, *argv):
-    """Run the CLI on ``argv``; the one stderr line it exits with (status 2)."""
-    with pytest.raises(SystemExit) as stopped:
-        main(list(argv))
-    captured = capsys.readouterr()
-    assert stopped.value.code == 2
-    assert "Traceback" not in captured.err and captured.out == ""
-    lines = [line for line in captured.err.splitlines() if not line.startswith(("usage:", " "))]
-    assert len(lines) == 1, captured.err
-    return lines[0]
 
 
 def test_a_callable_from_a_module_that_does_not_exist(capsys):

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 import torch
+from helpers import cli_error as _error
 
 from pp_demo import cli
 from pp_demo.errors import BadInput
@@ -21,18 +22,6 @@ DEVICE_TYPES = [
     "cpu", "cuda", "mps", "xpu", "meta", "hpu", "xla", "mtia", "ipu", "lazy", "vulkan", "ve",
     "fpga", "maia", "opengl", "opencl", "ideep", "hip", "privateuseone",
 ]  # fmt: skip
-
-
-def _error(capsys, *argv):
-    """The one stderr line the CLI exits with (status 2), after argparse's usage lines."""
-    with pytest.raises(SystemExit) as stopped:
-        cli.main(list(argv))
-    captured = capsys.readouterr()
-    assert stopped.value.code == 2
-    assert "Traceback" not in captured.err and captured.out == ""
-    lines = [line for line in captured.err.splitlines() if not line.startswith(("usage:", " "))]
-    assert len(lines) == 1, captured.err
-    return lines[0]
 
 
 @pytest.fixture

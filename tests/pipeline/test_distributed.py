@@ -12,6 +12,7 @@ import time
 
 import pytest
 import torch
+from helpers import one_process_step as _one_process_step
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 from pp_demo import PipelineError, run
@@ -80,15 +81,6 @@ def test_distributed_count_rule_misses_the_rows_of_the_review_table(runs, family
     reference = forward_logits(job.model, job.batch.input_ids, job.batch.attention_mask)
     matches = ((result.logits - reference).abs().amax(-1) <= 1e-6).tolist()
     assert matches == COUNT_RULE_MATCHES
-
-
-def _one_process_step(model, ids, mask, labels):
-    model.zero_grad(set_to_none=True)
-    loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-    loss.backward()
-    grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
-    model.zero_grad(set_to_none=True)
-    return float(loss.detach()), grads
 
 
 @STAGES

@@ -11,6 +11,7 @@ import typing
 
 import pytest
 import torch
+from helpers import one_process_step as _one_process_step
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
 from torch.distributed.pipelining.schedules import get_schedule_class
@@ -72,15 +73,6 @@ def test_interleaved_count_rule_misses_the_rows_of_the_review_table(runs, family
     job, result = runs[family, "count"]
     reference = forward_logits(job.model, job.batch.input_ids, job.batch.attention_mask)
     assert ((result.logits - reference).abs().amax(-1) <= tolerance(result.device)).tolist() == COUNT_RULE_MATCHES_SIX
-
-
-def _one_process_step(model, ids, mask, labels):
-    model.zero_grad(set_to_none=True)
-    loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-    loss.backward()
-    grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
-    model.zero_grad(set_to_none=True)
-    return float(loss.detach()), grads
 
 
 @pytest.mark.distributed
