@@ -125,8 +125,8 @@ def pipeline_matrix(
 
 def closest_calls(differences: Differences, atol: float) -> str:
     """Two lines: the largest difference counted as a match and the smallest counted as a miss.
-    In half precision the tolerance is wide (5e-2 in bf16), and the tiny models' bug moves
-    some rows by less than that: these lines show how close the table's verdicts came."""
+    In half precision the tolerance (1e-2) is coarse, and the tiny models' bug moves some
+    rows by only 0.047: these lines show how close the table's verdicts came."""
     lines = []
     for verdict, cells, pick in [
         ("largest difference counted as a match", [c for c, d in differences.items() if d <= atol], max),

@@ -109,3 +109,20 @@ def test_the_fifth_claim_every_stage_got_input_ids_and_only_hidden_states_crosse
     assert row["verdict"] == DOCUMENTED
     assert "input_ids on every stage True" in row["seen"] and "input_ids on every stage False" not in row["seen"]
     assert "tensors sent between the ranks: " in row["seen"] and "input_ids" not in row["seen"].split("sent")[-1]
+
+
+BF16_CASES = engine_cases(["llama", "qwen2", "opt"], ["1f1b"], ["training"])
+
+
+@pytest.mark.parametrize("tree, rows, equal", [("unpatched", [False, True], False), ("change", [True, True], True)])
+def test_in_bf16_the_engine_gives_the_fp32_verdicts(tree, rows, equal):
+    # the half-precision tolerance (1e-2) against the bug: the left-padded row, the loss and the
+    # gradients differ unpatched and are equal with the change, as in fp32 (docs/colossalai.md)
+    ran = run_engine(tree_folder(tree), BF16_CASES, dtype="bf16", case_timeout_s=BOUND_S)
+    assert ran["failure"] is None
+    for record in ran["records"]:
+        assert record["tolerance"] == 1e-2
+        assert record["matches"] == rows, case_name(record)
+        loss_equal = abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"]
+        grads_equal = record["largest gradient difference"] <= record["tolerance"]
+        assert loss_equal == grads_equal == equal, case_name(record)

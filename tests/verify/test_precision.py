@@ -54,27 +54,23 @@ def test_cli_reproduce_in_bf16_prints_the_fp32_lines_and_names_the_precision(cap
     assert "(the reference, both in bf16)" in bf16_out and "bf16" not in fp32_out
 
 
-def test_the_family_table_in_bf16_for_families_whose_bug_moves_rows_far():
-    # gpt2 and gptj miss only on the right-padded row with a pad id in its content (pad == eos),
-    # by 0.11 and 0.25 in fp32: far beyond 5e-2, so bf16 must give the same table
-    cases = ["left", "right", "right_pad_in_content"]
-    in_fp32 = pipeline_matrix(["gpt2", "gptj"], cases)
-    in_bf16 = pipeline_matrix(["gpt2", "gptj"], cases, dtype=torch.bfloat16)
-    assert in_bf16 == in_fp32
-    assert [case for (_, rule, case), match in in_bf16.items() if not match] == ["right_pad_in_content"] * 2
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_the_family_table_in_half_precision_is_the_fp32_table(dtype):
+    # every family, rule and case: the cells that miss in fp32 miss in half precision, and
+    # only those (the promise: the precision changes the logits, not the verdicts)
+    in_fp32 = pipeline_matrix()
+    assert pipeline_matrix(dtype=dtype) == in_fp32
+    assert not all(in_fp32.values()) and any(in_fp32.values())
 
 
-def test_in_bf16_two_cells_whose_bug_moves_less_than_the_tolerance_count_as_matches():
-    # docs/gpu.md says so: the tolerance (5e-2) is wider than what the bug moves these rows by
-    cases = ["left", "left_pad_in_content", "right_pad_in_content"]
-    # each family with its ColossalAI 0.5.0 rule (count, first_pad) and the fix
-    in_fp32 = pipeline_matrix(["llama", "mistral"], cases)
-    found = pipeline_differences(["llama", "mistral"], cases, dtype=torch.bfloat16)
-    assert found is not None
-    differences, atol = found
-    flipped = {cell for cell, diff in differences.items() if (diff <= atol) != in_fp32[cell]}
-    assert flipped == {("llama", "count", "left_pad_in_content"), ("mistral", "first_pad", "right_pad_in_content")}
-    assert all(0 < differences[cell] <= atol for cell in flipped) and not any(in_fp32[cell] for cell in flipped)
+def test_the_closest_call_in_bf16_is_a_miss_several_tolerances_wide():
+    # docs/gpu.md prints it: the smallest difference the bug makes in bf16 (llama's count rule
+    # on left_pad_in_content, mistral's first_pad on right_pad_in_content) against 1e-2
+    differences, atol = pipeline_differences(["llama", "mistral"], dtype=torch.bfloat16)
+    in_fp32 = pipeline_matrix(["llama", "mistral"])
+    smallest_miss = min(diff for cell, diff in differences.items() if not in_fp32[cell])
+    assert 3 * atol < smallest_miss < 0.05
+    assert max(diff for cell, diff in differences.items() if in_fp32[cell]) <= atol
 
 
 def test_closest_calls_names_the_largest_match_and_the_smallest_miss():
