@@ -121,3 +121,18 @@ def test_exercises_are_stored_unattempted(notebook):
             f"{name}: exercise cell {_text(cell['source'])!r} is stored with {stdout!r}"
         )
         assert "text/plain" not in str(cell["outputs"]), f"{name}: a check cell shows a value"
+
+
+PROJECTOR_COLUMNS = 90  # issue 32: a stored text output a room can read off a projector
+
+
+def test_text_outputs_fit_a_projector(notebook):
+    too_wide = []
+    for i, cell in enumerate(notebook["cells"]):
+        for output in cell.get("outputs", []):
+            texts = [_text(output["text"])] if output["output_type"] == "stream" else []
+            texts += [_text(output.get("data", {}).get("text/plain", ""))]
+            width = max((len(line) for text in texts for line in text.splitlines()), default=0)
+            if width > PROJECTOR_COLUMNS:
+                too_wide.append(f"cell {i}: {width} characters")
+    assert not too_wide, f"text outputs wider than {PROJECTOR_COLUMNS} characters: {too_wide}"
