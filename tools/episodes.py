@@ -86,19 +86,6 @@ def section_weights(nb: Any) -> dict[str, int]:
     return weights
 
 
-def share(total: int, weights: dict[str, int]) -> dict[str, int]:
-    """``total`` minutes over the keys, at least 1 each, the rest by weight (largest remainder)."""
-    if total < len(weights):
-        raise EpisodeError(f"{total} minutes cannot give each of {len(weights)} sections one")
-    spare, mass = total - len(weights), sum(weights.values()) or 1
-    exact = {key: spare * weight / mass for key, weight in weights.items()}
-    minutes = {key: 1 + int(value) for key, value in exact.items()}
-    by_remainder = sorted(exact, key=lambda key: (int(exact[key]) - exact[key], list(exact).index(key)))
-    for key in by_remainder[: total - sum(minutes.values())]:
-        minutes[key] += 1
-    return minutes
-
-
 def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
     """The episode metadata of one notebook from its seed entry and its current sections."""
     weights = section_weights(nb)
@@ -108,14 +95,11 @@ def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
     unlisted = [h for h in weights if h not in tracks and "default_track" not in seed]
     if unlisted:
         raise EpisodeError(f"{name}: sections missing from the seed: {unlisted}")
-    teaching = {h: w for h, w in weights.items() if h != EXERCISES}
-    minutes = share(seed["teaching_minutes"], teaching)
-    minutes[EXERCISES] = seed["exercise_minutes"]
-    keys = ("track", "teaching_minutes", "exercise_minutes", "questions", "objectives", "keypoints")
-    episode = {key: seed[key] for key in keys}
-    episode["sections"] = {
-        h: {"track": tracks.get(h, seed.get("default_track")), "minutes": minutes[h]} for h in weights
-    }
+    keys = ("track", "questions", "objectives", "keypoints")
+    episode: dict[str, Any] = {key: seed[key] for key in keys}
+    # the minutes are the timing model's (set_computed_minutes), never the seed's
+    episode.update(teaching_minutes=0, exercise_minutes=0)
+    episode["sections"] = {h: {"track": tracks.get(h, seed.get("default_track")), "minutes": 0} for h in weights}
     return episode
 
 

@@ -161,12 +161,6 @@ def test_every_troubleshooting_row_is_in_the_guide():
     assert len(symptoms) >= 10 and all(f"**{s}**" in guide for s in symptoms)
 
 
-def test_share_gives_every_section_a_minute_and_adds_up():
-    assert episodes.share(10, {"a": 0, "b": 100, "c": 100}) == {"a": 1, "b": 5, "c": 4}
-    with pytest.raises(episodes.EpisodeError, match="3 sections"):
-        episodes.share(2, {"a": 1, "b": 1, "c": 1})
-
-
 def _notebook(tmp_path, *headings):
     cells = [nbformat.v4.new_markdown_cell("# 99 · T\n\n## What you will learn\n\n- x")]
     for heading in headings:
@@ -179,8 +173,6 @@ def _notebook(tmp_path, *headings):
 
 SEED = {
     "track": "optional",
-    "teaching_minutes": 4,
-    "exercise_minutes": 3,
     "questions": ["q?"],
     "objectives": ["o"],
     "keypoints": ["k"],
