@@ -26,10 +26,18 @@ CHANCE_LINE = NO_ANSWER_COLOUR  # grey: a uniform guess
 SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange", "reddish purple", "black")]
 """Colours for a sequence of series (rules, runs), in order."""
 
-MIN_FONT_PT = 10
-"""The smallest text in a stored figure, for a room reading it from a projector."""
-
 # Figures a room reads off a projector: at most this wide (a notebook column at full size), text
 # at least this large at that size.
 MAX_WIDTH_IN = 10
 PROJECTOR_PT = 14
+
+
+def text_inches(text: str, size: float = PROJECTOR_PT, weight: str = "normal") -> float:
+    """How wide ``text`` is drawn, in inches (its widest line): a figure sizes its margins and
+    cells from this, so a label at ``PROJECTOR_PT`` fits without a draw to measure it."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    font = FontProperties(size=size, weight=weight)
+    measure = TextToPath().get_text_width_height_descent
+    return max(measure(line, font, ismath=False)[0] for line in text.split("\n")) / 72  # points to inches

@@ -10,12 +10,12 @@ from typing import Any
 import torch
 from matplotlib.figure import Figure
 
-from pp_demo.figures.palette import OKABE_ITO
+from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
 from pp_demo.pipeline.stages import Stages
 
 __all__ = ["stage_contents", "draw_stage_split"]
 
-FONT_PT = 14  # readable on a projector at the figure's full width
+FONT_PT = PROJECTOR_PT  # every text, readable on a projector
 SENT = "hidden states\ninput_ids\nattention_mask"
 
 
@@ -40,29 +40,74 @@ def stage_contents(stages: Stages) -> list[list[str]]:
 
 
 def draw_stage_split(stages: Stages) -> Figure:
-    """Stage boxes left to right, the tensors that travel on each arrow, logits at the end."""
+    """Stage boxes left to right, the tensors that travel on each arrow, logits at the end; top
+    to bottom instead where a row of them would be wider than ``MAX_WIDTH_IN``. Every text is
+    at ``PROJECTOR_PT``; the boxes are sized from their measured lines, in inches."""
     contents = stage_contents(stages)
-    n = len(contents)
-    fig = Figure(figsize=(10, 3.6))
-    ax = fig.add_subplot()
-    ax.set_xlim(-0.2, 4 * n - 1)
-    ax.set_ylim(0, 4)
-    ax.axis("off")
-    colours = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
-    for index, lines in enumerate(contents):
-        left = 4 * index
-        ax.add_patch(_box(left, colours[index % len(colours)]))
-        ax.text(left + 1.25, 3.55, f"stage {index} (rank {index})", ha="center", fontsize=FONT_PT, weight="bold")
-        ax.text(left + 1.25, 1.75, "\n".join(lines), ha="center", va="center", fontsize=FONT_PT)
-        if index < n - 1:
-            ax.annotate("", xy=(left + 4, 1.75), xytext=(left + 2.5, 1.75), arrowprops={"arrowstyle": "->", "lw": 2})
-            ax.text(left + 3.25, 0.2, SENT, ha="center", va="bottom", fontsize=FONT_PT - 2)
-    ax.text(4 * n - 1, 0.2, "logits\n(batch, labels)", ha="right", va="bottom", fontsize=FONT_PT - 2)
-    fig.tight_layout()
+    titles = [f"stage {index} (rank {index})" for index in range(len(contents))]
+    box_w = [
+        max(text_inches(t, weight="bold"), *map(text_inches, lines)) + 0.3
+        for t, lines in zip(titles, contents, strict=True)
+    ]
+    box_h = max(map(len, contents)) * _LINE_IN + 0.3
+    gap = text_inches(SENT) + 0.4  # the sent tensors are written under each arrow
+    tail = 0.6 + text_inches(LOGITS)  # the last arrow, then what comes out
+    across = sum(box_w) + gap * (len(contents) - 1) + tail + 0.4
+    if across <= MAX_WIDTH_IN:
+        height = box_h + _LINE_IN * 4 + 0.6  # the title above, the sent lines below
+        fig, ax = _canvas(across, height)
+        x, y = 0.2, _LINE_IN * 3 + 0.3
+        for index, (title, lines, w) in enumerate(zip(titles, contents, box_w, strict=True)):
+            _stage(ax, x, y, w, box_h, title, lines, index)
+            start = (x + w + 0.05, y + box_h / 2)
+            end = (x + w + (gap if index < len(contents) - 1 else 0.5), start[1])
+            _arrow(ax, start, end)
+            if index < len(contents) - 1:
+                ax.text(x + w + gap / 2, y - 0.05, SENT, ha="center", va="top", fontsize=FONT_PT)
+            x += w + gap
+        ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=FONT_PT)
+        return fig
+    width = max(box_w) + text_inches(SENT) + 0.8
+    step = box_h + _LINE_IN + 0.2 + _LINE_IN * 3 + 0.3  # a box with its title, then an arrow beside the sent lines
+    fig, ax = _canvas(width, step * len(contents) + 0.3)
+    y = step * len(contents) + 0.1
+    for index, (title, lines) in enumerate(zip(titles, contents, strict=True)):
+        top = y - _LINE_IN - 0.2
+        _stage(ax, 0.2, top - box_h, max(box_w), box_h, title, lines, index)
+        middle = 0.2 + max(box_w) / 2
+        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * 3 - 0.25))
+        what = SENT if index < len(contents) - 1 else LOGITS
+        ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=FONT_PT)
+        y -= step
     return fig
 
 
-def _box(left: float, colour: str) -> Any:
+_LINE_IN = 0.27  # one line of text at FONT_PT, with its leading
+LOGITS = "logits\n(batch, labels)"
+
+
+def _canvas(width: float, height: float) -> tuple[Figure, Any]:
+    """A figure whose one axes fills it with inches as data units: every placement above is in inches."""
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    return fig, ax
+
+
+def _stage(ax: Any, x: float, y: float, w: float, h: float, title: str, lines: list[str], index: int) -> None:
     from matplotlib.patches import FancyBboxPatch
 
-    return FancyBboxPatch((left, 0.6), 2.5, 2.6, boxstyle="round,pad=0.05", facecolor=colour, alpha=0.35, lw=1.5)
+    colour = _STAGE_COLOURS[index % len(_STAGE_COLOURS)]
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.05", facecolor=colour, alpha=0.35, lw=1.5))
+    ax.text(x + w / 2, y + h + 0.12, title, ha="center", va="bottom", fontsize=FONT_PT, weight="bold")
+    ax.text(x + w / 2, y + h / 2, "\n".join(lines), ha="center", va="center", fontsize=FONT_PT)
+
+
+def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> None:
+    ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 2})
+
+
+# a stage's colour only tells the boxes apart; the title names each
+_STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
@@ -13,7 +13,6 @@ from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.figures.palette import (
     MAX_WIDTH_IN,
-    MIN_FONT_PT,
     NO_ANSWER_COLOUR,
     PAD_ID_REAL,
     PAD_SHADE,
@@ -21,9 +20,10 @@ from pp_demo.figures.palette import (
     RIGHT_COLOUR,
     SERIES,
     WRONG_COLOUR,
+    text_inches,
 )
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import NO_ANSWER, REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 
@@ -160,11 +160,23 @@ def draw_pad_eos_rows(
 _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 
+def _row_diff_key(axes: Any, atol: float) -> list[Any]:
+    """The bars and the tolerance line from the panels' own handles, then the two marks."""
+    from matplotlib.lines import Line2D
+
+    handles, labels = axes[0].get_legend_handles_labels()
+    marks = [
+        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=_colour(ok), label=words)
+        for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within"))
+    ]
+    return [h for h, _ in sorted(zip(handles, labels, strict=True), key=lambda hl: hl[1].startswith("tol"))] + marks
+
+
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
-    """Per-row max |logit difference| against ``model.forward``, one panel per family, on
-    a log scale with the tolerance as a dashed line. Every bar carries its verdict mark
-    (within the tolerance or not); a difference of exactly 0 is drawn at a floor below the
-    tolerance, since a log scale has no 0.
+    """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
+    sharing the rows), on a log scale with the tolerance as a dashed line. Every bar carries
+    its verdict mark (within the tolerance or not); a difference of exactly 0 is drawn at a
+    floor below the tolerance, since a log scale has no 0. The key is a legend above the panels.
 
     ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
@@ -176,92 +188,112 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     atol = max(c.atol for c in comparisons.values())
     floor = atol / 100
     top = max(max(c.max_abs_diff) for c in comparisons.values())
-    fig, axes = plt.subplots(1, len(families), figsize=(4.2 * len(families), 4.4), sharey=True, squeeze=False)
+    tick_in = max(text_inches(label) for label in row_labels) * 0.5  # sin 30: the rotated row names
+    height = 2.6 * len(families) + 1.6 + tick_in
+    fig, axes = plt.subplots(
+        len(families), 1, figsize=(MAX_WIDTH_IN, height), sharex=True, squeeze=False, layout="constrained"
+    )
     width = 0.8 / len(rules)
-    for ax, family in zip(axes[0], families, strict=True):
+    for ax, family in zip(axes[:, 0], families, strict=True):
         for j, rule in enumerate(rules):
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
             heights = [max(d, floor) for d in result.max_abs_diff]
             ax.bar(
-                xs,
-                heights,
-                width,
-                color=colours[rule],
-                hatch=hatches[rule],
-                edgecolor="black",
-                linewidth=0.5,
-                label=rule,
-            )
+                xs, heights, width, color=colours[rule], hatch=hatches[rule], edgecolor="black", linewidth=0.5,
+                label=f"rule {rule}",
+            )  # fmt: skip
             for x, h, ok in zip(xs, heights, result.matches, strict=True):
                 ax.text(
-                    x,
-                    h * 1.5,
-                    mark(ok),
-                    ha="center",
-                    va="bottom",
-                    fontsize=MIN_FONT_PT,
-                    color=_colour(ok),
-                    weight="bold",
-                    gid=_VERDICT,
-                )
+                    x, h * 1.5, mark(ok), ha="center", va="bottom", fontsize=PROJECTOR_PT, color=_colour(ok),
+                    weight="bold", gid=_VERDICT,
+                )  # fmt: skip
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
-        ax.set_ylim(floor / 3, max(top, atol) * 60)
-        ax.set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=MIN_FONT_PT)
-        ax.tick_params(axis="y", labelsize=MIN_FONT_PT)
-        ax.set_title(family, fontsize=MIN_FONT_PT)
-    axes[0][0].set_ylabel(f"max |logit diff| vs model.forward\n(log scale; 0 drawn at {floor:g})", fontsize=MIN_FONT_PT)
-    axes[0][-1].legend(fontsize=MIN_FONT_PT, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle(f"{RIGHT} within the tolerance of model.forward   {WRONG} not", fontsize=MIN_FONT_PT)
-    fig.tight_layout()
+        ax.set_ylim(floor / 3, max(top, atol) * 300)  # room above the tallest bar for its mark
+        ax.set_title(family, fontsize=PROJECTOR_PT, loc="left", weight="bold")
+        ax.tick_params(labelsize=PROJECTOR_PT)
+    axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
+    fig.supylabel(f"max |logit diff| vs model.forward (log scale; 0 drawn at {floor:g})", fontsize=PROJECTOR_PT)
+    fig.legend(
+        handles=_row_diff_key(axes[0], atol), loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False
+    )
     return fig
 
 
 _GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
 
 
+def _grid_cell_text(verdict: Verdict) -> str:
+    """``✓ 3``, ``✗ 2,3,7``; ``n/a -1`` where there is no real token (never ``- -1``); blank
+    where the rule cannot run (the cell is hatched instead)."""
+    if verdict.positions is None:
+        return ""
+    word = "n/a" if verdict.right is None else verdict.mark
+    return f"{word} {','.join(map(str, verdict.positions))}"
+
+
+def _grid_key() -> list[Patch]:
+    return [
+        Patch(facecolor=_RIGHT, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
+        Patch(facecolor=_WRONG, edgecolor="#999999", label=f"{WRONG} wrong"),
+        Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label="n/a: no real token to find"),
+        Patch(facecolor="white", hatch="//", edgecolor="#999999", label="hatched: cannot run on this batch"),
+    ]
+
+
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     """Rule x case, each cell filled by whether the rule finds the true last real token
-    and marked so (right, wrong, no real token; white with a hatch when the rule cannot
+    and marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot
     run on that kind of batch), followed by the raw position(s) it returns.
-    ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given."""
+    ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
+
+    Laid out in inches from the measured labels, so at ``PROJECTOR_PT`` it stays within
+    ``MAX_WIDTH_IN``: the case names run up at 45 degrees, the rule names on the left."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
-    unit = 0.62  # inches per cell: "✓ 2,3,7" at MIN_FONT_PT fits
-    fig, ax = plt.subplots(figsize=(unit * (len(cases) + 6.5), unit * (len(grid) + 3.6)))
-    for i, row in enumerate(grid):
-        for j, verdict in enumerate(row):
+    row_labels = [f"({row[0].rule_class}) {row[0].rule}" for row in grid]
+    cells = [[_grid_cell_text(v) for v in row] for row in grid]
+    label_in = max(text_inches(label) for label in row_labels) + 0.3  # the gap, and the renderer's rounding
+    widest_cell = max(text_inches(text, weight="bold") for row in cells for text in row)
+    cell_w = max(widest_cell + 0.14, 0.6)
+    # the last case name leans out past the grid from its cell's middle (cos 45)
+    right_in = max(0.15, text_inches(cases[-1]) * 0.71 - cell_w / 2 + 0.2)
+    cell_w = min(cell_w, (MAX_WIDTH_IN - label_in - right_in) / len(cases))
+    cell_h = 0.5
+    header_in = 0.25 + max(text_inches(case) for case in cases) * 0.71  # sin 45
+    title_in, key_in = 0.95, 1.1
+    width = label_in + cell_w * len(cases) + right_in
+    height = title_in + header_in + cell_h * len(grid) + key_in
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((label_in / width, key_in / height, cell_w * len(cases) / width, cell_h * len(grid) / height))
+    for i, (row, texts) in enumerate(zip(grid, cells, strict=True)):
+        for j, (verdict, text) in enumerate(zip(row, texts, strict=True)):
             hatch = "//" if verdict.status == "cannot run" else None
             ax.add_patch(
                 Rectangle(
                     (j, -i), 1, 1, facecolor=_GRID_FILL[verdict.status], hatch=hatch, edgecolor="#999999", linewidth=0.5
                 )
             )
-            label = "n/a" if verdict.positions is None else ",".join(map(str, verdict.positions))
             colour = "white" if verdict.status in ("right", "wrong") else "black"
             ax.text(
-                j + 0.5,
-                -i + 0.5,
-                f"{'' if verdict.positions is None else verdict.mark} {label}".strip(),
-                ha="center",
-                va="center",
-                fontsize=MIN_FONT_PT,
-                color=colour,
-                weight="bold",
-                gid=_VERDICT,
-            )
-        ax.text(-0.1, -i + 0.5, f"({row[0].rule_class}) {row[0].rule}", ha="right", va="center", fontsize=MIN_FONT_PT)
+                j + 0.5, -i + 0.5, text, ha="center", va="center", fontsize=PROJECTOR_PT, color=colour,
+                weight="bold", gid=_VERDICT,
+            )  # fmt: skip
+        ax.text(-0.1, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
     for j, case in enumerate(cases):
-        ax.text(j + 0.5, 1.1, case, ha="left", va="bottom", rotation=35, fontsize=MIN_FONT_PT)
-    ax.set_xlim(-5.0, len(cases) + 1.5)
-    ax.set_ylim(-len(grid) + 0.9, 3.4)
-    ax.set_aspect("equal")
+        ax.text(j + 0.5, 1.15, case, ha="left", va="bottom", rotation=45, rotation_mode="anchor", fontsize=PROJECTOR_PT)
+    ax.set_xlim(0, len(cases))
+    ax.set_ylim(-len(grid) + 1, 1)
     ax.axis("off")
-    ax.set_title(
-        "which rule finds the last real token (cell: mark, then the raw position returned)\n"
-        f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token   hatched: cannot run on this batch",
-        fontsize=MIN_FONT_PT,
+    fig.suptitle(
+        "Which rule finds the last real token?\ncell: verdict, then the raw position (-1 reads the last)",
+        fontsize=PROJECTOR_PT,
+        y=1 - 0.1 / height,
+        va="top",
     )
-    fig.tight_layout()
+    fig.legend(
+        handles=_grid_key(), loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False,
+        bbox_to_anchor=(0.5, 0.05 / height),
+    )  # fmt: skip
     return fig

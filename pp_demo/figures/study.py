@@ -31,6 +31,17 @@ def _reference_lines(ax: Any, target: float) -> None:
     ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1.5, label="chance (1 in 3)")
 
 
+def _side_key() -> list[Any]:
+    # the sides in black: in a run's colour the key would seem to speak of that run alone
+    from matplotlib.lines import Line2D
+
+    return [
+        Line2D([], [], linestyle="none", marker=SIDE_MARKERS[side], markersize=9, markeredgewidth=1.5,
+               markerfacecolor="black" if SIDE_FILLED[side] else "white", markeredgecolor="black", label=label)
+        for side, label in (("left", "left-padded rows"), ("right", "right-padded or full rows"))
+    ]  # fmt: skip
+
+
 def _jitter(i: int, n: int) -> float:
     # deterministic spread of n points around 0, so equal accuracies stay visible
     return 0.0 if n == 1 else (i / (n - 1) - 0.5) * 0.22
@@ -47,7 +58,6 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]
             for offset, side in ((-0.2, "left"), (0.2, "right")):
-                label = "left-padded rows" if side == "left" else "right-padded or full rows"
                 for i, record in enumerate(seeds):
                     ax.scatter(
                         x + offset + _jitter(i, len(seeds)),
@@ -57,7 +67,6 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
                         marker=SIDE_MARKERS[side],
                         s=70,
                         linewidth=1.5,
-                        label=label if (x, i) == (0, 0) else None,
                     )
         _reference_lines(ax, target)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
@@ -66,16 +75,17 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
         ax.tick_params(labelsize=FONT)
         ax.set_ylim(0.2, 1.03)
         ax.set_ylabel("held-out accuracy\n(model.forward)", fontsize=FONT)
-    axes[0][0].legend(fontsize=FONT, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2, frameon=False)
+    handles = _side_key() + axes[0][0].get_legend_handles_labels()[0]
+    axes[0][0].legend(handles=handles, fontsize=FONT, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
 
 
 def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target: float = 0.9) -> Figure:
-    """One seed's runs: training loss per step (left) and held-out accuracy of ``model.forward``
-    every few steps, per padding side (middle, right), for the runs in ``curves`` (rows:
-    ``[step, left, right]``)."""
-    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 13.0), sharex=True)
+    """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward``
+    every few steps, per padding side (middle, bottom), for the runs in ``curves`` (rows:
+    ``[step, left, right]``). One key above the panels."""
+    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 13.0), sharex=True, layout="constrained")
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
         axes[0].plot(range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=1.8, label=name)
@@ -99,10 +109,10 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
         _reference_lines(axes[col], target)
         axes[col].set_ylim(0.2, 1.03)
         axes[col].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)
-        axes[col].legend(fontsize=FONT, frameon=False, loc="lower right")
     axes[-1].set_xlabel("training step", fontsize=FONT)
     for ax in axes:
         ax.tick_params(labelsize=FONT)
-    axes[0].legend(fontsize=FONT, frameon=False)
-    fig.tight_layout()
+    # one key above the panels: a legend inside a panel would sit on the count run's curve
+    handles = axes[0].get_legend_handles_labels()[0] + axes[1].get_legend_handles_labels()[0][-2:]
+    fig.legend(handles=handles, fontsize=FONT, frameon=False, loc="outside upper center", ncol=3)
     return fig

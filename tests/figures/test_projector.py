@@ -1,0 +1,189 @@
+"""Every figure the workbook draws reads on a projector (issue 32): at most ``MAX_WIDTH_IN`` wide,
+every text at ``PROJECTOR_PT`` or more and inside the figure, panels stacked, the key a legend,
+and a raw -1 never written next to a minus-like mark. The ``draw_*`` functions are enumerated from
+the modules of ``pp_demo.figures``, so a new figure cannot escape; each is called as its notebook
+calls it."""
+
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
+
+import pp_demo.figures
+from pp_demo.figures.palette import MAX_WIDTH_IN, PROJECTOR_PT
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def _draw_functions():
+    found = set()
+    for module_info in pkgutil.iter_modules(pp_demo.figures.__path__):
+        module = importlib.import_module(f"pp_demo.figures.{module_info.name}")
+        found |= {
+            f"{module_info.name}.{name}"
+            for name, fn in inspect.getmembers(module, inspect.isfunction)
+            if name.startswith("draw_") and fn.__module__ == module.__name__
+        }
+    return found
+
+
+def _padding_table(cases):
+    from pp_demo.figures.pooling import draw_padding_table
+
+    return draw_padding_table(cases=cases)
+
+
+def _pad_eos_rows(side):
+    # notebook 04: three texts through the tiny tokenizer, pad == eos, three rules
+    from pp_demo import tiny_tokenizer
+    from pp_demo.figures.pooling import draw_pad_eos_rows
+
+    texts = ["the movie was great", "boring", "i loved it"]
+    tok = tiny_tokenizer(side)
+    batch = tok(texts, padding=True, return_tensors="pt")
+    return draw_pad_eos_rows(
+        batch["input_ids"],
+        batch["attention_mask"],
+        tok.pad_token_id,
+        row_labels=[f"{side}: {text}" for text in texts],
+        rules=("first_pad_mod", "rightmost_non_pad", "rightmost_attended"),
+    )
+
+
+def _row_diffs():
+    # notebook 03: the bug and the fix on three families, the five rows both references agree on
+    from pp_demo.figures.pooling import draw_row_diffs
+    from pp_demo.verify.compare import reproduce
+
+    rows = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded"]
+    torch.set_num_threads(1)
+    results = {
+        (family, rule): reproduce(family, rule, rows=rows)
+        for family in ("llama", "qwen2", "opt")
+        for rule in ("count", "rightmost_non_pad")
+    }
+    return draw_row_diffs(results, rows)
+
+
+def _class_grid():
+    from pp_demo.figures.pooling import draw_class_grid
+    from pp_demo.pooling.packed import class_grid
+
+    return draw_class_grid(class_grid())
+
+
+def _timeline(kind, n_stages, backward=True):
+    from pp_demo.figures.schedules import draw_timeline
+
+    return draw_timeline(kind, n_stages=n_stages, n_micro=4, backward=backward)
+
+
+def _stage_split(split_points=None):
+    from pp_demo.figures.pipeline import draw_stage_split
+    from pp_demo.pipeline.families import build_model
+    from pp_demo.pipeline.stages import split_model
+
+    return draw_stage_split(split_model(build_model("llama"), split_points))
+
+
+def _study_results():
+    # notebook 05: the committed results files, keyed by their transformers version
+    results = {}
+    for name in ("training_study_4.51.3.json", "training_study_5.24.0.json"):
+        data = json.loads((RESULTS / name).read_text())
+        results[data["transformers"]] = data
+    return results
+
+
+def _study_distributions():
+    from pp_demo.figures.study import draw_study_distributions
+
+    return draw_study_distributions(_study_results())
+
+
+def _one_seed_curves():
+    # notebook 05 trains one seed for these; the stored curves of seed 0, and losses of the stored length
+    from pp_demo.figures.study import draw_one_seed_curves
+
+    data = next(iter(_study_results().values()))
+    steps = data["settings"]["steps"]
+    curves = {name: data["runs"][name]["seeds"][0]["curve"] for name in ("count", "fix")}
+    losses = {
+        name: [1.1 * 0.97**step + 0.01 * k for step in range(steps)]
+        for k, name in enumerate(("model.forward", "count", "fix"))
+    }
+    return draw_one_seed_curves(losses, curves, target=0.9)
+
+
+FIGURES = {
+    "pooling.draw_padding_table": [
+        ("review table", lambda: _padding_table(["left", "right", "left_pad_in_content", "right_pad_in_content"])),
+        ("two rows", lambda: _padding_table(["all_pad", "trailing_eos"])),
+    ],
+    "pooling.draw_pad_eos_rows": [
+        ("right-padded", lambda: _pad_eos_rows("right")),
+        ("left-padded", lambda: _pad_eos_rows("left")),
+    ],
+    "pooling.draw_row_diffs": [("three families", _row_diffs)],
+    "pooling.draw_class_grid": [("every rule and case", _class_grid)],
+    "schedules.draw_timeline": [
+        ("gpipe forwards", lambda: _timeline("gpipe", 2, backward=False)),
+        ("gpipe 2", lambda: _timeline("gpipe", 2)),
+        ("1f1b 2", lambda: _timeline("1f1b", 2)),
+        ("gpipe 3", lambda: _timeline("gpipe", 3)),
+        ("1f1b 3", lambda: _timeline("1f1b", 3)),
+    ],
+    "pipeline.draw_stage_split": [("two stages", _stage_split), ("three stages", lambda: _stage_split((1, 2)))],
+    "study.draw_study_distributions": [("two versions", _study_distributions)],
+    "study.draw_one_seed_curves": [("seed 0", _one_seed_curves)],
+}
+KEYLESS = {"pipeline.draw_stage_split"}  # boxes named in their titles: nothing for a key to explain
+CASES = [pytest.param(name, draw, id=f"{name}: {what}") for name, cases in FIGURES.items() for what, draw in cases]
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_every_draw_function_of_the_figures_package_is_checked_here():
+    assert set(FIGURES) == _draw_functions()
+
+
+@pytest.mark.parametrize("name, draw", CASES)
+def test_every_figure_reads_on_a_projector(name, draw, monkeypatch):
+    fig = draw()
+    texts = []  # every text the renderer draws (not the tick labels of an axis turned off)
+    draw_text = Text.draw
+
+    def recording(text, renderer):
+        if text.get_visible() and text.get_text().strip():
+            texts.append(text)
+        return draw_text(text, renderer)
+
+    monkeypatch.setattr(Text, "draw", recording)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # lays the figure out and fills the tick labels the locators choose
+    assert fig.get_size_inches()[0] <= MAX_WIDTH_IN and texts
+    small = {t.get_text(): t.get_fontsize() for t in texts if t.get_fontsize() < PROJECTOR_PT}
+    assert not small
+    # inside the figure: a notebook's tight bounding box would otherwise widen it past the rule
+    box = fig.bbox
+    outside = [t.get_text() for t in texts if not box.padded(2).contains(*t.get_window_extent(renderer).p0)]
+    outside += [t.get_text() for t in texts if not box.padded(2).contains(*t.get_window_extent(renderer).p1)]
+    assert not outside
+    assert all(ax.get_position().x0 < 0.5 for ax in fig.axes)  # panels stacked, never in a row
+    assert not [t.get_text() for t in texts if re.search(r"(^|\s)[-–]\s+-1", t.get_text())]  # never "- -1"
+    if name not in KEYLESS:
+        assert fig.legends or any(ax.get_legend() for ax in fig.axes)
+        titles = [ax.title.get_text() for ax in fig.axes] + [fig._suptitle.get_text() if fig._suptitle else ""]
+        assert not [t for t in titles if re.search("[✓✗]|hatched", t)]  # the key is the legend, not the title
