@@ -115,8 +115,9 @@ def _run_checker(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import json
 
-    from pp_demo.bench import BenchSize, draw_bench, format_bench, run_bench, write_readme_block
+    from pp_demo.bench import BenchSize, format_bench, run_bench, write_readme_block
     from pp_demo.bench.report import check_readme
+    from pp_demo.figures.bench import draw_bench
 
     if args.readme:
         check_readme(args.readme)

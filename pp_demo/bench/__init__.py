@@ -38,7 +38,6 @@ __all__ = [
     "check_bench",
     "run_bench",
     "format_bench",
-    "draw_bench",
     "load_results",
     "summary_lines",
     "readme_block",
@@ -50,13 +49,6 @@ __all__ = [
 ]
 
 MODES = ("inference", "training")
-
-
-def draw_bench(result: dict[str, Any]) -> Any:
-    """The figure (``pp_demo.bench.figure``; matplotlib loads only here)."""
-    from .figure import draw_bench as draw
-
-    return draw(result)
 
 
 def _versions() -> dict[str, str]:

@@ -16,7 +16,6 @@ from pp_demo.bench import (  # noqa: E402
     BenchSize,
     busy_stages,
     check_bench,
-    draw_bench,
     format_bench,
     ideal_speedup,
     limit_speedup,
@@ -25,6 +24,7 @@ from pp_demo.bench import (  # noqa: E402
     summary_lines,
 )
 from pp_demo.bench.breakdown import pipeline_row, step_breakdown  # noqa: E402
+from pp_demo.figures.bench import draw_bench  # noqa: E402
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")

@@ -123,7 +123,15 @@ def _one_seed_curves():
     return draw_one_seed_curves(losses, curves, target=0.9)
 
 
+def _bench():
+    # the committed benchmark run, as `python -m pp_demo bench` draws it beside its results
+    from pp_demo.figures.bench import draw_bench
+
+    return draw_bench(json.loads((RESULTS / "bench_cpu.json").read_text()))
+
+
 FIGURES = {
+    "bench.draw_bench": [("the committed run", _bench)],
     "pooling.draw_padding_table": [
         ("review table", lambda: _padding_table(["left", "right", "left_pad_in_content", "right_pad_in_content"])),
         ("two rows", lambda: _padding_table(["all_pad", "trailing_eos"])),
