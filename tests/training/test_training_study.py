@@ -140,7 +140,7 @@ def test_a_study_without_seeds_is_refused(capsys):
     assert stop.value.code == 2 and "at least one seed" in capsys.readouterr().err
 
 
-def test_the_study_figure_draws_every_seed_and_side_with_text_of_10_pt_or_more():
+def test_the_study_figure_draws_every_seed_and_side():  # sizes: tests/figures/test_projector.py
     from pp_demo.figures.study import draw_study_distributions
 
     seeds = [{"held_out_accuracy": {"left": 0.4, "right": 0.95}}] * 3
@@ -148,5 +148,3 @@ def test_the_study_figure_draws_every_seed_and_side_with_text_of_10_pt_or_more()
         {"4.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}, "5.x": {"runs": {n: {"seeds": seeds} for n in RUNS}}}
     )
     assert [len(ax.collections) for ax in fig.axes] == [len(RUNS) * 2 * 3] * 2  # one point per run, side, seed
-    texts = [t for ax in fig.axes for t in (ax.title, ax.yaxis.label, *ax.get_xticklabels(), *ax.texts)]
-    assert min(t.get_fontsize() for t in texts if t.get_text()) >= 10
