@@ -175,8 +175,9 @@ def _row_diff_key(axes: Any, atol: float) -> list[Any]:
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
     sharing the rows), on a log scale with the tolerance as a dashed line. Every bar carries
-    its verdict mark (within the tolerance or not); a difference of exactly 0 is drawn at a
-    floor below the tolerance, since a log scale has no 0. The key is a legend above the panels.
+    its verdict mark (within the tolerance or not). A log scale has no 0: a difference of exactly
+    0 draws no bar, only a "0" at the floor, so it never looks like a small measured value. The
+    key is a legend above the panels.
 
     ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
@@ -186,7 +187,9 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         dict(zip(rules, _HATCHES, strict=False)),
     )  # more styles than rules
     atol = max(c.atol for c in comparisons.values())
-    floor = atol / 100
+    # the axis starts below the smallest measured difference (fp32 rounding: a few 1e-9 on the CPU)
+    measured_diffs = [d for c in comparisons.values() for d in c.max_abs_diff if d > 0]
+    floor = min([atol / 100, *measured_diffs]) / 3
     top = max(max(c.max_abs_diff) for c in comparisons.values())
     tick_in = max(text_inches(label) for label in row_labels) * 0.5  # sin 30: the rotated row names
     height = 2.6 * len(families) + 1.6 + tick_in
@@ -198,23 +201,25 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         for j, rule in enumerate(rules):
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
-            heights = [max(d, floor) for d in result.max_abs_diff]
+            measured = [(x, d) for x, d in zip(xs, result.max_abs_diff, strict=True) if d > 0]
             ax.bar(
-                xs, heights, width, color=colours[rule], hatch=hatches[rule], edgecolor="black", linewidth=0.5,
-                label=f"rule {rule}",
+                [x for x, _ in measured], [d for _, d in measured], width, color=colours[rule],
+                hatch=hatches[rule], edgecolor="black", linewidth=0.5, label=f"rule {rule}",
             )  # fmt: skip
-            for x, h, ok in zip(xs, heights, result.matches, strict=True):
+            for x, d, ok in zip(xs, result.max_abs_diff, result.matches, strict=True):
+                if d == 0:  # exactly model.forward's logits
+                    ax.text(x, floor, "0", ha="center", va="bottom", fontsize=PROJECTOR_PT, color=colours[rule])
                 ax.text(
-                    x, h * 1.5, mark(ok), ha="center", va="bottom", fontsize=PROJECTOR_PT, color=_colour(ok),
-                    weight="bold", gid=_VERDICT,
+                    x, (d or floor * 10) * 1.5, mark(ok), ha="center", va="bottom", fontsize=PROJECTOR_PT,
+                    color=_colour(ok), weight="bold", gid=_VERDICT,
                 )  # fmt: skip
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
-        ax.set_ylim(floor / 3, max(top, atol) * 300)  # room above the tallest bar for its mark
+        ax.set_ylim(floor, max(top, atol) * 300)  # room above the tallest bar for its mark
         ax.set_title(family, fontsize=PROJECTOR_PT, loc="left", weight="bold")
         ax.tick_params(labelsize=PROJECTOR_PT)
     axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
-    fig.supylabel(f"max |logit diff| vs model.forward (log scale; 0 drawn at {floor:g})", fontsize=PROJECTOR_PT)
+    fig.supylabel("max |logit diff| vs model.forward (log scale; 0: equal)", fontsize=PROJECTOR_PT)
     fig.legend(
         handles=_row_diff_key(axes[0], atol), loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False
     )

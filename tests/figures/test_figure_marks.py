@@ -78,7 +78,8 @@ def test_difference_bars_are_on_a_log_scale_with_the_tolerance_and_a_mark_per_ba
     assert _verdicts(fig) == ["✗", "✓", "✓", "✓"]
     bars = {p.get_facecolor()[:3] for p in ax.patches}
     assert bars == {mcolors.to_rgb(OKABE_ITO["vermillion"]), mcolors.to_rgb(OKABE_ITO["bluish green"])}
-    assert all(p.get_height() > 0 for p in ax.patches)  # a 0 is drawn at a floor
+    assert sorted(p.get_height() for p in ax.patches) == [2e-7, 0.05]  # no bar for an exact 0 ...
+    assert [t.get_text() for t in ax.texts].count("0") == 2  # ... but a 0 written where it would stand
 
 
 def test_class_grid_marks_each_cell():
