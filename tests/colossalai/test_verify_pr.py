@@ -85,6 +85,19 @@ def test_where_the_first_pad_forms_are_wrong(row, wrong):
     assert first_pad_wrong(row) is wrong
 
 
+def test_the_verdicts_of_the_committed_record_fit_a_projector():
+    # issue 32: notebook 09 prints them; one heading per claim, a verdict line per sdist under it
+    from pp_demo.colossalai.verify_pr import format_verdicts
+
+    record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
+    lines = format_verdicts(record).splitlines()
+    assert max(len(line) for line in lines) <= 88
+    claims = list(dict.fromkeys(row["claim"] for row in record["claims"]))
+    assert [line for line in lines if line in claims] == claims
+    for row in record["claims"]:
+        assert f"  {row['sdist']:<30} {row['verdict']}" in lines
+
+
 def test_without_network_and_cache_verify_pr_says_so_in_one_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT), PIP_NO_INDEX="1", PP_DEMO_CACHE=str(tmp_path / "cache"))
     done = subprocess.run(
