@@ -74,21 +74,28 @@ def _load_line(result: dict[str, Any]) -> str:
 
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
-    """One line per number a reader is told: the load, c, and per row the speedup over the best
-    one process with its two ratios. The committed file when ``result`` is None."""
+    """What a reader is told, each line at most 88 wide (notebook 10 prints it for a projector):
+    the load, c, a two-line legend, then a table with a row per run: the speedup over the best one
+    process, the GPipe ideal and this machine's limit, and the speedup's share of each. The
+    committed file when ``result`` is None."""
     result = load_results() if result is None else result
-    caps = result["capacity"]
+    start, end = result["load_average"]["start"], result["load_average"]["end"]
+    c = ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
     lines = [
-        _load_line(result),
-        "two one-thread processes at once give c = "
-        + ", ".join(f"{caps[m]['c']:.2f} ({m})" for m in caps)
-        + " times one",
+        f"load average (1, 5, 15 min): start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
+        f"end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {result['versions']['cpus']} CPUs",
+        f"two one-thread processes at once give c = {c} times one"
+        if measured_quietly(result)
+        else f"c = {c}, on a busy machine: c and of limit hold for this run only",
+        "speedup: over the best one process; ideal: GPipe's p·m / (m + p - 1);",
+        "limit: this machine's (pp_demo.bench.bounds, from c); of ideal, of limit: speedup / each",
+        f"{'p':>1}  {'m':>1}  {'mode':<9}  {'schedule':<13}  {'speedup':>7}  {'ideal':>5}  {'of ideal':>8}  "
+        f"{'limit':>5}  {'of limit':>8}",
     ]
     for row in result["rows"]:
         lines.append(
-            f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): {row['speedup']:.2f}x "
-            f"the best one process; {row['of_ideal']:.2f} of the GPipe ideal {row['ideal']:.2f}x, "
-            f"{row['of_limit']:.2f} of this machine's limit {row['limit']:.2f}x"
+            f"{row['p']:>1}  {row['m']:>1}  {row['mode']:<9}  {row['schedule']:<13}  {row['speedup']:>6.2f}x  "
+            f"{row['ideal']:>4.2f}x  {row['of_ideal']:>8.2f}  {row['limit']:>4.2f}x  {row['of_limit']:>8.2f}"
         )
     return lines
 
@@ -103,7 +110,7 @@ def _parts(row: dict[str, Any]) -> str:
 def format_bench(result: dict[str, Any]) -> str:
     """The table the command prints, with each rank's breakdown in seconds."""
     lines = [
-        *summary_lines(result)[:2],
+        *summary_lines(result)[:2],  # the load and c
         "",
         f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
         f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)",

@@ -19,6 +19,7 @@ import tarfile
 from pp_demo.pipeline.families import FAMILIES
 
 __all__ = [
+    "changed_lines",
     "SDISTS",
     "VARIANTS",
     "PATCHES",
@@ -128,6 +129,58 @@ def split_patch(text: str) -> dict[str, str]:
         if current is not None:
             parts[current] += line
     return parts
+
+
+PAD_ALIAS = {"self.config.pad_token_id": "pad"}
+"""What ``changed_lines`` abbreviates by default, and says so in its first line."""
+
+
+def _hunks(text: str) -> list[tuple[str, int, list[str]]]:
+    """(file, the old file's line number of the first changed line, the changed lines) per hunk."""
+    hunks: list[tuple[str, int, list[str]]] = []
+    path, old_line, changed = "", 0, None
+    for line in text.splitlines():
+        if line.startswith("--- a/"):
+            path = line[6:].split()[0]
+        elif line.startswith("+++ "):
+            continue
+        elif line.startswith("@@"):
+            old_line, changed = int(line.split()[1].lstrip("-").split(",")[0]), None
+        elif line.startswith(("-", "+")):
+            if changed is None:
+                changed = []
+                hunks.append((path, old_line, changed))
+            changed.append(line)
+        elif changed is None:
+            old_line += 1  # a context line before the change
+    return hunks
+
+
+def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
+    """The changed lines of a unified diff, for reading off a projector: each hunk as
+    ``file:line`` (its first changed line in the old file) and its ``-``/``+`` lines dedented,
+    hunks with the same lines under one heading, each ``alias`` key written as its value
+    (``PAD_ALIAS`` by default, named in the first line)."""
+    alias = PAD_ALIAS if alias is None else alias
+    grouped: dict[tuple[str, ...], list[str]] = {}
+    for path, line, changed in _hunks(text):
+        codes = [c[1:] for c in changed]
+        indent = min(len(c) - len(c.lstrip()) for c in codes if c.strip())
+        body = []
+        for sign, code in zip((c[0] for c in changed), codes, strict=True):
+            for long, short in alias.items():
+                code = code.replace(long, short)
+            body.append(f"{sign} {code[indent:]}".rstrip())
+        grouped.setdefault(tuple(body), []).append(f"{path}:{line}")
+    folders = {where.rsplit("/", 1)[0] for wheres in grouped.values() for where in wheres}
+    folder = folders.pop() + "/" if len(folders) == 1 else ""
+    lines = [
+        f"changed lines only; file:line in the unpatched {folder or 'tree'}",
+        *(f"{short} stands for {long}" for long, short in alias.items()),
+    ]
+    for body, wheres in grouped.items():
+        lines += ["", ", ".join(w.removeprefix(folder) for w in wheres), *body]
+    return "\n".join(lines)
 
 
 def _variant_patch(variant: str) -> str:

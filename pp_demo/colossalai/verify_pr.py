@@ -8,6 +8,7 @@ The table goes to stdout and everything seen to ``results/verify_pr.json``: no t
 so a rerun writes the same file. Exit 0 only when every row is verified (or verified with its documented difference).
 """
 
+import itertools
 import json
 import os
 import pathlib
@@ -165,14 +166,17 @@ def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, A
     }
 
 
-def format_verdicts(record: dict[str, Any]) -> str:
-    """The table: one block per claim and sdist, the verdict on its first line."""
-    lines = [f"{'claim':<58} {'sdist':<30} verdict", "-" * 110]
-    for row in record["claims"]:
-        lines.append(f"{row['claim']:<58} {row['sdist']:<30} {row['verdict']}")
-        for key in ("ran", "seen", "difference"):
-            if row[key]:
-                lines += textwrap.wrap(row[key], 104, initial_indent=f"    {key}: ", subsequent_indent=" " * 10)
+def format_verdicts(record: dict[str, Any], width: int = 88) -> str:
+    """The table: one block per claim, and under it a verdict per sdist with what was run, what
+    was seen and the difference; lines at most ``width`` wide (a room reads them off a projector)."""
+    lines = ["claim", f"  {'sdist':<30} verdict", "-" * min(width, 64)]
+    for claim, rows in itertools.groupby(record["claims"], key=lambda row: row["claim"]):
+        lines.append(claim)
+        for row in rows:
+            lines.append(f"  {row['sdist']:<30} {row['verdict']}")
+            for key in ("ran", "seen", "difference"):
+                if row[key]:
+                    lines += textwrap.wrap(row[key], width, initial_indent=f"    {key}: ", subsequent_indent=" " * 10)
     return "\n".join(lines)
 
 

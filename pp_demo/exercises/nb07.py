@@ -18,7 +18,12 @@ _LANDS_ON = {
 }
 
 
-def mystery_07(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+# One parameter a line: notebook 07 prints this source, and a room reads it off a projector.
+def mystery_07(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    pad_token_id: int,
+) -> torch.Tensor:
     """An expression of the kind found in real pooling code, for exercise 07.1."""
     return (input_ids != pad_token_id).long().cumsum(-1).argmax(-1)
 
@@ -59,16 +64,22 @@ def _judge_mystery_class(letter: object) -> str | None:
 
 @register(
     "07.2",
-    "The trailing-eos row shown above separates class c from class d. Find another kind of "
-    "row (a pair (input_ids, attention_mask), pad id 0) with a real token that is not the pad id "
-    "last, on which c and d pool different positions.",
+    "The trailing-eos row shown above separates class c from class d. Padding and config also "
+    "disagree in real set-ups: the tokenizer pads with its own pad token while the model config's "
+    "pad_token_id, the id class c looks for, is another id. Find such a row (a pair (input_ids, "
+    "attention_mask), config pad id 0) whose last real token is not the pad id, on which c and d "
+    "pool different positions.",
     solution=([5, 6, 9, 9], [1, 1, 0, 0]),
-    why="padded with an id other than the pad id: c pools 3, d pools 1",
+    why=(
+        "padded with the tokenizer's pad id 9, not the config's 0: c takes the padding for text and "
+        "pools 3, d reads the mask and pools 1"
+    ),
     wrong=(
         WrongAnswer(
             "left",
             None,
-            "picks a row where the two classes agree: they part only where a real token carries the pad id",
+            "picks a row where the two classes agree: they part where a real token carries the pad id, "
+            "or where the padding does not",
         ),
         WrongAnswer(([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
     ),
@@ -89,7 +100,7 @@ def _judge_c_versus_d(answer: object) -> str | None:
     c, d = _LANDS_ON["c"](ids, mask), _LANDS_ON["d"](ids, mask)
     if c == d:
         return (
-            f"on {label} both pool {c}: class c trusts the pad id to mark padding. What if the padding "
-            "does not carry it?"
+            f"on {label} both pool {c}: class c trusts the config's pad id ({PAD}) to mark padding. "
+            "What if the padding carries another id, as a tokenizer with a pad token of its own does?"
         )
     return None

@@ -46,7 +46,7 @@ def _why_09_1(i: int) -> str:
     solution=[1, 3, 5],
     why=(
         "wrong when the first pad follows a real token and a real token follows it (3), or when the row "
-        "starts and ends with a pad (1, 5); 0, 2 and 4 are fine"
+        "starts and ends with a pad (1, 5); 0, 2 and 4 are fine (the condition as code: pp_demo.first_pad_wrong)"
     ),
     wrong=(
         WrongAnswer(

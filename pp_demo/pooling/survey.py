@@ -25,6 +25,8 @@ __all__ = [
     "format_classes",
     "format_survey",
     "format_incidents",
+    "PROJECTOR",
+    "SURVEY_LEGEND",
 ]
 
 
@@ -302,10 +304,10 @@ def _wrap(cell: Cell, width: int) -> list[str]:
         line = ""
         for piece in re.split(r"(?<=[ /])", str(part)):
             if line and len(line + piece.rstrip()) > width:
-                lines.append(line.rstrip())
+                lines += textwrap.wrap(line, width)  # a name longer than the column is split
                 line = ""
             line += piece
-        lines += textwrap.wrap(line, width) or [""]  # textwrap splits a name longer than the column
+        lines += textwrap.wrap(line, width) or [""]
     return lines or [""]
 
 
@@ -328,18 +330,41 @@ def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Seque
     return "\n".join(lines)
 
 
-def format_classes() -> str:
-    """The five classes, each with the registered rules that implement it."""
-    return "\n".join(f"({c.letter}) {c.summary}\n    rules: {', '.join(c.rules)}" for c in CLASSES.values())
+PROJECTOR = 88
+"""The width every formatter here keeps to: a room reads the tables off a projector (issue 32)."""
 
 
-def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (28, 5, 44, 36, 10)) -> str:
-    """The survey table as text: project, where (repository, then file), class, padding, citations."""
-    body = [(r.project, r.rule_class, (r.repository, r.path), r.padding, r.citations or ("-",)) for r in rows]
-    text = _table(("project", "class", "where", "padding assumption / pad == eos", "cited"), body, widths)
-    return text + f"\nno pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"
+def format_classes(width: int = PROJECTOR) -> str:
+    """The five classes, each with the registered rules that implement it; lines wrap at ``width``."""
+    blocks = []
+    for c in CLASSES.values():
+        summary = textwrap.fill(f"({c.letter}) {c.summary}", width, subsequent_indent="    ")
+        blocks.append(f"{summary}\n    rules: {', '.join(c.rules)}")
+    return "\n".join(blocks)
 
 
-def format_incidents() -> str:
-    """The incidents, one per line, with their repository and issue number."""
-    return "\n".join(f"{i.ref}: {i.what}" for i in INCIDENTS)
+SURVEY_LEGEND = (
+    "(a)-(e): the class, as above; where: the repository, the file, the issues and PRs cited;",
+    "padding: the padding the code assumes, and what pad == eos does to it",
+)
+
+
+def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (26, 37, 21)) -> str:
+    """The survey table as text: the class and project, where (repository, file, citations),
+    padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR``
+    (the where column holds the longest repository name on one line)."""
+    body = [
+        (
+            f"({r.rule_class}) {r.project}",
+            (r.repository, r.path, *(("cited: " + ", ".join(r.citations),) if r.citations else ())),
+            r.padding,
+        )
+        for r in rows
+    ]
+    text = _table(("(class) project", "where", "padding"), body, widths)
+    return "\n".join((*SURVEY_LEGEND, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
+
+
+def format_incidents(width: int = PROJECTOR) -> str:
+    """The incidents, each with its repository and issue number, wrapped at ``width``."""
+    return "\n".join(textwrap.fill(f"{i.ref}: {i.what}", width, subsequent_indent="    ") for i in INCIDENTS)

@@ -17,7 +17,16 @@ import sys
 import pytest
 
 from pp_demo.colossalai.claims import first_pad_wrong
-from pp_demo.colossalai.sdists import PATCHES, SDISTS, NoSdist, default_cache, extract_package, find_sdist, split_patch
+from pp_demo.colossalai.sdists import (
+    PATCHES,
+    SDISTS,
+    NoSdist,
+    changed_lines,
+    default_cache,
+    extract_package,
+    find_sdist,
+    split_patch,
+)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WHEELHOUSE = ROOT / "wheelhouse"
@@ -83,6 +92,36 @@ def test_the_sdists_are_found_anywhere_under_a_wheelhouse(tmp_path):
 )
 def test_where_the_first_pad_forms_are_wrong(row, wrong):
     assert first_pad_wrong(row) is wrong
+
+
+def test_the_verdicts_of_the_committed_record_fit_a_projector():
+    # issue 32: notebook 09 prints them; one heading per claim, a verdict line per sdist under it
+    from pp_demo.colossalai.verify_pr import format_verdicts
+
+    record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
+    lines = format_verdicts(record).splitlines()
+    assert max(len(line) for line in lines) <= 88
+    claims = list(dict.fromkeys(row["claim"] for row in record["claims"]))
+    assert [line for line in lines if line in claims] == claims
+    for row in record["claims"]:
+        assert f"  {row['sdist']:<30} {row['verdict']}" in lines
+
+
+@pytest.mark.parametrize("diff", DIFFS, ids=lambda d: d.name[:4])
+def test_the_changed_lines_of_a_diff_fit_a_projector_and_keep_every_change(diff):
+    # issue 32: notebook 09 prints the diffs as their changed lines, dedented, with file:line
+    text = diff.read_text()
+    shown = changed_lines(text)
+    assert max(len(line) for line in shown.splitlines()) <= 88
+    assert "pad stands for self.config.pad_token_id" in shown
+    kept = {(line[0], line[1:].strip()) for line in shown.splitlines() if line.startswith(("- ", "+ "))}
+    for line in text.splitlines():
+        if line.startswith(("-", "+")) and not line.startswith(("---", "+++")) and line[1:].strip():
+            assert (line[0], line[1:].strip().replace("self.config.pad_token_id", "pad")) in kept
+    headings = [line for line in shown.splitlines() if ".py:" in line]
+    assert sum(h.count(".py:") for h in headings) == len(split_patch(text))  # one hunk per file
+    if "0001" in diff.name:
+        assert headings == ["llama.py:443, qwen2.py:443, opt.py:412"]  # notebook 06 lists the same lines
 
 
 def test_without_network_and_cache_verify_pr_says_so_in_one_line(tmp_path):

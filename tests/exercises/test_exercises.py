@@ -181,6 +181,17 @@ def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexa
     assert text.startswith("not yet:") and counterexample in text
 
 
+def test_07_2_says_why_padding_may_not_carry_the_pad_id():
+    # issue 32: the question and the hint name the real set-up, a tokenizer padding with a pad token
+    # of its own while the config's pad_token_id (what class c looks for) is another id
+    from pp_demo.exercises.core import EXERCISES
+
+    assert "tokenizer pads with its own pad token" in EXERCISES["07.2"].question
+    assert "pad_token_id" in EXERCISES["07.2"].question
+    assert "a tokenizer with a pad token of its own" in status("07.2", ([5, 6, 0], [1, 1, 0]))
+    assert status("07.2", ([5, 6, 9, 9], [1, 1, 0, 0])) == "correct"
+
+
 @pytest.mark.parametrize(
     "row",
     [

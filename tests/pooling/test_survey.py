@@ -17,6 +17,7 @@ from pp_demo.pooling.rules import RULES, get_rule, known_lengths, pooled_positio
 from pp_demo.pooling.survey import (
     CLASSES,
     INCIDENTS,
+    PROJECTOR,
     RULE_CLASS,
     SURVEY,
     format_classes,
@@ -121,10 +122,21 @@ def test_the_rendered_table_comes_from_the_rows():
     text = format_survey()
     for row in SURVEY:
         assert row.repository in text
-    assert text.splitlines()[0].split()[:3] == ["project", "class", "where"]
+    header = next(line for line in text.splitlines() if line.startswith("(class) project"))
+    assert header.split() == ["(class)", "project", "where", "padding"]
+    assert "padding: the padding the code assumes" in text  # the legend says what the short headings mean
     assert "35911" in text and "3620" in text
+    assert "(a) ColossalAI 0.5.0" in text and "(e) vLLM LastPool" in text  # each project starts with its class
     assert "rules: rightmost_attended, attended_flip, attended_cumsum" in format_classes()
     assert format_incidents().splitlines()[0].startswith("RLHFlow/RLHF-Reward-Modeling#49: ")
+
+
+def test_the_rendered_tables_fit_a_projector():
+    # issue 32: notebook 07 prints all three; a room reads them off a projector
+    for text in (format_classes(), format_survey(), format_incidents()):
+        assert max(len(line) for line in text.splitlines()) <= PROJECTOR
+    assert all(ref in format_incidents() for ref in ("huggingface/trl#937", "huggingface/peft#3620"))
+    assert "    rules: count" in format_classes().splitlines()
 
 
 # ---------------------------------------------------------------- rule (e) on a real packed batch

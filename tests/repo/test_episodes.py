@@ -239,3 +239,24 @@ def test_every_glossary_term_is_used_in_the_notebooks(notebooks):
 
     text = " ".join(p.read_text(encoding="utf-8").lower() for p in notebooks)
     assert [t for t in instructor_notes.GLOSSARY if t.lower() not in text] == []
+
+
+# The sections an exercise cannot be done without (issue 32 asked whether 06.2 and 06.3 were
+# left needing a section the plan skips): where a plan takes a notebook's core sections, these
+# must be core, or the exercises moved with them.
+EXERCISE_NEEDS = {
+    "06.2": "A divergence that is not pooling: GPT-2 under sdpa",
+    "06.3": "A divergence that is not pooling: GPT-2 under sdpa",
+}
+
+
+def test_an_exercise_taken_in_a_plan_has_the_section_it_needs():
+    eps = {name[:2]: ep for name, ep, _ in facilitator.load(ROOT)}
+    for fmt in agenda.FORMATS:
+        for number, how in fmt.episodes:
+            if how != "core":
+                continue
+            sections = eps[number]["sections"]
+            for key, heading in EXERCISE_NEEDS.items():
+                if key.startswith(number) and sections["Exercises"]["track"] == "core":
+                    assert sections[heading]["track"] == "core", (fmt.title, key, heading)

@@ -127,8 +127,9 @@ PROJECTOR_COLUMNS = 90  # issue 32: a stored text output a room can read off a p
 
 
 def test_text_outputs_fit_a_projector(notebook):
+    _, nb = notebook
     too_wide = []
-    for i, cell in enumerate(notebook["cells"]):
+    for i, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
             texts = [_text(output["text"])] if output["output_type"] == "stream" else []
             texts += [_text(output.get("data", {}).get("text/plain", ""))]
