@@ -202,7 +202,8 @@ SHORTCUTS = [
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
     ("02.1", "attention_mask", "reads the attention mask"),  # the tensor the question names
     ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]"),  # the printed line's order (left-padded first)
-    ("03.2", (2, 5), "pools position 3 (4 non-pad ids - 1), not 2"),  # count pools 2 and forward 5 on the left row printed above
+    # the count rule's and model.forward's positions printed above for left_pad_in_content
+    ("03.2", (2, 5), "pools position 3 (4 non-pad ids - 1), not 2"),
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10]: the count rule pools 5, model.forward pools 5 too"),  # the ✗ rows
     # of the count column in the padding table `reproduce` prints just above
     ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),  # every row with a pad id in it

@@ -136,7 +136,7 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
         ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]: the count rule pools 2, model.forward pools 2 too"),
         ("03.1", [True, False], "the batch has 3 rows, your list has 2"),
         ("03.1", [1, 0, 0], "a list of True or False"),
-        ("03.2", (6, 6), "pools position 3 (4 non-pad ids - 1), not 6; 6 is where model.forward pools"),  # the last real token
+        ("03.2", (6, 6), "pools position 3 (4 non-pad ids - 1), not 6; 6 is where model.forward pools"),
         ("03.2", (3, 5), "is the 8 at position 6, where model.forward pools; your position 5 holds 7"),
         ("03.2", (True, 6), "a pair of ints"),
         ("03.2", 3, "a pair of ints"),
