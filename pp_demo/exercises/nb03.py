@@ -90,6 +90,11 @@ def _judge_two_positions(answer: object) -> str | None:
     said_count, said_forward = pair
     non_pad = sum(1 for t in row if t != PAD)
     count, forward = count_pools(row, PAD), forward_pools(row, PAD)
+    if (said_count, said_forward) == (forward, count) != (count, forward):
+        return (
+            f"the pair is (count rule, model.forward): on {row_text(row)} the count rule pools position "
+            f"{count} ({non_pad} non-pad ids - 1), model.forward position {forward}"
+        )
     if said_count != count:
         also = f"; {said_count} is where model.forward pools" if said_count == forward else ""
         return (

@@ -76,7 +76,11 @@ class FirstStage(nn.Module):
         self.body = body
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
-        output = self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        output = self.body(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
         return _last_hidden(output), input_ids, attention_mask
 
 
@@ -94,7 +98,11 @@ class MiddleStage(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
     ) -> Sent:
-        output = self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False)
+        output = self.body(
+            inputs_embeds=hidden,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
         return _last_hidden(output), input_ids, attention_mask
 
 
@@ -114,7 +122,11 @@ class LastStage(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
     ) -> torch.Tensor:
-        output = self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False)
+        output = self.body(
+            inputs_embeds=hidden,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
         hidden = _last_hidden(output)
         positions = pooled_positions(
             self.rule,

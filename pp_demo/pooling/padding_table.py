@@ -118,7 +118,7 @@ def padding_table(
     """Every rule on every case, one row of ``Verdict`` per case.
 
     Each case runs as a batch of one, so no rule sees another row's padding. By default
-    the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
+    the five core rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if r not in PADDED_RULES]

@@ -286,7 +286,7 @@ RULES: dict[str, Rule] = {
 }
 
 CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
-"""The five rules of the review table, shown by default in ``pp_demo.pooling.padding_table``: the three
+"""The five core rules, the review table's, shown by default in ``pp_demo.pooling.padding_table``: the three
 pipeline-forward rules, the fix, and the attention mask. The other spellings of the mask
 rule and the packed-batch rule are compared in notebook 07."""
 

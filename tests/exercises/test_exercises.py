@@ -138,6 +138,11 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
         ("03.1", [1, 0, 0], "a list of True or False"),
         ("03.2", (6, 6), "pools position 3 (4 non-pad ids - 1), not 6; 6 is where model.forward pools"),
         ("03.2", (3, 5), "is the 8 at position 6, where model.forward pools; your position 5 holds 7"),
+        (
+            "03.2",
+            (6, 3),
+            "the pair is (count rule, model.forward): on [0,0,5,6,0,7,8,0] the count rule pools position 3",
+        ),
         ("03.2", (True, 6), "a pair of ints"),
         ("03.2", 3, "a pair of ints"),
         ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
