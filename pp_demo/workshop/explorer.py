@@ -199,9 +199,9 @@ def explorer_box(*children: Any) -> Any:
     """The explorer's widgets, stacked in an ipywidgets ``VBox`` whose plain-text form is one
     short line. A notebook stores that text beside the widget (and shows it where widgets do
     not render); a plain ``VBox`` stores 110 characters of its children's settings."""
-    import ipywidgets as widgets
+    import ipywidgets as widgets  # type: ignore[import-untyped]
 
-    class ExplorerBox(widgets.VBox):  # type: ignore[misc]
+    class ExplorerBox(widgets.VBox):
         def __repr__(self) -> str:
             return "the explorer: type a row, a mask and a pad id (the widgets need a running kernel)"
 
