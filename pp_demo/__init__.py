@@ -53,7 +53,7 @@ _HOMES = {
     "figures.schedules": ["draw_timeline"],
     "pipeline.engine_probes": ["OrderProbe", "ShapeTrapProbe"],
     "figures.study": ["draw_study_distributions", "draw_one_seed_curves"],
-    "workshop.explorer": ["explore", "format_exploration", "exploration_html"],
+    "workshop.explorer": ["explore", "format_exploration", "exploration_html", "explorer_box"],
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = list(_WHERE)

@@ -185,7 +185,8 @@ def _reproduce(args: argparse.Namespace) -> int:
     print(format_padding_table(reference="true_last"))
     print()
     precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
-    print(f"The bug, reproduced: a {count}-stage pipeline ({where}) against model.forward (the reference{precision})")
+    print(f"The bug, reproduced: a {count}-stage pipeline ({where})")
+    print(f"against model.forward (the reference{precision})")
     print(f"batch: {_rows_text()}; pad id 0")
     if args.distributed:
         _print_placement_note(n)

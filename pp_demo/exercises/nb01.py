@@ -165,7 +165,11 @@ def _judge_first_pad_row(answer: object) -> str | None:
     ids, mask, label = row
     odd = [i for i, (t, m) in enumerate(zip(ids, mask, strict=True)) if m == 0 and t != PAD]
     if odd:  # padding that is not the pad id would be a different question (notebook 07's)
-        return f"position {odd[0]} is padding (mask 0) but holds id {ids[odd[0]]}: pad with the pad id 0"
+        return (
+            f"position {odd[0]} is padding (mask 0) but holds id {ids[odd[0]]}: in this exercise padding "
+            "carries the pad id 0 (padding with another id, when a tokenizer and the model's config "
+            "disagree on the pad id, is notebook 07's question)"
+        )
     last = true_last(mask)
     if last is None:
         return f"on {label} the mask marks no real token: there is no true last real token to miss"

@@ -9,8 +9,8 @@ from pp_demo.pooling.cases import PAD, row_text
 
 from .core import WrongAnswer, count_pools, forward_pools, index_list, one_counterexample, register
 
-_SWAPPED_REPRO = ((5, 6, 7, 8, 0, 0), (0, 0, 5, 6, 7, 8))
-_LEFT_PADDED = ((0, 0, 5, 6, 7, 8), (0, 5, 6, 7, 8, 9))
+_THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
+_TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
 
@@ -35,35 +35,82 @@ def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> 
 
 @register(
     "03.1",
-    "Predict the count rule's reproduction line with the rows swapped: right-padded "
-    "[5,6,7,8,0,0] first, left-padded [0,0,5,6,7,8] second. A list of bools.",
-    solution=[True, False],
-    why="the verdict belongs to the row, not to its place in the batch",
+    "Predict the count rule's reproduction line for a batch of three rows, right-padded "
+    "[7,8,9,0,0,0], left-padded [0,0,0,7,8,9] and padded on both sides [0,7,8,9,0,0]. "
+    "A list of bools.",
+    solution=[True, False, False],
+    why=(
+        "three non-pad ids on each row, so the count rule pools 2 on each; model.forward pools the "
+        "rightmost non-pad id: 2, 5 and 3"
+    ),
     wrong=(
-        WrongAnswer([False, True], None, "reads the verdict as belonging to the place in the batch, not to the row"),
+        WrongAnswer(
+            [True, False, True],
+            None,
+            "thinks only a row whose text ends the row goes wrong: the pad in front of row 2 shifts it too",
+        ),
+        WrongAnswer(
+            [False, True, False],
+            None,
+            "copies the order of the reproduction's printed line (left-padded first) instead of judging each row",
+        ),
     ),
 )
-def _judge_swapped_reproduction(answer: object) -> str | None:
-    return _judge_verdicts("03.1", answer, _SWAPPED_REPRO)
+def _judge_three_sides(answer: object) -> str | None:
+    return _judge_verdicts("03.1", answer, _THREE_SIDES)
+
+
+def _int_pair(answer: object) -> tuple[int, int] | None:
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return None
+    items = list(answer)
+    if len(items) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
+        return None
+    return items[0], items[1]
 
 
 @register(
     "03.2",
-    "Predict the count rule's verdict per row on a left-padded batch such as the pull "
-    "request's test uses, [[0,0,5,6,7,8], [0,5,6,7,8,9]]. A list of bools.",
-    solution=[False, False],
-    why="any pad in front moves the count away from the last position",
+    "On the row [0,0,5,6,0,7,8,0] (pad id 0), which position does the count rule pool, and "
+    "which does model.forward pool? A pair of ints (count rule, model.forward).",
+    solution=(3, 6),
+    why="four non-pad ids, minus one: position 3 (the 6, a real token but not the last); the 8 at 6 is the rightmost",
     wrong=(
-        WrongAnswer(
-            [False, True],
-            None,
-            "thinks a single pad in front is harmless: any pad in front moves the count off the last token",
-        ),
-        WrongAnswer([True, True], None, "thinks the pull request's test batch passes; both rows are left-padded"),
+        WrongAnswer((4, 6), None, "counts the non-pad ids but forgets the minus one"),
+        WrongAnswer((3, 7), None, "takes the row's last position for model.forward's: it skips the trailing pad"),
+        WrongAnswer((6, 6), None, "expects the count rule to find the last real token; it counts, it never looks"),
+        WrongAnswer((6, 3), None, "gives the pair in the wrong order: (count rule, model.forward)"),
     ),
 )
-def _judge_left_batch(answer: object) -> str | None:
-    return _judge_verdicts("03.2", answer, _LEFT_PADDED)
+def _judge_two_positions(answer: object) -> str | None:
+    pair = _int_pair(answer)
+    if pair is None:
+        return "give a pair of ints: (where the count rule pools, where model.forward pools)"
+    row = _TWO_POSITIONS
+    said_count, said_forward = pair
+    non_pad = sum(1 for t in row if t != PAD)
+    count, forward = count_pools(row, PAD), forward_pools(row, PAD)
+    if (said_count, said_forward) == (forward, count) != (count, forward):
+        return (
+            f"the pair is (count rule, model.forward): on {row_text(row)} the count rule pools position "
+            f"{count} ({non_pad} non-pad ids - 1), model.forward position {forward}"
+        )
+    if said_count != count:
+        also = f"; {said_count} is where model.forward pools" if said_count == forward else ""
+        return (
+            f"on {row_text(row)} the count rule pools position {count} ({non_pad} non-pad ids - 1), "
+            f"not {said_count}{also}"
+        )
+    if said_forward != forward:
+        held = ""
+        if 0 <= said_forward < len(row):
+            pad = "the pad id " if row[said_forward] == PAD else ""
+            held = f"; your position {said_forward} holds {pad}{row[said_forward]}"
+        return (
+            f"the rightmost non-pad id of {row_text(row)} is the {row[forward]} at position {forward}, "
+            f"where model.forward pools{held}"
+        )
+    return None
 
 
 @register(

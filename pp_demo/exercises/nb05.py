@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.cases import PAD, row_text
 from pp_demo.pooling.rules import count_minus_one
 
 from .core import WrongAnswer, index_list, register, true_last
@@ -41,12 +41,18 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     want_label = ids[last] % _LABELS_05
     position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
     want_pooled = ids[position] % _LABELS_05
+    real = sum(mask)
+    row = row_text(ids)
     if label != want_label:
-        return f"{label} is not the row's label: that is the class (id modulo 3) of its last real token"
-    if pooled_class != want_pooled:
         return (
-            f"{pooled_class} is not it: count the real tokens and subtract one to find the position "
-            "the count rule pools, then take that token's id modulo 3"
+            f"{label} is not the row's label: on {row} the last real token is {ids[last]} (position {last}), "
+            f"and its class is {ids[last]} % 3 = {want_label}"
+        )
+    if pooled_class != want_pooled:
+        last_class = f", the class of the last real token {ids[last]}" if pooled_class == want_label else ""
+        return (
+            f"on {row} the count rule pools position {position} ({real} real tokens - 1), token "
+            f"{ids[position]}, class {ids[position]} % 3 = {want_pooled}; not {pooled_class}{last_class}"
         )
     return None
 
@@ -122,16 +128,28 @@ def _judge_visible_positions(answer: object) -> str | None:
     pooled = want[-1]
     if set(answer) == set(want):
         return None
+    later = [p for p in answer if p > pooled]
+    pads = [p for p in answer if not mask[p]]
+    missing = [p for p in want if p not in answer]
     if set(answer) == set(range(_LENGTH_05)):
-        return f"not every position: find the position the count rule pools ({pooled}) and what it attends to"
-    if any(p > pooled for p in answer):
         return (
-            f"the count rule pools position {pooled}, and attention is causal: nothing after it, "
-            f"the last real token {ids[-1]} included, reaches it"
+            f"not every position: position {pooled} is the one pooled; position {pads[0]} is a pad, which "
+            f"the mask hides from it, and position {later[-1]} (token {ids[later[-1]]}) comes after it"
         )
-    if any(not mask[p] for p in answer):
+    if later:
         return (
-            f"the pooled position {pooled} is a real token: the mask hides the pads from it as keys, "
-            "so nothing at a pad reaches it"
+            f"the count rule pools position {pooled}, and attention is causal: nothing after it reaches it, "
+            f"so not position {later[0]} (token {ids[later[0]]})"
+            + (", the last real token" if later[0] == _LENGTH_05 - 1 else "")
         )
-    return f"a position sees itself and every real token before it: position {pooled} is missing some"
+    if pads:
+        return (
+            f"position {pads[0]} is a pad (mask 0) and the pooled position {pooled} is a real token: the mask "
+            "hides the pads from it as keys, so nothing at a pad reaches it"
+        )
+    left_out = missing[0]
+    what = "the pooled token itself" if left_out == pooled else "a real token before it"
+    return (
+        f"the pooled position {pooled} sees itself and every real token before it; your answer leaves out "
+        f"position {left_out} (token {ids[left_out]}, {what})"
+    )

@@ -76,8 +76,12 @@ class FirstStage(nn.Module):
         self.body = body
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
-        hidden = _last_hidden(self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False))
-        return hidden, input_ids, attention_mask
+        output = self.body(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
+        return _last_hidden(output), input_ids, attention_mask
 
 
 class MiddleStage(nn.Module):
@@ -88,9 +92,18 @@ class MiddleStage(nn.Module):
         super().__init__()
         self.body = body
 
-    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
-        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
-        return hidden, input_ids, attention_mask
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+    ) -> Sent:
+        output = self.body(
+            inputs_embeds=hidden,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
+        return _last_hidden(output), input_ids, attention_mask
 
 
 class LastStage(nn.Module):
@@ -103,10 +116,23 @@ class LastStage(nn.Module):
         self.rule = get_rule(rule).name
         self.pad_token_id = pad_token_id
 
-    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        output = self.body(
+            inputs_embeds=hidden,
+            attention_mask=attention_mask,
+            use_cache=False,
+        )
+        hidden = _last_hidden(output)
         positions = pooled_positions(
-            self.rule, input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask
+            self.rule,
+            input_ids=input_ids,
+            pad_token_id=self.pad_token_id,
+            attention_mask=attention_mask,
         )
         # pool first, then score: the head is a per-position linear map, so scoring one
         # position per row gives the same logits as scoring all and indexing afterwards

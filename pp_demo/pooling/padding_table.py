@@ -24,6 +24,8 @@ __all__ = [
     "resolve_cases",
     "padding_table",
     "format_padding_table",
+    "two_line_heading",
+    "PROJECTOR_WIDTH",
 ]
 
 REFERENCES = {
@@ -116,7 +118,7 @@ def padding_table(
     """Every rule on every case, one row of ``Verdict`` per case.
 
     Each case runs as a batch of one, so no rule sees another row's padding. By default
-    the five rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
+    the five core rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if r not in PADDED_RULES]
@@ -129,30 +131,79 @@ def padding_table(
     return [[judge(name, case, reference, pad_token_id) for name in names] for case in resolve_cases(cases)]
 
 
+PROJECTOR_WIDTH = 90
+"""The widest line a printed table may have: a room reads the tables off a projector."""
+
+
+def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:
+    """A column heading over two lines, so a column is as wide as its wider half, not its name.
+
+    A name longer than ``fits`` is cut at the underscore or space that balances the two
+    halves best; an underscore stays with one half (``first_pad_mod`` as ``first_`` over
+    ``pad_mod``, ``rightmost_non_pad`` as ``rightmost`` over ``_non_pad``), a space goes.
+    A shorter name, or one with nothing to cut at, stays whole on the second line.
+    """
+    halves = []
+    for i, char in enumerate(name):
+        if char == " ":
+            halves.append((name[:i], name[i + 1 :]))
+        elif char == "_":
+            halves += [(name[: i + 1], name[i + 1 :]), (name[:i], name[i:])]
+    if len(name) <= fits or not halves:
+        return "", name
+    return min(halves, key=lambda pair: max(len(pair[0]), len(pair[1])))
+
+
+def _rule_blocks(names: Sequence[str], widths: Sequence[int], room: int) -> list[list[int]]:
+    """The rule columns, in order, in as few blocks as keep each line within ``room``."""
+    blocks: list[list[int]] = [[]]
+    used = 0
+    for i, width in enumerate(widths):
+        if blocks[-1] and used + 2 + width > room:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(i)
+        used += 2 + width
+    return blocks
+
+
 def format_padding_table(
     rules: Sequence[str] | None = None,
     cases: Sequence[str | PaddingCase] | None = None,
     reference: str = "true_last",
     pad_token_id: int = 0,
 ) -> str:
-    """The table as text: raw position and a mark per cell, the reference named on top."""
+    """The table as text: raw position and a mark per cell, the reference named on top.
+
+    Headings take two lines (``two_line_heading``); when the rules still do not fit in
+    ``PROJECTOR_WIDTH`` columns, they are printed in blocks, one under the other, each
+    with the case, its ids and the reference again.
+    """
     resolved = resolve_cases(cases)
     table = padding_table(rules, resolved, reference, pad_token_id)
     names = [cell.rule for cell in table[0]]
     ids_text = {case.name: row_text(case.input_ids) for case in resolved}
-    ref_head = "true last" if reference == "true_last" else "forward"
-    widths = [max(len(r), 5) for r in names]
-    case_w = max(len(c) for c in ids_text) + 1
-    ids_w = max(len(t) for t in ids_text.values()) + 1
+    ref_top, ref_bottom = two_line_heading("true last" if reference == "true_last" else "forward")
+    ref_w = max(len(ref_top), len(ref_bottom), 4)
+    headings = [two_line_heading(r) for r in names]
+    widths = [max(len(top), len(bottom), 4) for top, bottom in headings]
+    case_w = max(len(c) for c in [*ids_text, "case"]) + 1
+    ids_w = max(len(t) for t in [*ids_text.values(), "input_ids"]) + 1
     lines = [
         f"judged by {REFERENCES[reference]}",
-        f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find; positions are raw (-1 reads the last)",
-        "",
-        f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_head:>9}  "
-        + "  ".join(f"{r:>{w}}" for r, w in zip(names, widths, strict=True)),
+        f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find",
+        "positions are raw: -1 reads the last token",
     ]
-    for row in table:
-        expected = "none" if row[0].expected is None else str(row[0].expected[0])
-        cells = "  ".join(f"{f'{c.position} {c.mark}':>{w}}" for c, w in zip(row, widths, strict=True))
-        lines.append(f"{row[0].case:<{case_w}}{ids_text[row[0].case]:<{ids_w}}{expected:>9}  {cells}")
+    for block in _rule_blocks(names, widths, PROJECTOR_WIDTH - case_w - ids_w - ref_w):
+        tops = "".join(f"  {headings[i][0]:>{widths[i]}}" for i in block)
+        bottoms = "".join(f"  {headings[i][1]:>{widths[i]}}" for i in block)
+        lines += [
+            "",
+            f"{'':<{case_w + ids_w}}{ref_top:>{ref_w}}{tops}".rstrip(),
+            f"{'case':<{case_w}}{'input_ids':<{ids_w}}{ref_bottom:>{ref_w}}{bottoms}",
+        ]
+        for row in table:
+            expected = "none" if row[0].expected is None else str(row[0].expected[0])
+            cells = "".join(f"  {f'{row[i].position} {row[i].mark}':>{widths[i]}}" for i in block)
+            lines.append(f"{row[0].case:<{case_w}}{ids_text[row[0].case]:<{ids_w}}{expected:>{ref_w}}{cells}")
     return "\n".join(lines)

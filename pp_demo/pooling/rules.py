@@ -109,7 +109,10 @@ def count_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.
     return (input_ids != pad_token_id).sum(-1).long() - 1
 
 
-def first_pad_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
+def first_pad_minus_one(
+    input_ids: torch.Tensor,
+    pad_token_id: int | None,
+) -> torch.Tensor:
     """Position before the first pad id, unwrapped: ``eq(ids, pad).argmax(-1) - 1``.
 
     Used by ColossalAI 0.5.0's Mistral pipeline forward. On a row with no pad, or with
@@ -124,7 +127,10 @@ def first_pad_minus_one(input_ids: torch.Tensor, pad_token_id: int | None) -> to
     return (input_ids == pad_token_id).int().argmax(-1).long() - 1
 
 
-def first_pad_minus_one_wrapped(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
+def first_pad_minus_one_wrapped(
+    input_ids: torch.Tensor,
+    pad_token_id: int | None,
+) -> torch.Tensor:
     """``first_pad_minus_one`` taken modulo the length (so ``-1`` becomes ``L - 1``).
 
     Used by ColossalAI 0.5.0's GPT-2, Bloom, Falcon and GPT-J pipeline forwards, and
@@ -134,8 +140,12 @@ def first_pad_minus_one_wrapped(input_ids: torch.Tensor, pad_token_id: int | Non
     return first_pad_minus_one(input_ids, pad_token_id) % input_ids.shape[-1]
 
 
-def rightmost_non_pad(input_ids: torch.Tensor, pad_token_id: int | None) -> torch.Tensor:
-    """Rightmost position whose id is not the pad id: ``(arange(L) * (ids != pad)).argmax(-1)``.
+def rightmost_non_pad(
+    input_ids: torch.Tensor,
+    pad_token_id: int | None,
+) -> torch.Tensor:
+    """Rightmost position whose id is not the pad id:
+    ``(arange(L) * (ids != pad)).argmax(-1)``.
 
     The fix: transformers >= 4.49 (PR 35911), and the Qwen3 pipeline forward ColossalAI
     added after its 0.5.0 release (0.5.0 itself has no Qwen3 forward).
@@ -276,7 +286,7 @@ RULES: dict[str, Rule] = {
 }
 
 CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
-"""The five rules of the review table, shown by default in ``pp_demo.pooling.padding_table``: the three
+"""The five core rules, the review table's, shown by default in ``pp_demo.pooling.padding_table``: the three
 pipeline-forward rules, the fix, and the attention mask. The other spellings of the mask
 rule and the packed-batch rule are compared in notebook 07."""
 

@@ -22,7 +22,7 @@ from pp_demo.pipeline.families import FAMILIES, build_model, rules_for
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import CASES, as_batch
-from pp_demo.pooling.padding_table import RIGHT, WRONG, mark
+from pp_demo.pooling.padding_table import RIGHT, WRONG, mark, two_line_heading
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
@@ -139,17 +139,25 @@ def closest_calls(differences: Differences, atol: float) -> str:
 
 
 def format_matrix(table: Matrix) -> str:
-    """Rows family/rule, columns cases; the reference is named on top."""
+    """Rows family/rule, columns cases (headings over two lines); the reference is named on top."""
     cases = list(dict.fromkeys(case for _, _, case in table))
     rows = list(dict.fromkeys((family, rule) for family, rule, _ in table))
-    widths = [max(len(c), 3) for c in cases]
+    headings = [two_line_heading(c) for c in cases]
+    widths = [max(len(top), len(bottom), 3) for top, bottom in headings]
+    family_w = max(len(name) for name in ["family", *(family for family, _ in rows)])
+    rule_w = max(len(name) for name in ["rule", *(rule for _, rule in rows)])
     lines = [
         f"judged by model.forward (exactness): {RIGHT} the pipeline's logits equal it, {WRONG} they differ",
         "",
-        f"{'family':<8} {'rule':<18} " + " ".join(f"{c:>{w}}" for c, w in zip(cases, widths, strict=True)),
+        (
+            f"{'':<{family_w}} {'':<{rule_w}}"
+            + "".join(f"  {t:>{w}}" for (t, _), w in zip(headings, widths, strict=True))
+        ).rstrip(),
+        f"{'family':<{family_w}} {'rule':<{rule_w}}"
+        + "".join(f"  {b:>{w}}" for (_, b), w in zip(headings, widths, strict=True)),
     ]
     for family, rule in rows:
         marks = [table.get((family, rule, c)) for c in cases]
-        cells = " ".join(f"{mark(m):>{w}}" for m, w in zip(marks, widths, strict=True))
-        lines.append(f"{family:<8} {rule:<18} {cells}")
+        cells = "".join(f"  {mark(m):>{w}}" for m, w in zip(marks, widths, strict=True))
+        lines.append(f"{family:<{family_w}} {rule:<{rule_w}}{cells}")
     return "\n".join(lines)

@@ -2,8 +2,10 @@
 
 No Jupyter needed: ``explore`` returns the answer as data, ``format_exploration`` as text
 (``python -m pp_demo explore 0 0 5 6 7 8``), and ``exploration_html`` as the HTML that the
-widgets of notebook 01 show. Every rule that reads the ids or the mask runs;
-``known_lengths`` does not, because it needs a packed batch, not a padded row.
+widgets of notebook 01 show. By default every rule that reads the ids or the mask runs
+(``PADDED_RULES``); ``rules=`` names fewer (notebook 01 offers the five core rules it
+teaches, ``CORE_RULES``). ``known_lengths`` never runs: it needs a packed batch, not a
+padded row.
 """
 
 import base64
@@ -17,9 +19,9 @@ from typing import Any
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PaddingCase, row_text
 from pp_demo.pooling.padding_table import Verdict, mark, padding_table
-from pp_demo.pooling.rules import FIX, PADDED_RULES, pooled_positions
+from pp_demo.pooling.rules import FIX, PADDED_RULES, get_rule, pooled_positions
 
-__all__ = ["Exploration", "parse_row", "explore", "format_exploration", "exploration_html"]
+__all__ = ["Exploration", "parse_row", "explore", "format_exploration", "exploration_html", "explorer_box"]
 
 CASE_NAME = "your row"
 FIGURE_TOKENS = 32
@@ -90,15 +92,33 @@ def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id:
         )
 
 
+def _padded_rules(rules: Sequence[str]) -> tuple[str, ...]:
+    names = tuple(get_rule(r).name for r in rules)
+    if not names:
+        raise BadInput(f"name at least one rule to explore, of {', '.join(PADDED_RULES)}")
+    packed = [r for r in names if r not in PADDED_RULES]
+    if packed:
+        raise BadInput(
+            f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the explorer "
+            f"takes one padded row: explore {', '.join(PADDED_RULES)}"
+        )
+    return names
+
+
 def explore(
-    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+    input_ids: Sequence[int] | str,
+    attention_mask: Sequence[int] | str | None = None,
+    pad_token_id: int = 0,
+    rules: Sequence[str] = PADDED_RULES,
 ) -> Exploration:
-    """Run every id- or mask-reading rule on one row (a batch of one).
+    """Run the id- or mask-reading rules on one row (a batch of one): every one by default,
+    or those ``rules`` names, in its order.
 
     ``attention_mask`` defaults to all ones (every token real). The true last real token is
     the rightmost 1 of the mask (``None`` when the mask has none); ``model.forward`` pools
     where the fix rule does.
     """
+    names = _padded_rules(rules)
     ids = _as_whole_numbers(input_ids, "token ids")
     mask = (
         (1,) * len(ids)
@@ -111,7 +131,7 @@ def explore(
     tensors = probe.tensors()
     forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id, attention_mask=tensors[1])[0])
     case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
-    row = padding_table(PADDED_RULES, [case], "true_last", pad_token_id)[0]
+    row = padding_table(names, [case], "true_last", pad_token_id)[0]
     return Exploration(case, pad_token_id, tuple(row))
 
 
@@ -123,7 +143,7 @@ def format_exploration(result: Exploration) -> str:
     """The row, its two references, and one line per rule, marked against both."""
     case = result.case
     true_last = "none (the mask has no 1)" if case.true_last is None else str(case.true_last)
-    width = max(len(name) for name in PADDED_RULES)
+    width = max(len(cell.rule) for cell in result.cells)
     lines = [
         f"row {row_text(case.input_ids)}  mask {row_text(case.attention_mask)}  pad id {result.pad_token_id}",
         f"true last real token (from the mask): {true_last}",
@@ -144,7 +164,8 @@ def _figure_png(result: Exploration) -> str:
 
     from pp_demo.figures.pooling import draw_padding_table
 
-    fig = draw_padding_table(PADDED_RULES, [result.case], "true_last", result.pad_token_id)
+    rules = [cell.rule for cell in result.cells]
+    fig = draw_padding_table(rules, [result.case], "true_last", result.pad_token_id)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)
@@ -152,12 +173,16 @@ def _figure_png(result: Exploration) -> str:
 
 
 def exploration_html(
-    input_ids: Sequence[int] | str, attention_mask: Sequence[int] | str | None = None, pad_token_id: int = 0
+    input_ids: Sequence[int] | str,
+    attention_mask: Sequence[int] | str | None = None,
+    pad_token_id: int = 0,
+    rules: Sequence[str] = PADDED_RULES,
 ) -> str:
-    """The text table and the padding-grid figure as one HTML fragment; a bad row gives
-    its one-line error instead (the widgets must never show a traceback)."""
+    """The text table and the padding-grid figure as one HTML fragment, for ``rules`` (as
+    ``explore``); a bad row gives its one-line error instead (the widgets must never show a
+    traceback)."""
     try:
-        result = explore(input_ids, attention_mask, pad_token_id)
+        result = explore(input_ids, attention_mask, pad_token_id, rules)
     except ValueError as error:
         return f'<p class="pp-explore-error"><b>cannot explore this row:</b> {html.escape(str(error))}</p>'
     table = f'<pre class="pp-explore-table">{html.escape(format_exploration(result))}</pre>'
@@ -168,3 +193,16 @@ def exploration_html(
         f"outlined, green when it is the true last real token"
     )
     return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>'
+
+
+def explorer_box(*children: Any) -> Any:
+    """The explorer's widgets, stacked in an ipywidgets ``VBox`` whose plain-text form is one
+    short line. A notebook stores that text beside the widget (and shows it where widgets do
+    not render); a plain ``VBox`` stores 110 characters of its children's settings."""
+    import ipywidgets as widgets  # type: ignore[import-untyped]
+
+    class ExplorerBox(widgets.VBox):
+        def __repr__(self) -> str:
+            return "the explorer: type a row, a mask and a pad id (the widgets need a running kernel)"
+
+    return ExplorerBox(children=children)

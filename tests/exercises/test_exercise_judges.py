@@ -46,8 +46,9 @@ RIGHT = [
     ("05.1", (2, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
     ("05.2", {4, 3, 2}),  # real tokens from 8 - r, pooled at r - 1: a pad while r - 1 < 8 - r
     ("05.3", [4, 3]),  # position 4 attends to the real tokens at or before it
-    ("03.1", [True, False]),
-    ("03.2", [False, False]),
+    ("03.1", [True, False, False]),  # 3 non-pad ids, count pools 2; the rightmost non-pad id at 2, 5, 3
+    ("03.2", (3, 6)),  # 4 non-pad ids, minus one: 3; the rightmost non-pad id, the 8, at 6
+    ("03.2", [3, 6]),
     ("03.3", [4, 1, 3]),
     ("04.1", {3, 0}),
     ("04.2", _mask_rule_by_hand),
@@ -75,7 +76,7 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("01.2", ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]), "the first pad id is at 3; one before it, 2, lands on 2"),
     ("01.2", ([0, 0, 5, 6], [0, 0, 1, 1]), "one before it, -1, lands on 3: the true last real token"),
     ("01.2", ([5, 6, 7, 8], [1, 1, 1, 1]), "there is no pad id, so argmax gives 0"),
-    ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9"),
+    ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9: in this exercise"),
     ("10.1", 4, "counts both stages together"),
     ("10.1", 3, "the step lasts 10 slots"),
     ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0, but each stage is idle 1 of the step's 2"),
@@ -84,10 +85,10 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("02.1", "attention_mask", "the last stage's layers need it too"),
     ("01.3", 5, "that is the true last real token"),
     ("01.3", 3, "is not what the count rule pools"),
-    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3 too"),
-    ("03.1", [True, True], "row 1 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
-    ("03.2", [True, False], "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
-    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
+    ("03.1", [True, False, True], "row 2 [0,7,8,9,0,0]: the count rule pools 2, model.forward pools 3"),
+    ("03.1", [True, True, True], "row 1 [0,0,0,7,8,9]: the count rule pools 2, model.forward pools 5"),
+    ("03.2", (4, 6), "the count rule pools position 3 (4 non-pad ids - 1), not 4"),
+    ("03.2", (3, 7), "the rightmost non-pad id of [0,0,5,6,0,7,8,0] is the 8 at position 6"),
     ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
     ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
     ("04.1", [0], "row 3 [5,6,0,0] with mask [1,1,1,0]: rightmost_non_pad pools 1, the true last real token is 2"),
@@ -101,11 +102,11 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("04.3", 4, "4 is where rightmost_non_pad pools"),
     ("04.3", 5, "5 is the true last real token"),
     ("05.1", (1, 1), "1 is not the row's label"),
-    ("05.1", (2, 2), "count the real tokens and subtract one"),
+    ("05.1", (2, 2), "the count rule pools position 4 (5 real tokens - 1), token 4, class 4 % 3 = 1; not 2"),
     ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
     ("05.2", [5, 6, 7], "with r=2"),
-    ("05.3", [4], "position 4 is missing some"),
-    ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),
+    ("05.3", [4], "leaves out position 3 (token 17, a real token before it)"),
+    ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it reaches it, so not position 5 (token 22)"),
     ("06.1", [1], "row 2 [0,5,6,7,0,0]: first_pad_mod pools 5, model.forward pools 3"),
     ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8]: first_pad_mod pools 5, model.forward pools 5 too"),
     ("06.2", [0, 1, 2, 3, 4, 5], "[4, 5] are padding"),
@@ -200,17 +201,19 @@ SHORTCUTS = [
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
     ("02.1", "attention_mask", "reads the attention mask"),  # the tensor the question names
-    ("03.1", [False, True], "row 0 [5,6,7,8,0,0]"),  # the reproduction line notebook 03 prints for [left, right]
-    ("03.2", [False, True], "row 1 [0,5,6,7,8,9]"),  # the same line, copied
+    ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]"),  # the printed line's order (left-padded first)
+    # the count rule's and model.forward's positions printed above for left_pad_in_content
+    ("03.2", (2, 5), "pools position 3 (4 non-pad ids - 1), not 2"),
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10]: the count rule pools 5, model.forward pools 5 too"),  # the ✗ rows
     # of the count column in the padding table `reproduce` prints just above
     ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),  # every row with a pad id in it
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.pooling.rules.rightmost_attended"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),  # the first_pad_mod column of the tokenized pairs: 4
     ("04.3", 0, "0 is not where first_pad_mod pools"),  # first_pad_mod on right_pad_in_content, printed above
-    ("05.1", (2, 2), "count the real tokens"),  # the label printed for each row, taken for the pooled class too
+    ("05.1", (2, 2), "not 2, the class of the last real token 14"),  # the label printed for each row, taken
+    # for the pooled class too
     ("05.2", [2, 3, 4, 5, 6, 7], "with r=5"),  # "pools a pad or an earlier real token": every r
-    ("05.3", list(range(8)), "not every position"),
+    ("05.3", list(range(8)), "not every position: position 4 is the one pooled; position 0 is a pad"),
     ("06.1", [3], "row 1 [5,6,0,7,0,0]"),  # notebook 06's prediction for its own batch
     ("06.2", [0, 1], "is causal attention"),  # what model.forward does, as the notebook says
     ("06.3", lambda mask: mask.bool()[:, None, None, :], "a tensor of shape (1, 1, 1, 6), not (1, 6, 6)"),  # the
@@ -292,7 +295,9 @@ def test_judging_leaves_no_profiler_behind():
     assert rules.rightmost_non_pad(ids, 0).tolist() == [2]
 
 
-@pytest.mark.parametrize("key, answer", [("03.3", [0]), ("04.1", [1]), ("06.1", [0]), ("08.1", [(0, 0)] * 4)])
+@pytest.mark.parametrize(
+    "key, answer", [("03.1", [True] * 3), ("03.3", [0]), ("04.1", [1]), ("06.1", [0]), ("08.1", [(0, 0)] * 4)]
+)
 def test_every_wrong_attempt_gets_a_counterexample(key, answer):
     # a row it misjudges, with the reason, on the first try and on every later one
     tries = [status(key, answer) for _ in range(3)]
@@ -337,3 +342,14 @@ def _from_the_right_mentioning_arange(input_ids, pad_token_id):
 def test_a_refusal_judges_the_code_not_its_comments():
     assert status("01.1", _from_the_right_mentioning_arange) == "correct"
     assert status("01.1", _fix_copied).startswith("not yet:")  # the code itself calls arange
+
+
+@pytest.mark.parametrize("key", ["03.1", "03.2", "05.1", "05.2", "05.3"])
+def test_each_common_wrong_answer_gets_the_same_counterexample_on_every_try(key):
+    # issue 32: a fact that refutes the answer (a row, a position, a count), never a hint, and
+    # the same one on the first try and every later one
+    for wrong in EXERCISES[key].wrong_answers:
+        tries = {status(key, wrong.answer) for _ in range(3)}
+        assert len(tries) == 1, tries
+        (text,) = tries
+        assert text.startswith("not yet: ") and re.search(r"(position|row|r=) ?\d", text), text

@@ -133,11 +133,18 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
 @pytest.mark.parametrize(
     "key, wrong, counterexample",
     [
-        ("03.1", [False, True], "row 0 [5,6,7,8,0,0]: the count rule pools 3, model.forward pools 3"),
-        ("03.1", [True], "the batch has 2 rows, your list has 1"),
-        ("03.1", [1, 0], "a list of True or False"),
-        ("03.2", [False, True], "row 1 [0,5,6,7,8,9]: the count rule pools 4, model.forward pools 5"),
-        ("03.2", (True, True), "row 0 [0,0,5,6,7,8]: the count rule pools 3, model.forward pools 5"),
+        ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]: the count rule pools 2, model.forward pools 2 too"),
+        ("03.1", [True, False], "the batch has 3 rows, your list has 2"),
+        ("03.1", [1, 0, 0], "a list of True or False"),
+        ("03.2", (6, 6), "pools position 3 (4 non-pad ids - 1), not 6; 6 is where model.forward pools"),
+        ("03.2", (3, 5), "is the 8 at position 6, where model.forward pools; your position 5 holds 7"),
+        (
+            "03.2",
+            (6, 3),
+            "the pair is (count rule, model.forward): on [0,0,5,6,0,7,8,0] the count rule pools position 3",
+        ),
+        ("03.2", (True, 6), "a pair of ints"),
+        ("03.2", 3, "a pair of ints"),
         ("03.3", [1, 3], "row 4 [5,6,0,7,0,0]: the count rule pools 2, model.forward pools 3"),
         ("03.3", [1, 2, 3, 4], "row 2 [9,0,0,0,0,0]: the count rule pools 0, model.forward pools 0 too"),
         ("03.3", [7], "there is no row 7"),
@@ -336,18 +343,19 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
 @pytest.mark.parametrize(
     "key, wrong, counterexample",
     [
-        ("05.1", (1, 1), "1 is not the row's label"),  # 13 % 3, a token too early
-        ("05.1", (2, 2), "2 is not it: count the real tokens"),  # 14's class again: the count rule pools token 4
+        ("05.1", (1, 1), "1 is not the row's label: on [0,0,0,17,4,22,9,14] the last real token is 14"),
+        ("05.1", (2, 2), "pools position 4 (5 real tokens - 1), token 4, class 4 % 3 = 1; not 2"),  # 14's class
         ("05.1", 2, "a pair of ints"),
         ("05.1", (2, "1"), "a pair of ints"),
         ("05.2", [2, 3], "with r=4 the real tokens fill positions 4-7; the count rule pools position 3, a pad"),
         ("05.2", [2, 3, 4, 5], "with r=5 the real tokens fill positions 3-7; the count rule pools position 4, a real"),
         ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
         ("05.2", "234", "a list of ints"),
-        ("05.3", [0, 1, 2, 3, 4], "the mask hides the pads from it"),  # causal, but pads are keys too
-        ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it"),  # every real token of the row
-        ("05.3", list(range(8)), "not every position"),  # the shortcut: everything
-        ("05.3", [4], "position 4 is missing some"),
+        ("05.3", [0, 1, 2, 3, 4], "position 0 is a pad (mask 0)"),  # causal, but pads are keys too
+        ("05.3", [3, 4, 5, 6, 7], "attention is causal: nothing after it reaches it, so not position 5"),
+        ("05.3", list(range(8)), "not every position: position 4 is the one pooled"),  # the shortcut: everything
+        ("05.3", [4], "leaves out position 3 (token 17"),
+        ("05.3", [3], "leaves out position 4 (token 4, the pooled token itself)"),
         ("05.3", "34", "a list of ints"),
     ],
 )

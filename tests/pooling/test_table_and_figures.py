@@ -71,3 +71,29 @@ def test_one_mark_per_verdict_right_wrong_or_no_answer():
     from pp_demo.pooling.padding_table import mark
 
     assert (mark(True), mark(False), mark(None)) == ("✓", "✗", "-")
+
+
+def test_two_line_headings_cut_where_the_halves_balance():
+    from pp_demo.pooling.padding_table import two_line_heading
+
+    assert two_line_heading("count") == ("", "count")
+    assert two_line_heading("first_pad_mod") == ("first_", "pad_mod")
+    assert two_line_heading("rightmost_non_pad") == ("rightmost", "_non_pad")
+    assert two_line_heading("true last") == ("true", "last")
+    assert two_line_heading("unpadded") == ("", "unpadded")
+
+
+@pytest.mark.parametrize("reference", ["true_last", "forward"])
+def test_the_printed_table_fits_a_projector_and_keeps_every_rule(reference):
+    from pp_demo.pooling.padding_table import PROJECTOR_WIDTH, two_line_heading
+    from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+
+    for rules, blocks in ((CORE_RULES, 1), (PADDED_RULES, 2)):
+        lines = format_padding_table(rules=rules, reference=reference).splitlines()
+        assert max(len(line) for line in lines) <= PROJECTOR_WIDTH
+        assert sum(line.startswith("left ") for line in lines) == blocks  # the rules in blocks, each row again
+        tops = [line for line in lines if line.startswith(" ")]
+        bottoms = [line for line in lines if line.startswith("case ")]
+        for rule in rules:
+            top, bottom = two_line_heading(rule)
+            assert any(top in t and bottom in b for t, b in zip(tops, bottoms, strict=True)), rule

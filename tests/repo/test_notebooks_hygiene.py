@@ -127,7 +127,7 @@ PROJECTOR_COLUMNS = 90  # issue 32: a stored text output a room can read off a p
 
 
 def test_text_outputs_fit_a_projector(notebook):
-    _, nb = notebook
+    name, nb = notebook
     too_wide = []
     for i, cell in enumerate(nb["cells"]):
         for output in cell.get("outputs", []):
@@ -136,4 +136,4 @@ def test_text_outputs_fit_a_projector(notebook):
             width = max((len(line) for text in texts for line in text.splitlines()), default=0)
             if width > PROJECTOR_COLUMNS:
                 too_wide.append(f"cell {i}: {width} characters")
-    assert not too_wide, f"text outputs wider than {PROJECTOR_COLUMNS} characters: {too_wide}"
+    assert not too_wide, f"{name}: text outputs wider than {PROJECTOR_COLUMNS} characters: {too_wide}"

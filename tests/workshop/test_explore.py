@@ -8,7 +8,7 @@ from pp_demo.figures.pooling import draw_padding_table
 from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.padding_table import format_padding_table
 from pp_demo.pooling.rules import PADDED_RULES
-from pp_demo.workshop.explorer import exploration_html, explore, parse_row
+from pp_demo.workshop.explorer import exploration_html, explore, explorer_box, format_exploration, parse_row
 
 # row, mask -> (count, first_pad_mod, rightmost_non_pad) as the review table gives them,
 # and the last real token (the rightmost 1 of the mask)
@@ -34,6 +34,43 @@ def test_review_rows(ids, mask, expected, true_last):
 def test_every_rule_but_the_packed_one_runs():
     assert set(explore("1 2 3").positions) == set(PADDED_RULES)
     assert "known_lengths" not in PADDED_RULES and len(PADDED_RULES) == 7
+
+
+def test_rules_names_the_rules_the_explorer_offers():
+    # notebook 01 offers the five core rules it teaches; the mask rule's other spellings
+    # (attended_flip, attended_cumsum) wait for notebook 07
+    core = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
+    result = explore("5 0 7 8 0 0", "1 1 1 1 0 0", rules=core)
+    assert [cell.rule for cell in result.cells] == list(core)
+    assert result.lands_on == {
+        "count": 2,
+        "first_pad_mod": 0,
+        "first_pad": 0,
+        "rightmost_non_pad": 3,
+        "rightmost_attended": 3,
+    }
+    text = format_exploration(result)
+    assert "attended_flip" not in text and "attended_cumsum" not in text
+    html = exploration_html("5 0 7 8 0 0", "1 1 1 1 0 0", rules=core)
+    assert "rightmost_attended" in html and "attended_flip" not in html
+    assert list(explore("1 2 3", rules=["first_pad", "count"]).positions) == ["first_pad", "count"]
+
+
+@pytest.mark.parametrize(
+    "rules, problem", [(["known_lengths"], "pools packed batches"), ([], "at least one rule"), (["last"], "unknown")]
+)
+def test_rules_the_explorer_cannot_run_are_refused_in_one_line(rules, problem):
+    with pytest.raises(ValueError, match=problem):
+        explore("1 2 3", rules=rules)
+    assert "cannot explore this row" in exploration_html("1 2 3", rules=rules)
+
+
+def test_the_explorer_box_stores_one_short_line_of_text():
+    widgets = pytest.importorskip("ipywidgets")
+    box = explorer_box(widgets.Text(value="5 0 7 8 0 0", description="token ids"), widgets.HTML("x"))
+    assert isinstance(box, widgets.VBox) and len(box.children) == 2
+    text = box._repr_mimebundle_()["text/plain"]
+    assert len(text) <= 90 and "\n" not in text
 
 
 def test_positions_stay_raw_the_unwrapped_first_pad_says_minus_one():
