@@ -138,7 +138,8 @@ PAD_ALIAS = {"self.config.pad_token_id": "pad"}
 def _hunks(text: str) -> list[tuple[str, int, list[str]]]:
     """(file, the old file's line number of the first changed line, the changed lines) per hunk."""
     hunks: list[tuple[str, int, list[str]]] = []
-    path, old_line, changed = "", 0, None
+    path, old_line = "", 0
+    changed: list[str] | None = None
     for line in text.splitlines():
         if line.startswith("--- a/"):
             path = line[6:].split()[0]
@@ -178,8 +179,8 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
         f"changed lines only; file:line in the unpatched {folder or 'tree'}",
         *(f"{short} stands for {long}" for long, short in alias.items()),
     ]
-    for body, wheres in grouped.items():
-        lines += ["", ", ".join(w.removeprefix(folder) for w in wheres), *body]
+    for hunk_lines, wheres in grouped.items():
+        lines += ["", ", ".join(w.removeprefix(folder) for w in wheres), *hunk_lines]
     return "\n".join(lines)
 
 
