@@ -77,6 +77,10 @@ class Installer:
             env["SSL_CERT_FILE"] = settings["cert"]  # pip's certificate bundle, for uv too
         # pip merges all its indexes and takes the best version anywhere: unsafe-best-match is that.
         options = [*self.pip_config, *self.sources, "--index-strategy", "unsafe-best-match"]
+        # pip writes the bytecode at install; uv only when asked. Without it, where
+        # PYTHONDONTWRITEBYTECODE is set (as on CI machines) no import ever writes it either, and
+        # every process, each rank of every test, compiles torch and transformers again.
+        options.append("--compile-bytecode")
         run([str(self.uv), "pip", "install", "-q", "--python", str(self.python), *options, *arguments], env=env)
 
 
