@@ -1,16 +1,22 @@
-"""Workshop plans: which notebooks (and which of their sections) each format takes, in order.
+"""Workshop plans: which notebooks, which of their sections and exercises each format takes, in order.
 
 (An agenda of the room, not a pipeline schedule: those are ``pp_demo.pipeline.schedules``.)
 
-Every plan is written out as a list: the notebooks it teaches, each with "all" its sections,
-its "core" sections, or a fixed-minute "demo". The minutes of a notebook come from its content
-(``tools/timing.py``: words, code cells, exercises), so a plan that no longer fits its clock is
-caught by a test (``tests/repo/test_episodes.py``) instead of by a room that runs late.
+Every plan is written out as a list of ``Take``: a notebook with its "core" or "all" sections
+and the exercises done in the room (the others are homework), or a fixed-minute "demo" the
+instructor runs. The minutes come from the notebooks' content (``tools/timing.py``: words
+spoken, code cells run and discussed, exercises with their debrief), so a plan that no longer
+fits its clock is caught by a test (``tests/repo/test_episodes.py``) instead of by a room that
+runs late. A section taken needs what its metadata's ``needs`` names (``unmet_needs``).
 
-- 90 minutes: notebook 01 and 03, core sections (set-up was homework);
-- 3 hours: the core path 01, 02, 03, 05 (core sections), and a 10-minute demo of 06's result;
-- a full day: the core path in full, then 04, 06 and 07 (core sections), a hands-on session with
-  the checker, coffee and lunch. 08, 09 and 10 are reading for after the day.
+- 90 minutes: notebook 01, then a demo of 03's reproduction on real models (set-up was homework);
+- 3 hours: the core path 01, 02, 03, 05 (core sections, two exercises), a demo of 06's
+  result; a break by 1:20, and ``reserve`` minutes of the 180 left for questions;
+- a full day: the core path (01 and 05 in full), then 04 and 07 (core sections), a demo of 06,
+  a hands-on session with the checker, coffee and lunch. 08, 09 and 10 are reading for after.
+
+06 is a demo everywhere: ColossalAI is no attendee's homework (it cannot be installed on native
+Windows), so the instructor runs it and the room reads the stored outputs or the site.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 EXERCISES = "Exercises"
+Episodes = list[tuple[str, dict[str, Any], list[str]]]  # (title, episode metadata, headings in order)
 
 
 @dataclass(frozen=True)
@@ -26,25 +33,39 @@ class Item:
     minutes: int
     what: str
     is_break: bool = False
+    latest: int | None = None  # a break: the latest minute it may start at
+
+
+@dataclass(frozen=True)
+class Take:
+    """One notebook in a plan: its "core" or "all" sections, or a "demo" of ``minutes``."""
+
+    number: str
+    sections: str = "core"
+    exercises: tuple[str, ...] | None = None  # done in the room; None: all of them
+    minutes: int = 0  # a demo's only
 
 
 @dataclass(frozen=True)
 class Format:
     title: str
-    budget: int  # minutes available, breaks included
+    budget: int  # minutes in the room, breaks included
+    reserve: int  # of those, left unplanned: questions, a late start
     opening: Item
-    episodes: tuple[tuple[str, str], ...]  # (notebook number, "all" | "core" | "demo N")
+    takes: tuple[Take, ...]
     closing: list[Item]  # after the episodes (before the wrap-up)
-    breaks: list[Item]  # spread evenly over the episodes
+    breaks: list[Item]  # each placed before the first block that would end after its latest start
     wrap_up: Item
 
 
+WELCOME = "Welcome and set-up: every laptop's doctor is green and Lab is open, or its owner is paired or on the site"
 FORMATS = (
     Format(
         "90 minutes",
         90,
-        Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"),
-        (("01", "core"), ("03", "core")),
+        5,
+        Item(10, WELCOME + " (set-up was homework)"),
+        (Take("01", "core", ("01.2", "01.3")), Take("03", "demo", minutes=10)),
         [],
         [],
         Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
@@ -52,70 +73,139 @@ FORMATS = (
     Format(
         "3 hours",
         180,
-        Item(5, "Welcome; everyone's `make doctor` is green (set-up was homework)"),
-        (("01", "core"), ("02", "core"), ("03", "core"), ("05", "core"), ("06", "demo 10")),
+        10,
+        Item(10, WELCOME + " (set-up was homework)"),
+        (
+            Take("01", "core", ("01.3",)),
+            Take("02", "core", ()),
+            Take("03", "core", ("03.1",)),
+            Take("05", "core", ()),
+            Take("06", "demo", minutes=10),
+        ),
         [],
-        [Item(10, "Break", True)],
+        [Item(10, "Break", True, latest=80)],
         Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
     ),
     Format(
         "a full day",
         420,
-        Item(20, "Welcome; set-up from the wheelhouse, `make doctor` on every machine"),
-        (("01", "all"), ("02", "all"), ("03", "all"), ("05", "all"), ("04", "core"), ("06", "core"), ("07", "core")),
-        [
-            Item(
-                30,
-                "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)",
-            )
-        ],
-        [Item(15, "Coffee", True), Item(45, "Lunch", True), Item(15, "Coffee", True)],
+        15,
+        Item(20, "Welcome and set-up: from the wheelhouse or the shared machine, the doctor on every laptop"),
+        (
+            Take("01", "all"),
+            Take("02", "core"),
+            Take("03", "core"),
+            Take("05", "all"),
+            Take("04", "core", ("04.1", "04.3")),
+            Take("06", "demo", minutes=15),
+            Take("07", "core", ("07.1",)),
+        ),
+        [Item(30, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
+        [Item(15, "Coffee", True, latest=90), Item(45, "Lunch", True, latest=210), Item(15, "Coffee", True, latest=320)],
         Item(10, "Wrap-up: the key points, questions, feedback"),
     ),
 )
 
 
-def _number(name: str) -> str:
-    return name[:2]
+def find(episodes: Episodes, number: str) -> tuple[str, dict[str, Any], list[str]]:
+    found = [e for e in episodes if e[0][:2] == number]
+    if not found:
+        raise KeyError(f"a plan names notebook {number}, which does not exist")
+    return found[0]
 
 
-def episode_item(name: str, ep: dict[str, Any], order: list[str], how: str) -> Item:
-    """One notebook's block: the sections taken, and their minutes (computed from content)."""
-    if how.startswith("demo"):
-        return Item(int(how.split()[1]), f"**{name}**, demo of its main result (the instructor runs it)")
-    taken = [h for h in order if how == "all" or ep["sections"][h]["track"] == "core"]
-    minutes = sum(ep["sections"][h]["minutes"] for h in taken)
-    teaching = [h for h in taken if h != EXERCISES]
-    which = "all sections" if len(taken) == len(order) else "core sections"
-    text = f"**{name}**, {which}: " + "; ".join(teaching) + ("; exercises" if EXERCISES in taken else "")
-    return Item(minutes, text)
+def exercises_of(ep: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    exercises: dict[str, dict[str, Any]] = ep["sections"].get(EXERCISES, {}).get("exercises") or {}
+    return exercises
 
 
-def episode_items(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[str]]]) -> list[Item]:
-    """The notebooks a format covers, in its order; ``episodes``: (name, metadata, section order)."""
-    by_number = {_number(name): (name, ep, order) for name, ep, order in episodes}
-    missing = [number for number, _ in fmt.episodes if number not in by_number]
-    if missing:
-        raise KeyError(f"the {fmt.title} plan names notebooks that do not exist: {missing}")
-    return [episode_item(*by_number[number], how) for number, how in fmt.episodes]
+def taken(take: Take, ep: dict[str, Any], order: list[str]) -> tuple[list[str], list[str]]:
+    """The sections (in order, "Exercises" left out) and the exercises a take covers."""
+    if take.sections == "demo":
+        return [], []
+    sections = [h for h in order if take.sections == "all" or ep["sections"][h]["track"] == "core"]
+    known = exercises_of(ep)
+    chosen = list(known) if take.exercises is None else list(take.exercises)
+    unknown = [key for key in chosen if key not in known]
+    if unknown:
+        raise KeyError(f"a plan takes exercises {unknown}; the notebook has {sorted(known)}")
+    with_exercises = EXERCISES in sections
+    return [h for h in sections if h != EXERCISES], chosen if with_exercises else []
 
 
-def plan(fmt: Format, episodes: list[tuple[str, dict[str, Any], list[str]]]) -> list[Item]:
-    """The whole schedule: opening, episodes with the breaks spread evenly, closing, wrap-up."""
-    blocks = episode_items(fmt, episodes) + fmt.closing
-    total = sum(i.minutes for i in blocks)
-    out, done, pending = [fmt.opening], 0, list(fmt.breaks)
-    for number, block in enumerate(blocks):
-        out.append(block)
-        done += block.minutes
-        share = (len(fmt.breaks) - len(pending) + 1) / (len(fmt.breaks) + 1)
-        if pending and done >= share * total and number < len(blocks) - 1:
+def unmet_needs(ep: dict[str, Any], sections: list[str], exercises: list[str]) -> list[str]:
+    """What a take leaves out that something it keeps needs: "<needer> needs <heading>" each."""
+    if not sections and not exercises:
+        return []
+    needers = [("its key points", ep.get("needs", []))]
+    needers += [(f"section {h!r}", ep["sections"][h].get("needs", [])) for h in sections]
+    if exercises:
+        needers.append(("the exercises", ep["sections"][EXERCISES].get("needs", [])))
+    needers += [(f"exercise {k}", exercises_of(ep)[k].get("needs", [])) for k in exercises]
+    return [f"{who} needs {need!r}" for who, needs in needers for need in needs if need not in sections]
+
+
+def minutes_of(ep: dict[str, Any], sections: list[str], exercises: list[str]) -> int:
+    every = exercises_of(ep)
+    return sum(ep["sections"][h]["minutes"] for h in sections) + sum(every[k]["minutes"] for k in exercises)
+
+
+def episode_item(title: str, ep: dict[str, Any], order: list[str], take: Take) -> Item:
+    """One notebook's block: the sections and exercises taken, and their minutes."""
+    if take.sections == "demo":
+        return Item(take.minutes, f"**{title}**, demo of its main result (the instructor runs it)")
+    sections, exercises = taken(take, ep, order)
+    which = "all sections" if take.sections == "all" else "core sections"
+    text = f"**{title}**, {which}: " + "; ".join(sections)
+    homework = [key for key in exercises_of(ep) if key not in exercises]
+    if exercises:
+        text += "; in the room: " + _exercises(exercises)
+    if homework:
+        text += "; homework: " + _exercises(homework)
+    return Item(minutes_of(ep, sections, exercises), text)
+
+
+def _exercises(keys: list[str]) -> str:
+    return ("exercise " if len(keys) == 1 else "exercises ") + ", ".join(keys)
+
+
+def episode_items(fmt: Format, episodes: Episodes) -> list[Item]:
+    return [episode_item(*find(episodes, take.number), take) for take in fmt.takes]
+
+
+def plan(fmt: Format, episodes: Episodes) -> list[Item]:
+    """The whole schedule: opening, episodes with each break before the block that would pass
+    its latest start, closing, wrap-up."""
+    out, clock_now, pending = [fmt.opening], fmt.opening.minutes, list(fmt.breaks)
+    for block in episode_items(fmt, episodes) + fmt.closing:
+        while pending and pending[0].latest is not None and clock_now + block.minutes > pending[0].latest:
             out.append(pending.pop(0))
+            clock_now += out[-1].minutes
+        out.append(block)
+        clock_now += block.minutes
     return out + pending + [fmt.wrap_up]
+
+
+def summary(fmt: Format, items: list[Item]) -> str:
+    """One line under a schedule: the time in the room, the time planned, the time left free."""
+    total = total_minutes(items)
+    return (
+        f"{fmt.budget} minutes in the room; {total} planned; {fmt.budget - total} left free for questions "
+        f"and a late start (at least {fmt.reserve})."
+    )
 
 
 def total_minutes(items: list[Item]) -> int:
     return sum(item.minutes for item in items)
+
+
+def starts(items: list[Item]) -> list[int]:
+    """The minute each item starts at, from the beginning."""
+    out, now = [], 0
+    for item in items:
+        out.append(now)
+        now += item.minutes
+    return out
 
 
 def clock(minutes: int) -> str:
@@ -125,10 +215,9 @@ def clock(minutes: int) -> str:
 def table(items: list[Item]) -> list[str]:
     """Markdown rows: start (h:mm from the beginning), minutes, what; then the end time."""
     rows = ["| start | min | what |", "|---|---|---|"]
-    start = 0
-    for item in items:
+    for start, item in zip(starts(items), items, strict=True):
         what = f"*{item.what}*" if item.is_break else item.what
         rows.append(f"| {clock(start)} | {item.minutes} | {what} |")
-        start += item.minutes
-    rows.append(f"| {clock(start)} | | end ({start} min) |")
+    end = total_minutes(items)
+    rows.append(f"| {clock(end)} | | end ({end} min) |")
     return rows

@@ -5,10 +5,17 @@ Every notebook carries ``metadata["episode"]``::
     {"track": "core" | "optional",
      "teaching_minutes": int, "exercise_minutes": int,
      "questions": [1-3 str], "objectives": [str, ...], "keypoints": [str, ...],
-     "sections": {"<## heading>": {"track": "core" | "optional", "minutes": int}, ...}}
+     "needs": ["<## heading>", ...],
+     "sections": {"<## heading>": {"track": "core" | "optional", "minutes": int,
+                                   "needs": ["<## heading>", ...]}, ...}}
 
 Every ``##`` heading of the notebook is a section (its ``###`` belong to it); "Exercises" is the
-section where the exercise minutes are spent, the others share the teaching minutes. The
+section where the exercise minutes are spent, the others share the teaching minutes. Its entry
+also holds ``"exercises": {"01.1": {"minutes": int, "needs": [...]}, ...}``, one per exercise
+of the notebook, so a plan can take some of them. ``needs`` (optional everywhere) names the
+sections a section, an exercise, or (at the top) the questions and key points cannot be
+understood without: a plan that takes one takes what it needs (``tools/agenda.py``). Minutes are
+computed from the content (``tools/timing.py``), never typed. The
 metadata is shown in two generated markdown cells found by their ids, wherever they moved:
 ``episode-header`` right after the title cell (questions, objectives, minutes) and
 ``episode-keypoints`` last. ``apply`` rewrites only those two cells and the metadata; code cells
@@ -20,6 +27,7 @@ workbook's API. Usage (from the repository root)::
     python -m tools.episodes apply --from-seed [NB ...]   # once: tools/episode_seed.json -> notebooks
     python -m tools.episodes apply [NB ...]               # re-render the two cells from the metadata
     python -m tools.episodes check                        # exit 1 on a problem, one line each
+    python -m tools.episodes set NB --part P [--track T] [--needs H ...]   # then apply (tools/needs.py)
 
 The guide built from this metadata is ``python -m tools.guide`` (``make guide``): this module
 imports only ``timing`` (the minutes a notebook takes), so the tools import each other one way.
@@ -36,15 +44,13 @@ from typing import Any
 import nbformat
 
 from pp_demo.pooling.failure import render_failures
-from tools import timing
+from tools import needs, timing
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEED = ROOT / "tools" / "episode_seed.json"
 HEADER_ID, KEYPOINTS_ID = "episode-header", "episode-keypoints"
 EXERCISES = "Exercises"
 TRACKS = ("core", "optional")
-NOT_A_SECTION = "What you will learn"  # the title cell's own list of goals
-CODE_CELL_WORDS = 40  # a code cell costs about as much explaining as 40 words of prose
 
 
 class EpisodeError(ValueError):
@@ -60,30 +66,9 @@ def _authored(nb: Any) -> list[Any]:
 
 
 def section_weights(nb: Any) -> dict[str, int]:
-    """Each ``##`` section (in order) with its prose words plus CODE_CELL_WORDS per code cell.
-
-    What comes before the first section (title, introduction) counts towards the first one.
-    """
-    weights: dict[str, int] = {}
-    current, carried = None, 0
-    for cell in _authored(nb):
-        if cell.cell_type == "code":
-            chunks = [("", CODE_CELL_WORDS if cell.source.strip() else 0)]
-        else:
-            chunks = []
-            for line in cell.source.splitlines():
-                name = line[3:].strip() if line.startswith("## ") else None
-                chunks.append((name if name and name != NOT_A_SECTION else "", len(line.split())))
-        for name, words in chunks:
-            if name:
-                current = name
-                weights[current] = weights.get(current, 0) + carried
-                carried = 0
-            if current is None:
-                carried += words
-            else:
-                weights[current] += words
-    return weights
+    """Each ``##`` section, in order, with its prose words (``tools/timing.py`` splits them)."""
+    content = timing.section_content(nbformat.from_dict({**nb, "cells": _authored(nb)}))
+    return {heading: counts["words"] for heading, counts in content.items()}
 
 
 def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
@@ -103,12 +88,12 @@ def from_seed(nb: Any, seed: dict[str, Any], name: str) -> dict[str, Any]:
     return episode
 
 
-def exercise_kinds(name: str) -> list[str]:
-    """ "value" or "function" per exercise of notebook ``name``, from its reference answers."""
+def exercise_kinds(name: str) -> dict[str, str]:
+    """ "value" or "function" per exercise key of notebook ``name``, from its reference answers."""
     from pp_demo.exercises.solutions import SOLUTIONS
 
     prefix = name[:2] + "."
-    return ["function" if callable(answer) else "value" for key, answer in SOLUTIONS.items() if key.startswith(prefix)]
+    return {key: "function" if callable(a) else "value" for key, a in SOLUTIONS.items() if key.startswith(prefix)}
 
 
 def computed_minutes(nb: Any, name: str) -> dict[str, int]:
@@ -118,11 +103,18 @@ def computed_minutes(nb: Any, name: str) -> dict[str, int]:
 
 
 def set_computed_minutes(nb: Any, name: str) -> None:
+    """The minutes of every section and exercise, from the content; tracks and needs are kept."""
     ep = nb.metadata["episode"]
     minutes = computed_minutes(nb, name)
     for heading, info in ep["sections"].items():
         if heading in minutes:
             info["minutes"] = minutes[heading]
+    if isinstance(ep["sections"].get(EXERCISES), dict):
+        old = ep["sections"][EXERCISES].get("exercises") or {}
+        ep["sections"][EXERCISES]["exercises"] = {
+            key: {**(old.get(key) or {}), "minutes": cost}
+            for key, cost in timing.exercise_costs(exercise_kinds(name)).items()
+        }
     ep["teaching_minutes"] = sum(m for h, m in minutes.items() if h != EXERCISES)
     ep["exercise_minutes"] = minutes.get(EXERCISES, 0)
 
@@ -157,6 +149,12 @@ def problems(nb: Any, name: str = "notebook") -> list[str]:
     if not out and stale_minutes:
         out.append(f"{name}: minutes of {stale_minutes} differ from the content's (tools/timing.py): run apply")
     if not out:
+        costs = timing.exercise_costs(exercise_kinds(name))
+        listed = sections[EXERCISES].get("exercises") or {}
+        if {k: (i or {}).get("minutes") for k, i in listed.items()} != costs:
+            out.append(f"{name}: the exercises listed {sorted(listed)} differ from the checkers' {sorted(costs)}: run apply")
+        out += needs.problems(ep, headings, name)
+    if not out:
         teaching = sum(info["minutes"] for h, info in sections.items() if h != EXERCISES)
         for key, want in (("teaching_minutes", teaching), ("exercise_minutes", sections[EXERCISES]["minutes"])):
             if ep.get(key) != want:
@@ -176,7 +174,7 @@ def _bullets(items: list[str]) -> str:
 def render_header(ep: dict[str, Any], order: list[str]) -> str:
     """The overview cell; ``order``: the section headings in notebook order (JSON sorts keys)."""
     optional = [h for h in order if ep["sections"][h]["track"] == "optional"]
-    track = "core" if ep["track"] == "core" else "optional (not on the 90-minute path)"
+    track = "core" if ep["track"] == "core" else "optional (not on the core path)"
     lines = [
         f"**Episode** · {track} · teaching {ep['teaching_minutes']} min · exercises {ep['exercise_minutes']} min",
         "",
@@ -246,13 +244,27 @@ def load_seed(path: pathlib.Path = SEED) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.episodes", description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=("apply", "check"))
+    parser.add_argument("command", choices=("apply", "check", "set"))
     parser.add_argument("notebooks", nargs="*", type=pathlib.Path, help="default: notebooks/[0-9]*.ipynb")
     parser.add_argument("--from-seed", action="store_true", help=f"take the values from {SEED.name}")
+    parser.add_argument("--part", help="set: a ## heading, an exercise key, or 'keypoints'")
+    parser.add_argument("--track", choices=TRACKS, help="set: the section's track")
+    parser.add_argument("--needs", nargs="*", help="set: the ## headings it needs (none: remove them)")
     args = parser.parse_intermixed_args(argv)
     paths = args.notebooks or notebooks()
     try:
-        if args.command == "apply":
+        if args.command == "set":
+            if len(args.notebooks) != 1 or not args.part:
+                raise EpisodeError("set takes one notebook and --part")
+            nb = nbformat.read(paths[0], as_version=4)
+            needs.set_part(nb.metadata["episode"], args.part, args.track, args.needs)
+            found = problems(nb, paths[0].stem)
+            if found:  # nothing written
+                raise EpisodeError(found[0])
+            nbformat.write(nb, paths[0])
+            apply(paths[0])
+            print(f"{paths[0].name}: {args.part} set")
+        elif args.command == "apply":
             seeds = load_seed() if args.from_seed else {}
             for path in paths:
                 if args.from_seed and path.stem not in seeds:
@@ -271,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 found += problems(nb, path.stem) or generated_cells_problems(nb, path.stem)
             print("\n".join(found) or f"{len(paths)} notebooks: episode metadata and cells ok")
             return 1 if found else 0
-    except (EpisodeError, OSError, json.JSONDecodeError, KeyError) as error:
+    except (ValueError, OSError, KeyError) as error:  # EpisodeError and JSONDecodeError are ValueErrors
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -218,8 +218,9 @@ def guide(root: pathlib.Path) -> str:
     lines += ["", core_path_line(root), ""]
     lines += [f"Minutes are computed from each notebook's content ({timing.CONSTANTS_TEXT}).", ""]
     for fmt in agenda.FORMATS:
-        lines += [f"## Schedule: {fmt.title}", "", *agenda.table(agenda.plan(fmt, eps)), ""]
-    lines += instructor_notes.guide_lines()
+        items = agenda.plan(fmt, eps)
+        lines += [f"## Schedule: {fmt.title}", "", *agenda.table(items), "", agenda.summary(fmt, items), ""]
+    lines += instructor_notes.guide_lines({title[:2]: ep for title, ep, _ in eps})
     lines += setup_lines(install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:

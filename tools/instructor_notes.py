@@ -2,7 +2,9 @@
 
 Written here, once, as data, and rendered into docs/facilitator.md by ``tools.facilitator``
 (``make guide``): per episode what to live-code and what to run, the one idea to stress, a
-discussion prompt and what to cut when late; for the whole workshop the learner profile,
+discussion prompt and what to cut when late (sections or exercises the plans take, with the
+minutes each frees, read from the metadata; tested: each is in every plan that takes the
+notebook, and nothing kept needs it); for the whole workshop the learner profile,
 prerequisites, a glossary, how to debrief and pair, a fallback for broken machines and a
 feedback slot. ``tests/repo/test_episodes.py`` checks every notebook has its notes and every
 glossary term is used in the notebooks.
@@ -11,6 +13,7 @@ glossary term is used in the notebooks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -19,7 +22,8 @@ class EpisodeNotes:
     run: str  # what is only run and read (too long or too fiddly to type)
     stress: str  # the one idea to take home
     discuss: str  # a prompt for the room or for pairs
-    cut_when_late: str  # what to skip, and what the room loses
+    cut_when_late: tuple[str, ...]  # ## headings or exercise keys every plan taking the notebook holds
+    loses: str  # what the room loses by the cut (or, with no cut, why there is none)
 
 
 # fmt: off
@@ -29,70 +33,83 @@ EPISODES = {
         "the review table figure and the printed table",
         "which token is pooled is one line of arithmetic, and only the mask knows the true last token",
         "your own stack: which side does it pad on, and is its pad token also a real token?",
-        "the optional sections (the -1 wrap, ColossalAI's files, the two rows where the references part)",
+        (
+            "Why `-1` rescues the first-pad rule on pure left padding",
+            "Why pad == eos breaks it",
+        ),
+        "why the first-pad rule survives left padding and where pad == eos breaks it: say that notebook 04 covers pad == eos",
     ),
     "02": EpisodeNotes(
         "`split_model(model)` and the three tensors the first stage sends",
         "the two-rank run (`run(jobs, on=\"ranks\")`: a few seconds of start-up)",
         "a stage is a view on the model's own modules; any difference later is the pooling",
         "what else, besides the pooling, could a pipeline stage need from the original batch?",
-        "the section on more stages",
+        ("The same stages as two real ranks",),
+        "the real two-rank run: say its result, the same logits as one process",
     ),
     "03": EpisodeNotes(
         "`reproduce(\"llama\", \"count\")` and its one-line verdict",
         "the three families and the diff figure",
         "the verdict belongs to the row: every left-padded row misses, whatever the split",
         "why did ColossalAI's own tests pass? What input would your tests need to catch this?",
-        "the optional sections (pad id inside the text, split points, the shell, CPU or GPU)",
+        ("03.1",),
+        "its prediction of the reproduction line (give it as homework)",
     ),
     "04": EpisodeNotes(
         "`tokenizer.pad_token = tokenizer.eos_token` and the ids it gives",
         "the rule-by-batch tables",
         "with pad == eos a pad id can be a real token: only the attention mask tells",
         "which of your models ship without a pad token, and what did you set it to?",
-        "the section on the pipeline forwards' matrix",
+        ("04.3",),
+        "one exercise (give it as homework)",
     ),
     "05": EpisodeNotes(
         "nothing: run the one-seed cell and read the curves",
         "the ten-seed table and figure, read from the committed results files",
         "with the fix the pipeline trains exactly like model.forward; with the bug it depends on the version",
         "would your evaluation have noticed a model that stays below 0.7 on both padding sides?",
-        "the mechanism section and the first-pad task",
+        ("One seed, three runs from the same weights",),
+        "one seed's curves: the ten-seed table says the same",
     ),
     "06": EpisodeNotes(
         "nothing in the 3-hour plan: show the engine's `[False, True]` -> `[True, True]` (the demo)",
         "ColossalAI's own forwards, one stage holding every layer",
         "the same wrong rows come out of ColossalAI's own code as out of pp_demo's count rule",
         "who on your team would have read the pooling line of a framework's forward?",
-        "the GPT-2 under sdpa section",
+        (),
+        "nothing to cut: a demo in every plan (shorten it to the engine's printed line)",
     ),
     "07": EpisodeNotes(
         "one unfamiliar pooling expression, classified on the padding cases",
         "the survey tables",
         "five classes of rule; each trusts one input, and packing needs the class that reads lengths",
         "which class does your training stack use, and which does your serving stack use?",
-        "the incidents table",
+        ("07.1",),
+        "its classification exercise (give it as homework)",
     ),
     "08": EpisodeNotes(
         "the first-pad rule's raw -1 on a row with no pad id",
         "both exports and the onnxruntime comparison",
         "the modulo matters only where -1 is not an index (the legacy exporter); the fix needs none",
         "which of your exported models index with a value computed from the input?",
-        "the exercises",
+        (),
+        "nothing to cut: in no plan (reading after the workshop)",
     ),
     "09": EpisodeNotes(
         "nothing: read the diff and the verdicts",
         "`python -m pp_demo verify-pr` only if the sdists are cached (minutes otherwise)",
         "a claim of a pull request can be checked on the project's own source; the record says how",
         "which claim of the pull request would you have accepted without a test?",
-        "the exercises",
+        (),
+        "nothing to cut: in no plan (reading after the workshop)",
     ),
     "10": EpisodeNotes(
         "`timeline(\"gpipe\", 2, 4)` and its idle slots",
         "the benchmark lines from the results file, and the ranks' recorded order",
         "more micro-batches shrink GPipe's bubble; 1F1B keeps the bubble and bounds the memory",
         "on your cluster, what costs more: the bubble, or the activations held?",
-        "the shape trap and the failing rank",
+        (),
+        "nothing to cut: in no plan (reading after the workshop)",
     ),
 }
 
@@ -143,8 +160,23 @@ ROOM = {
 # fmt: on
 
 
-def guide_lines() -> list[str]:
-    """The guide's sections: the room, the glossary, and the notes per episode."""
+def cut_line(notes: EpisodeNotes, ep: dict[str, Any]) -> str:
+    """What to cut when late, with the minutes each part frees (from the episode metadata)."""
+    sections = ep["sections"]
+    exercises = sections.get("Exercises", {}).get("exercises") or {}
+    parts = []
+    for part in notes.cut_when_late:
+        if part in exercises:
+            parts.append(f"exercise {part} ({exercises[part]['minutes']} min)")
+        else:
+            minutes = sections[part]["minutes"] if part in sections else "?"
+            parts.append(f"\"{part}\" ({minutes} min)")
+    return ("; ".join(parts) + f": the room loses {notes.loses}") if parts else notes.loses
+
+
+def guide_lines(episodes: dict[str, dict[str, Any]]) -> list[str]:
+    """The guide's sections: the room, the glossary, and the notes per episode (``episodes``:
+    the episode metadata by notebook number)."""
     lines = ["## The room", ""]
     for title, text in ROOM.items():
         lines += [f"**{title}.** {text}", ""]
@@ -159,7 +191,7 @@ def guide_lines() -> list[str]:
             f"- Run and read: {notes.run}.",
             f"- Stress: {notes.stress}.",
             f"- Discuss: {notes.discuss}",
-            f"- When late, cut: {notes.cut_when_late}.",
+            f"- When late, cut: {cut_line(notes, episodes[number])}.",
             "",
         ]
     return lines

@@ -1,11 +1,12 @@
 """How long a notebook takes to teach, computed from its content with fixed constants.
 
 A hand-set minute count drifts from the notebook it describes; a count computed from the
-notebook cannot. The constants are an instructor's rules of thumb, written once here and
-printed in the guide:
+notebook cannot. The constants are an instructor's rules of thumb at *teaching* speed, not
+reading speed, written once here and printed in the guide:
 
-- prose is read aloud at ``WORDS_PER_MINUTE``, a section rounded to the nearest minute (at least 1);
-- every code cell costs ``CODE_CELL_MINUTES`` (run it, point at the output);
+- prose is spoken at ``WORDS_PER_MINUTE`` (read aloud and explained, slower than read silently),
+  a section rounded to the nearest minute (at least 1);
+- every code cell costs ``CODE_CELL_MINUTES`` (run it, point at the output, take a question);
 - an exercise costs ``VALUE_EXERCISE_MINUTES`` when its answer is a value and
   ``FUNCTION_EXERCISE_MINUTES`` when it is a function to write, plus ``DEBRIEF_MINUTES``.
 
@@ -19,8 +20,8 @@ import math
 import re
 from typing import Any
 
-WORDS_PER_MINUTE = 130
-CODE_CELL_MINUTES = 1
+WORDS_PER_MINUTE = 100
+CODE_CELL_MINUTES = 1.5
 VALUE_EXERCISE_MINUTES = 4
 FUNCTION_EXERCISE_MINUTES = 8
 DEBRIEF_MINUTES = 2
@@ -29,7 +30,8 @@ NOT_A_SECTION = "What you will learn"
 GENERATED = ("episode-header", "episode-keypoints")  # rendered from metadata; read with the title
 
 CONSTANTS_TEXT = (
-    f"prose at {WORDS_PER_MINUTE} words a minute; {CODE_CELL_MINUTES} minute per code cell; a section to the "
+    f"prose spoken at {WORDS_PER_MINUTE} words a minute; {CODE_CELL_MINUTES} minutes per code cell, run and "
+    f"discussed; a section to the "
     f"nearest minute, at least 1; an exercise "
     f"{VALUE_EXERCISE_MINUTES} minutes when the answer is a value, {FUNCTION_EXERCISE_MINUTES} when it is "
     f"a function, plus {DEBRIEF_MINUTES} minutes of debrief each"
@@ -64,10 +66,10 @@ def section_content(nb: Any) -> dict[str, dict[str, int]]:
     return out
 
 
-def exercise_minutes(kinds: list[str]) -> int:
-    """``kinds``: "value" or "function" per exercise."""
+def exercise_costs(kinds: dict[str, str]) -> dict[str, int]:
+    """Minutes per exercise; ``kinds``: "value" or "function" by exercise key."""
     each = {"value": VALUE_EXERCISE_MINUTES, "function": FUNCTION_EXERCISE_MINUTES}
-    return sum(each[kind] + DEBRIEF_MINUTES for kind in kinds)
+    return {key: each[kind] + DEBRIEF_MINUTES for key, kind in kinds.items()}
 
 
 def section_minutes(content: dict[str, int]) -> int:
@@ -76,10 +78,10 @@ def section_minutes(content: dict[str, int]) -> int:
     return max(1, math.floor(exact + 0.5))
 
 
-def notebook_minutes(nb: Any, exercise_kinds: list[str]) -> dict[str, int]:
+def notebook_minutes(nb: Any, exercise_kinds: dict[str, str]) -> dict[str, int]:
     """Minutes per section, the exercises section from its exercises."""
     content = section_content(nb)
     minutes = {h: section_minutes(c) for h, c in content.items()}
     if exercise_kinds:  # exercises are costed by what they ask, not by the words that ask it
-        minutes[EXERCISES] = exercise_minutes(exercise_kinds)
+        minutes[EXERCISES] = sum(exercise_costs(exercise_kinds).values())
     return minutes
