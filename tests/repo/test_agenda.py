@@ -1,0 +1,180 @@
+"""The workshop plans (tools/agenda.py) against the clock, the breaks and what each section needs.
+
+The minutes are the notebooks' own (their episode metadata, computed from their content), so
+these tests hold for whatever headings the notebooks have: a plan that no longer fits, a break
+that slips past its hour, a cut that would leave a kept section without what it needs, fails.
+"""
+
+import copy
+import pathlib
+
+import nbformat
+import pytest
+
+from tools import agenda, episodes, facilitator, instructor_notes, needs
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EPISODES = facilitator.load(ROOT)
+THREE_HOURS = next(f for f in agenda.FORMATS if f.title == "3 hours")
+BY_TITLE = {f.title: f for f in agenda.FORMATS}
+
+
+def _taken(fmt):
+    """(number, episode metadata, sections, exercises) of each notebook a plan teaches (not demos)."""
+    out = []
+    for take in fmt.takes:
+        _, ep, order = agenda.find(EPISODES, take.number)
+        if take.sections != "demo":
+            out.append((take.number, ep, *agenda.taken(take, ep, order)))
+    return out
+
+
+@pytest.mark.parametrize("fmt", agenda.FORMATS, ids=[f.title for f in agenda.FORMATS])
+def test_each_plan_fits_its_time_less_its_reserve_with_every_break_by_its_hour(fmt):
+    items = agenda.plan(fmt, EPISODES)
+    assert agenda.total_minutes(items) <= fmt.budget - fmt.reserve, agenda.summary(fmt, items)
+    assert [i for i in items if i.is_break] == fmt.breaks
+    for start, item in zip(agenda.starts(items), items, strict=True):
+        if item.is_break:
+            assert start <= item.latest, f"{fmt.title}: {item.what} starts at {agenda.clock(start)}"
+    assert 10 <= fmt.opening.minutes  # welcome and set-up: a room never starts on time
+    assert agenda.table(items)[-1].startswith(f"| {agenda.clock(agenda.total_minutes(items))} |")
+
+
+def test_the_three_hour_plan_fits_170_minutes_with_welcome_and_a_break_by_1_20():
+    items = agenda.plan(THREE_HOURS, EPISODES)
+    assert THREE_HOURS.budget == 180 and agenda.total_minutes(items) <= 170, agenda.summary(THREE_HOURS, items)
+    assert 10 <= items[0].minutes <= 15
+    breaks = [start for start, item in zip(agenda.starts(items), items, strict=True) if item.is_break]
+    assert breaks and breaks[0] <= 80  # 1:20
+
+
+def test_the_three_hour_plan_is_the_core_path_with_a_demo_of_06():
+    core_path = [title[:2] for title, ep, _ in EPISODES if ep["track"] == "core"]
+    assert core_path == ["01", "02", "03", "05"]
+    assert [(t.number, t.sections) for t in THREE_HOURS.takes] == [(n, "core") for n in core_path] + [("06", "demo")]
+
+
+@pytest.mark.parametrize("fmt", agenda.FORMATS, ids=[f.title for f in agenda.FORMATS])
+def test_no_plan_leaves_out_a_section_that_something_it_keeps_needs(fmt):
+    for number, ep, sections, exercises in _taken(fmt):
+        assert agenda.unmet_needs(ep, sections, exercises) == [], (fmt.title, number)
+
+
+def test_a_plan_takes_each_notebook_at_the_minutes_its_content_costs():
+    for fmt in agenda.FORMATS:
+        for take, item in zip(fmt.takes, agenda.episode_items(fmt, EPISODES), strict=True):
+            if take.sections == "demo":
+                assert item.minutes == take.minutes
+                continue
+            title, ep, order = agenda.find(EPISODES, take.number)
+            path = next((ROOT / "notebooks").glob(f"{take.number}_*.ipynb"))
+            computed = episodes.computed_minutes(nbformat.read(path, as_version=4), path.stem)
+            sections, exercises = agenda.taken(take, ep, order)
+            costs = episodes.timing.exercise_costs({k: episodes.exercise_kinds(path.stem)[k] for k in exercises})
+            assert item.minutes == sum(computed[h] for h in sections) + sum(costs.values()), (fmt.title, title)
+
+
+# Dependencies the notebooks are known to have, by a fragment of each heading (headings get
+# reworded): where the material moves, drop the line here and the metadata's needs with it.
+KNOWN_NEEDS = [
+    ("01", "Two references", "references part ways"),  # taught early, its payoff is the trailing-eos row
+    ("01", "pad == eos", "-1"),  # the pad == eos section leans on the -1 wrap
+    ("05", needs.KEYPOINTS, "mechanism"),  # key point 3 and question 2 are answered there
+    ("05", "05.3", "mechanism"),  # its hint
+    ("06", "06.2", "sdpa"),
+    ("06", "06.3", "sdpa"),
+]
+
+
+def _heading(ep, fragment):
+    found = [h for h in ep["sections"] if fragment.lower() in h.lower()]
+    assert len(found) == 1, f"no single heading holds {fragment!r} (renamed?): {list(ep['sections'])}"
+    return found[0]
+
+
+@pytest.mark.parametrize("number, part, needed", KNOWN_NEEDS)
+def test_the_known_dependencies_are_recorded(number, part, needed):
+    _, ep, _ = agenda.find(EPISODES, number)
+    exercises = agenda.exercises_of(ep)
+    if part == needs.KEYPOINTS:
+        owner = ep
+    elif part in exercises:
+        owner = exercises[part]
+    else:
+        owner = ep["sections"][_heading(ep, part)]
+    assert _heading(ep, needed) in owner.get("needs", []), (number, part)
+
+
+def test_every_when_late_cut_is_a_cut_the_plans_can_still_make():
+    for number, notes in instructor_notes.EPISODES.items():
+        for fmt in agenda.FORMATS:
+            for taken_number, ep, sections, exercises in _taken(fmt):
+                if taken_number != number:
+                    continue
+                assert notes.cut_when_late, f"{fmt.title} teaches {number}: its notes name no cut"
+                kept = [h for h in sections if h not in notes.cut_when_late]
+                kept_exercises = [k for k in exercises if k not in notes.cut_when_late]
+                for part in notes.cut_when_late:
+                    assert part in sections or part in exercises, f"{fmt.title} has no {part!r} of {number} left to cut"
+                assert agenda.unmet_needs(ep, kept, kept_exercises) == [], (fmt.title, number)
+                assert agenda.minutes_of(ep, kept, kept_exercises) < agenda.minutes_of(ep, sections, exercises)
+
+
+def test_the_guide_prints_each_cut_with_its_minutes():
+    guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
+    _, ep, _ = agenda.find(EPISODES, "03")
+    assert f"- When late, cut: {instructor_notes.cut_line(instructor_notes.EPISODES['03'], ep)}." in guide
+    for part in instructor_notes.EPISODES["03"].cut_when_late:
+        minutes = (agenda.exercises_of(ep).get(part) or ep["sections"].get(part))["minutes"]
+        assert f"{part} ({minutes} min)" in guide or f'"{part}" ({minutes} min)' in guide
+
+
+# ---- the machinery on a made-up notebook
+
+
+def _ep(**sections):
+    return {
+        "needs": [],
+        "sections": {h: {"track": t, "minutes": 5, **({"needs": n} if n else {})} for h, (t, n) in sections.items()}
+        | {"Exercises": {"track": "core", "minutes": 6, "exercises": {"99.1": {"minutes": 6, "needs": ["B"]}}}},
+    }
+
+
+def test_unmet_needs_names_the_needer_and_the_section_left_out():
+    ep = _ep(A=("core", ["B"]), B=("optional", None))
+    order = ["A", "B", "Exercises"]
+    core = agenda.taken(agenda.Take("99", "core"), ep, order)
+    assert core == (["A"], ["99.1"])
+    assert agenda.unmet_needs(ep, *core) == ["section 'A' needs 'B'", "exercise 99.1 needs 'B'"]
+    assert agenda.unmet_needs(ep, ["A", "B"], ["99.1"]) == []
+    assert agenda.taken(agenda.Take("99", "core", ()), ep, order) == (["A"], [])
+    with pytest.raises(KeyError, match="99.7"):
+        agenda.taken(agenda.Take("99", "core", ("99.7",)), ep, order)
+
+
+def test_a_break_goes_before_the_block_that_would_pass_its_latest_start():
+    fmt = agenda.Format(
+        "t", 100, 0, agenda.Item(10, "welcome"), (), [agenda.Item(30, "x"), agenda.Item(30, "y")],
+        [agenda.Item(10, "Break", True, latest=45)], agenda.Item(5, "end"),
+    )  # fmt: skip
+    items = agenda.plan(fmt, [])
+    assert [i.what for i in items] == ["welcome", "x", "Break", "y", "end"]  # 10 + 30 = 40 <= 45 < 70
+
+
+def test_needs_naming_no_heading_or_itself_is_a_problem_and_set_part_edits_one_part():
+    ep = _ep(A=("core", ["Gone"]), B=("core", ["B"]))
+    found = needs.problems(ep, ["A", "B", "Exercises"], "99")
+    assert found == [
+        "99: section 'A' needs ['Gone'], which is no other ## heading of the notebook",
+        "99: section 'B' needs ['B'], which is no other ## heading of the notebook",
+    ]
+    edited = copy.deepcopy(ep)
+    needs.set_part(edited, "A", "optional", [])
+    needs.set_part(edited, "99.1", None, ["A"])
+    needs.set_part(edited, needs.KEYPOINTS, None, ["B"])
+    assert edited["sections"]["A"] == {"track": "optional", "minutes": 5}
+    assert edited["sections"]["Exercises"]["exercises"]["99.1"]["needs"] == ["A"] and edited["needs"] == ["B"]
+    for part, track in (("Nope", None), ("99.1", "core")):
+        with pytest.raises(ValueError, match="Nope|only a section"):
+            needs.set_part(edited, part, track, None)
