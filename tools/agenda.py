@@ -101,7 +101,11 @@ FORMATS = (
             Take("07", "core", ("07.1",)),
         ),
         [Item(30, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
-        [Item(15, "Coffee", True, latest=90), Item(45, "Lunch", True, latest=210), Item(15, "Coffee", True, latest=320)],
+        [
+            Item(15, "Coffee", True, latest=90),
+            Item(45, "Lunch", True, latest=210),
+            Item(15, "Coffee", True, latest=320),
+        ],
         Item(10, "Wrap-up: the key points, questions, feedback"),
     ),
 )

@@ -37,7 +37,7 @@ EPISODES = {
             "Why `-1` rescues the first-pad rule on pure left padding",
             "Why pad == eos breaks it",
         ),
-        "why the first-pad rule survives left padding and where pad == eos breaks it: say that notebook 04 covers pad == eos",
+        "why the first-pad rule survives left padding and where pad == eos breaks it (notebook 04 covers it)",
     ),
     "02": EpisodeNotes(
         "`split_model(model)` and the three tensors the first stage sends",
