@@ -152,7 +152,7 @@ def problems(nb: Any, name: str = "notebook") -> list[str]:
         costs = timing.exercise_costs(exercise_kinds(name))
         listed = sections[EXERCISES].get("exercises") or {}
         if {k: (i or {}).get("minutes") for k, i in listed.items()} != costs:
-            out.append(f"{name}: exercises listed {sorted(listed)}, checkers' {sorted(costs)} (or their minutes): run apply")
+            out.append(f"{name}: exercises listed {sorted(listed)}, the checkers' {sorted(costs)}: run apply")
         out += needs.problems(ep, headings, name)
     if not out:
         teaching = sum(info["minutes"] for h, info in sections.items() if h != EXERCISES)
