@@ -7,6 +7,8 @@ without torch. Whatever needs torch runs in a child process with a time bound, s
 hanging install is reported, never inherited or waited on forever.
 """
 
+from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
+
 import argparse
 import importlib.metadata
 import importlib.util
@@ -75,11 +77,20 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def check_python(version_info: tuple[Any, ...] = sys.version_info) -> Check:
+# Where a newer Python comes from where `python3` is usually too old (Apple's command-line tools: 3.9)
+NEWER_PYTHON = {
+    "darwin": " (macOS: `brew install python@3.12`, then `make setup PYTHON=python3.12`; or python.org's installer)"
+}
+
+
+def check_python(version_info: tuple[Any, ...] = sys.version_info, platform: str = sys.platform) -> Check:
     version = ".".join(map(str, version_info[:3]))
     if tuple(version_info[:2]) < (3, 11):
         return Check(
-            FAIL, "python", f"{version} is too old: install Python 3.11, 3.12 or 3.13 and run `make setup` with it"
+            FAIL,
+            "python",
+            f"{version} is too old: install Python 3.11, 3.12 or 3.13 and run `make setup` with it"
+            + NEWER_PYTHON.get(platform, ""),
         )
     if tuple(version_info[:2]) > (3, 13):
         return Check(WARN, "python", f"{version}: the lock is resolved and tested for 3.11-3.13 only")

@@ -7,6 +7,8 @@ returns ``(status, name, detail)`` in doctor's words; standard library only, and
 imported: its build is read from its package metadata, so a broken torch cannot hang doctor.
 """
 
+from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
+
 import importlib.metadata
 import platform as platform_module
 import re

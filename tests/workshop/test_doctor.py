@@ -65,6 +65,14 @@ def test_an_old_python_fails_and_says_which_to_install():
     assert newer.status == WARN and "3.11-3.13" in newer.detail
 
 
+def test_on_macos_an_old_python3_is_told_where_a_newer_one_comes_from():
+    # Apple's command-line tools ship Python 3.9 as python3
+    mac = doctor.check_python((3, 9, 6), platform="darwin")
+    assert mac.status == FAIL and "brew install python@3.12" in mac.detail
+    assert "make setup PYTHON=python3.12" in mac.detail and "python.org" in mac.detail
+    assert "brew" not in doctor.check_python((3, 9, 6), platform="linux").detail
+
+
 def test_a_missing_package_fails_with_the_setup_command(monkeypatch):
     _versions(monkeypatch)
     check = doctor.check_package("torch", {"torch": "2.13.0"})
@@ -200,3 +208,21 @@ def test_python_m_pp_demo_doctor_runs_on_an_interpreter_without_torch():
     assert lines[0].startswith("ok    python:")
     assert any(line.startswith("FAIL  torch: not installed") for line in lines)
     assert "skip  reproduction: needs torch" in lines
+
+
+def test_the_doctor_imports_on_the_old_python_it_is_run_with_to_say_so():
+    # `make doctor` before `make setup` runs on the machine's python3, 3.9 on a Mac: the modules it
+    # imports must parse as 3.9 and evaluate no `X | None` annotation at import (3.10 syntax)
+    import ast
+    import pathlib
+
+    package = pathlib.Path(doctor.__file__).resolve().parents[1]
+    for module in ("__init__.py", "__main__.py", "workshop/__init__.py", "workshop/doctor.py", "workshop/machine.py"):
+        source = (package / module).read_text(encoding="utf-8")
+        tree = ast.parse(source, feature_version=(3, 9))
+        if "from __future__ import annotations" in source:
+            continue
+        annotations = [n.annotation for n in ast.walk(tree) if isinstance(n, (ast.arg, ast.AnnAssign)) and n.annotation]
+        annotations += [n.returns for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.returns]
+        unions = [a for a in annotations for n in ast.walk(a) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)]
+        assert unions == [], f"pp_demo/{module}: a 3.10 union annotation, evaluated at import"
