@@ -58,6 +58,8 @@ SETUP_EMAIL = [
     "- **Linux** (x86_64 or aarch64): `make reproduce`",
     "- **macOS 14 or newer on Apple silicon**: `make reproduce` (it runs on the CPU there; "
     "Intel Macs cannot install torch 2.13: see below)",
+    "- **macOS whose `python3` is older than 3.11** (Apple's command-line tools ship 3.9): `brew install "
+    "python@3.12`, then `make reproduce PYTHON=python3.12` (or python.org's Python 3.12 installer, then the same line)",
     "- **Windows 10/11** (x86_64, no `make`): `py -3.12 -m tools.install_env --lock "
     "constraints\\pinned.lock.txt` then `.venv\\Scripts\\python -m pp_demo reproduce` "
     "(or the Linux line in WSL2)",
@@ -84,19 +86,27 @@ def setup_lines(install: str) -> list[str]:
         "",
         *SETUP_EMAIL,
         "",
-        "Homework, the same week: `make doctor` (send back its last lines if any says `FAIL`; every "
-        "`FAIL` line says what to do) and `make colossalai`, the ColossalAI install notebook 06 needs.",
+        "Homework, the same week: `make doctor` (Windows: `.venv\\Scripts\\python -m pp_demo doctor`); send "
+        "back its last lines if any says `FAIL` (every `FAIL` line says what to do). ColossalAI is *not* "
+        "homework: notebook 06, the only one that imports it, is the instructor's demo, and its stored "
+        "outputs show it to everyone else (ColossalAI 0.5.0 cannot be installed on native Windows: its "
+        "`setup.py` refuses win32 and points to WSL; docs/install.md).",
         "",
         "**A laptop that cannot install** (Intel Mac, no Python 3.11+, a locked-down machine): build the "
         "read-only site once on a machine that can, `make site`, and share `site/` (open "
         "`site/index.html`): every notebook with its stored outputs and figures, nothing to install.",
         "",
-        "**For a room without a reliable network**, bring the environment on a stick "
-        "(the wheelhouse recipe, from docs/install.md):",
+        "**For a room without a reliable network**, bring the environment on a stick. A wheelhouse holds "
+        "wheels for one platform and one Python, built on that platform: a mixed room (Linux, macOS, "
+        "Windows) takes the read-only site, a shared Linux machine every attendee logs in to (`make lab` "
+        "there, its port forwarded with `ssh -L`), or one wheelhouse per platform and Python, each built "
+        "where it will be used (Windows laptops: WSL2 with the Linux one). The recipe, from docs/install.md:",
         "",
         *_wheelhouse(install),
-        "**On the day**, before the first episode: `make doctor` on every machine, then `make lab` "
-        "(it prints the URL to open).",
+        "**On the day**, before the first episode, on every laptop: `make doctor`, then `make lab` (it "
+        "prints the URL to open). On Windows: `.venv\\Scripts\\python -m pp_demo doctor`, then "
+        "`.venv\\Scripts\\python -m jupyterlab notebooks`. The instructor's machine (Linux, macOS or "
+        "WSL2) adds `make colossalai` for notebook 06's demo.",
         "",
     ]
     return lines
