@@ -151,7 +151,8 @@ def unmet_needs(ep: dict[str, Any], sections: list[str], exercises: list[str]) -
 
 def minutes_of(ep: dict[str, Any], sections: list[str], exercises: list[str]) -> int:
     every = exercises_of(ep)
-    return sum(ep["sections"][h]["minutes"] for h in sections) + sum(every[k]["minutes"] for k in exercises)
+    minutes: int = sum(ep["sections"][h]["minutes"] for h in sections) + sum(every[k]["minutes"] for k in exercises)
+    return minutes
 
 
 def episode_item(title: str, ep: dict[str, Any], order: list[str], take: Take) -> Item:

@@ -30,7 +30,7 @@ workbook's API. Usage (from the repository root)::
     python -m tools.episodes set NB --part P [--track T] [--needs H ...]   # then apply (tools/needs.py)
 
 The guide built from this metadata is ``python -m tools.guide`` (``make guide``): this module
-imports only ``timing`` (the minutes a notebook takes), so the tools import each other one way.
+imports only ``timing`` (the minutes a notebook takes) and ``needs``, so the tools import each other one way.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ EPISODES = {
         "one seed's curves: the ten-seed table says the same",
     ),
     "06": EpisodeNotes(
-        "nothing in the 3-hour plan: show the engine's `[False, True]` -> `[True, True]` (the demo)",
+        "nothing: a demo in every plan; show the engine's `[False, True]` -> `[True, True]`",
         "ColossalAI's own forwards, one stage holding every layer",
         "the same wrong rows come out of ColossalAI's own code as out of pp_demo's count rule",
         "who on your team would have read the pooling line of a framework's forward?",
@@ -170,7 +170,7 @@ def cut_line(notes: EpisodeNotes, ep: dict[str, Any]) -> str:
             parts.append(f"exercise {part} ({exercises[part]['minutes']} min)")
         else:
             minutes = sections[part]["minutes"] if part in sections else "?"
-            parts.append(f"\"{part}\" ({minutes} min)")
+            parts.append(f'"{part}" ({minutes} min)')
     return ("; ".join(parts) + f": the room loses {notes.loses}") if parts else notes.loses
 
 

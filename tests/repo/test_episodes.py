@@ -17,7 +17,6 @@ from pp_demo.pooling.failure import render_failures
 from tools import episodes, facilitator, timing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 FIX = "run `make guide` (python -m tools.guide) and commit the result"
 
 

@@ -224,5 +224,7 @@ def test_the_doctor_imports_on_the_old_python_it_is_run_with_to_say_so():
             continue
         annotations = [n.annotation for n in ast.walk(tree) if isinstance(n, (ast.arg, ast.AnnAssign)) and n.annotation]
         annotations += [n.returns for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.returns]
-        unions = [a for a in annotations for n in ast.walk(a) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)]
+        unions = [
+            a for a in annotations for n in ast.walk(a) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)
+        ]
         assert unions == [], f"pp_demo/{module}: a 3.10 union annotation, evaluated at import"
