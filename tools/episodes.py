@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import re
 import sys
 from typing import Any
 
@@ -171,8 +172,23 @@ def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {render_failures(item)}" for item in items)
 
 
-def render_header(ep: dict[str, Any], order: list[str]) -> str:
-    """The overview cell; ``order``: the section headings in notebook order (JSON sorts keys)."""
+# ColossalAI is no attendee's homework (native Windows cannot install it): a notebook whose code
+# imports it says, in its header, how to follow without it.
+IMPORTS_COLOSSALAI = re.compile(r"^\s*(import|from) colossalai\b|\bcolossalai_forwards?\(", flags=re.M)
+WITHOUT_COLOSSALAI = (
+    "**Without ColossalAI** (no attendee's homework; native Windows cannot install it) the cells that "
+    "import it stop with an ImportError: read their stored outputs here or on the read-only site "
+    "(`make site`), or follow the instructor's demo; `make colossalai` (Linux, macOS, WSL2) runs them."
+)
+
+
+def imports_colossalai(nb: Any) -> bool:
+    return any(c.cell_type == "code" and IMPORTS_COLOSSALAI.search(c.source) for c in nb.cells)
+
+
+def render_header(ep: dict[str, Any], order: list[str], colossalai: bool = False) -> str:
+    """The overview cell; ``order``: the section headings in notebook order (JSON sorts keys);
+    ``colossalai``: the notebook imports it (``imports_colossalai``)."""
     optional = [h for h in order if ep["sections"][h]["track"] == "optional"]
     track = "core" if ep["track"] == "core" else "optional (not on the core path)"
     lines = [
@@ -188,6 +204,8 @@ def render_header(ep: dict[str, Any], order: list[str]) -> str:
     ]
     if optional:
         lines += ["", "*Optional sections* (to skip when time is short): " + "; ".join(optional) + "."]
+    if colossalai:
+        lines += ["", WITHOUT_COLOSSALAI]
     return "\n".join(lines)
 
 
@@ -206,7 +224,8 @@ def render_into(nb: Any) -> None:
     cells = _authored(nb)
     title = next((i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("# ")), -1)
     ep = nb.metadata["episode"]
-    cells.insert(title + 1, _cell(HEADER_ID, render_header(ep, list(section_weights(nb)))))
+    header = render_header(ep, list(section_weights(nb)), imports_colossalai(nb))
+    cells.insert(title + 1, _cell(HEADER_ID, header))
     cells.append(_cell(KEYPOINTS_ID, render_keypoints(ep)))
     nb.cells = cells
 

@@ -15,12 +15,14 @@ import pytest
 
 from pp_demo.colossalai import sdists
 from pp_demo.workshop import doctor, lab
+from tools import episodes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MAKEFILE = (ROOT / "Makefile").read_text(encoding="utf-8") + (ROOT / "packaging.mk").read_text(encoding="utf-8")
 INSTALL = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
 GUIDE = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
 CHECKLIST = GUIDE.split("## Set-up checklist for attendees")[1].split("\n## ")[0]
+IMPORTING = re.compile(r"^\s*(import colossalai|from colossalai)|colossalai_forwards?\(", flags=re.M)
 PAGES = ["README.md", "docs/install.md", "docs/troubleshooting.md", "docs/facilitator.md", "environment.yml"]
 
 
@@ -49,14 +51,23 @@ def test_make_lab_does_not_install_colossalai_and_make_test_still_does():
 
 
 def test_only_notebook_06_imports_colossalai():
-    importing = re.compile(r"^\s*(import colossalai|from colossalai)|colossalai_forwards?\(", flags=re.M)
     found = []
     for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-        if any(importing.search(source) for source in code):
+        if any(IMPORTING.search(source) for source in code):
             found.append(path.name[:2])
     assert found == ["06"]
+
+
+def test_a_notebook_that_imports_colossalai_says_in_its_header_how_to_follow_without_it():
+    for path in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        header = "".join(next(c["source"] for c in cells if c.get("id") == "episode-header"))
+        imports = any(IMPORTING.search("".join(c["source"])) for c in cells if c["cell_type"] == "code")
+        says = all(way in header for way in ("stored outputs", "`make site`", "instructor's demo"))
+        assert says == imports, path.name
+        assert (episodes.WITHOUT_COLOSSALAI in header) == imports
 
 
 def test_no_page_gives_windows_a_colossalai_install_line():
