@@ -14,10 +14,11 @@ section where the exercise minutes are spent, the others share the teaching minu
 also holds ``"exercises": {"01.1": {"minutes": int, "needs": [...]}, ...}``, one per exercise
 of the notebook, so a plan can take some of them. ``needs`` (optional everywhere) names the
 sections a section, an exercise, or (at the top) the questions and key points cannot be
-understood without: a plan that takes one takes what it needs (``tools/agenda.py``). Minutes are
-computed from the content (``tools/timing.py``), never typed. The
+understood without: a plan that takes one must take what it needs (``tools/agenda.py``, tested).
+Minutes are computed from the content (``tools/timing.py``), never typed. The
 metadata is shown in two generated markdown cells found by their ids, wherever they moved:
-``episode-header`` right after the title cell (questions, objectives, minutes) and
+``episode-header`` right after the title cell (questions, objectives, minutes; in a notebook
+whose code imports ColossalAI, how to follow without it) and
 ``episode-keypoints`` last. ``apply`` rewrites only those two cells and the metadata; code cells
 and their outputs are never touched, so no notebook needs re-executing.
 
