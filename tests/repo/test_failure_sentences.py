@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from pp_demo.pooling.failure import SENTENCES, render_failures
+from pp_demo.pooling.failure import SENTENCES, plain_and_exact, render_failures
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9]*.ipynb"))
 RULE_WORDS = re.compile(r"\b(count rule|counting|first-pad|first pad|first_pad\w*|\bcount\b)", re.I)
@@ -49,6 +49,6 @@ def test_no_retired_sentence_comes_back(nb_path):
 
 
 def test_placeholders_render_and_unknown_ones_are_refused():
-    assert render_failures("x {fails: count vs forward} y") == f"x {SENTENCES['count', 'forward']} y"
+    assert render_failures("x {fails: count vs forward} y") == f"x {plain_and_exact('count', 'forward')} y"
     with pytest.raises(KeyError):
         render_failures("{fails: count vs nowhere}")
