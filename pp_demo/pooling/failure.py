@@ -80,8 +80,8 @@ FAILURES: tuple[FailureCondition, ...] = (
                        "the first pad id follows a real token and a non-pad token comes after it, "
                        "or the row is longer than one token and starts and ends with a pad id",
                        (r"^r+[pe].*r", r"^[pe].*[pe]$"),
-                       plain="a pad id sits inside text that starts the row, or the row starts and ends "
-                             "with a pad id")
+                       plain="a pad id sits inside text that starts the row, or a row of two or more "
+                             "tokens starts and ends with a pad id")
       for rule in ("first_pad", "first_pad_mod")),
     *(FailureCondition(rule, "true_last",
                        "the first pad id follows a real token and a real token (an eos equal to "
