@@ -188,13 +188,10 @@ def _judge_first_pad_row(answer: object) -> str | None:
 _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
 # rows of the review table whose count-rule position notebook 01 prints, to test a way of
 # counting on: each wrong try is sent to one of them, never to the arithmetic of the asked row
-_LEFT, _RIGHT = row_text(CASES["left"].input_ids), row_text(CASES["right"].input_ids)
 _SEEN = {
-    "left": f"the left row {_LEFT}, where the review table's count column says {count_pools(CASES['left'].input_ids, PAD)}",
-    "right": (
-        f"the right row {_RIGHT}, where the review table's count column says "
-        f"{count_pools(CASES['right'].input_ids, PAD)}"
-    ),
+    name: f"the {name} row {row_text(CASES[name].input_ids)}, where the review table's count column says "
+    f"{count_pools(CASES[name].input_ids, PAD)}"
+    for name in ("left", "right")
 }
 
 

@@ -32,7 +32,6 @@ def _judge_unneeded_tensor(name: object) -> str | None:
         )
     if name == "attention_mask":
         return (
-            "on the left row [0,0,5,6,7,8] the last stage's layers need it too, to keep the two pads out "
-            "of attention"
+            "on the left row [0,0,5,6,7,8] the last stage's layers need it too, to keep the two pads out of attention"
         )
     return None

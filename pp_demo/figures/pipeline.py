@@ -115,7 +115,9 @@ def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> Non
 _STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
 
 
-def draw_sent_tensors(sent: Sequence[tuple[str, torch.Tensor]], stage_names: tuple[str, str] = ("stage 0", "stage 1")) -> Figure:
+def draw_sent_tensors(
+    sent: Sequence[tuple[str, torch.Tensor]], stage_names: tuple[str, str] = ("stage 0", "stage 1")
+) -> Figure:
     """What crosses from one stage to the next: one arrow per tensor, labelled with its name,
     shape and dtype, read from the tensors themselves (``FirstStage``'s output)."""
     labels = [f"{name}  {tuple(t.shape)}  {str(t.dtype).removeprefix('torch.')}" for name, t in sent]

@@ -100,7 +100,12 @@ def _sent_tensors():
 
     names = ("hidden", "input_ids", "attention_mask")
     shapes = ((3, 6, 16), (3, 6), (3, 6))
-    return draw_sent_tensors([(n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32)) for n, s in zip(names, shapes)])
+    return draw_sent_tensors(
+        [
+            (n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32))
+            for n, s in zip(names, shapes, strict=True)
+        ]
+    )
 
 
 def _memory_per_device():

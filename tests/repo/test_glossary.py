@@ -50,12 +50,17 @@ def first_uses_unexplained(texts: list[str], terms: list[str]) -> list[str]:
             if match:
                 seen.add(term)
                 if not any(a <= match.start() and match.end() <= b for a, b in spans):
-                    out.append(f"{term!r} first appears unexplained in text {where}: ...{text[max(0, match.start() - 40) : match.end() + 20]!r}")
+                    context = text[max(0, match.start() - 40) : match.end() + 20]
+                    out.append(f"{term!r} first appears unexplained in text {where}: ...{context!r}")
     return out
 
 
 def _markdown(path: pathlib.Path) -> list[str]:
-    return ["".join(c["source"]) for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "markdown"]
+    return [
+        "".join(c["source"])
+        for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "markdown"
+    ]
 
 
 def _core_path() -> list[pathlib.Path]:
