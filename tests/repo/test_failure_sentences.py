@@ -24,6 +24,8 @@ RETIRED = [
     "whenever a pad id is followed by a real token",
     "it rescues rows with no pad id, not ONNX",
     "survives left padding (thanks to `-1`) but not a pad id inside the text",
+    "or the row starts and ends with a pad id",  # false on the one-token row [0]: -1 lands on 0
+    "on left-padded batches; its gpt2",  # 01's hand-written "who is affected", too narrow
 ]
 
 
