@@ -40,6 +40,7 @@ CONSTANTS_TEXT = (
 
 def _words(markdown: str) -> int:
     text = re.sub(r"```.*?```", " ", markdown, flags=re.S)  # a code block is shown, not read aloud
+    text = re.sub(r"\]\([^)\s]*\)", "]", text)  # nor is a link's address, only its label
     return len(re.findall(r"[\w'’-]+", text))
 
 

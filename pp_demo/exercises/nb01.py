@@ -28,15 +28,21 @@ from .core import (
 
 
 def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
-    """Rows of one length with pads anywhere (left, right, inside, none, all), pad id 0."""
+    """Rows of one length with pads anywhere (left, right, inside, none), pad id 0, each with at
+    least one non-pad id: 01.1 asks for those rows only."""
     pick = random.Random(seed)
-    return [[pick.choice((PAD, PAD, 5, 6, 7, 8, 9)) for _ in range(length)] for _ in range(count)]
+    rows: list[list[int]] = []
+    while len(rows) < count:
+        row = [pick.choice((PAD, PAD, 5, 6, 7, 8, 9)) for _ in range(length)]
+        if any(t != PAD for t in row):
+            rows.append(row)
+    return rows
 
 
 def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
     """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
-    case of length 6 as one batch, then random batches of other lengths and sizes."""
-    six = [list(case.input_ids) for case in CASES.values() if case.length == 6]
+    case of length 6 with a non-pad id as one batch, then random batches of other lengths."""
+    six = [list(case.input_ids) for case in CASES.values() if case.length == 6 and any(case.input_ids)]
     batches = [
         (six, "the length-6 padding cases as one batch"),
         ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4"),
@@ -62,52 +68,46 @@ def _copies_the_fix(rule: Callable[..., object]) -> bool:
     return "arange" in names
 
 
+def _from_the_right(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """The stub's given line: how far the last non-pad id is from the end of its row."""
+    return (input_ids != pad_token_id).flip(-1).int().argmax(-1)
+
+
 def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     return (input_ids != pad_token_id).sum(-1) - 1
 
 
-def _first_pad_wrapped(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    return ((input_ids == pad_token_id).int().argmax(-1) - 1) % input_ids.shape[-1]
-
-
 def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    from_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
-    return torch.where((input_ids != pad_token_id).any(-1), input_ids.shape[-1] - 1 - from_right, 0)
+    from_the_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
+    return input_ids.shape[-1] - 1 - from_the_right
 
 
-def _last_position(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    return torch.full((input_ids.shape[0],), input_ids.shape[-1] - 1)
+def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    return input_ids.shape[-1] - _from_the_right(input_ids, pad_token_id)
 
 
 @register(
     "01.1",
-    "Write a rule from input_ids and pad_token_id that pools where model.forward "
-    "pools on every padding case, without the arange of the fix shown above.",
+    "Fill in one expression: turn from_the_right, how far each row's last non-pad id is from the end "
+    "of the row, into the position model.forward pools, one per row.",
     refuse=PACKAGE_RULES,
     solution=_forward_rule,
-    why="the first non-pad id from the right, via flip; 0 on an all-pad row, like model.forward",
+    why="the last position is length - 1; step back from it by from_the_right",
     wrong=(
+        WrongAnswer(_from_the_right, "`from_the_right` itself", "a distance from the end read as a position"),
+        WrongAnswer(_one_too_far, "`input_ids.shape[-1] - from_the_right`", "counts positions from 1: one too far"),
         WrongAnswer(
             _count_rule,
             "the count rule: `(input_ids != pad).sum(-1) - 1`",
             "the bug itself: it assumes every real token comes before the padding",
         ),
-        WrongAnswer(
-            _first_pad_wrapped,
-            "one before the first pad id, with the modulo",
-            "trusts the first pad id to end the text: wrong once pad == eos puts one among the real tokens",
-        ),
-        WrongAnswer(_last_position, "always the last position", "assumes there is never any right padding"),
     ),
 )
 def _judge_forward_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
     if _copies_the_fix(rule):
-        return (
-            "that multiplies by arange, the expression printed above: find the rightmost non-pad id "
-            "another way (flip the row, and mind the all-pad row)"
-        )
+        return "that multiplies by arange, the expression printed above: start from from_the_right instead"
     for rows, label in _batches_for_01_1():
         got = rule(torch.tensor(rows), PAD)
         if _is_stub(got):
@@ -186,6 +186,13 @@ def _judge_first_pad_row(answer: object) -> str | None:
 
 
 _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
+# rows of the review table whose count-rule position notebook 01 prints, to test a way of
+# counting on: each wrong try is sent to one of them, never to the arithmetic of the asked row
+_SEEN = {
+    name: f"the {name} row {row_text(CASES[name].input_ids)}, where the review table's count column says "
+    f"{count_pools(CASES[name].input_ids, PAD)}"
+    for name in ("left", "right")
+}
 
 
 @register(
@@ -198,12 +205,16 @@ _PREDICT_ROW = (0, 0, 0, 5, 6, 7)
             5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"
         ),
         WrongAnswer(3, None, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
+        WrongAnswer(-1, None, "mixes it up with the first-pad rule: one before the first pad id"),
     ),
 )
 def _judge_count_prediction(position: object) -> str | None:
     if not isinstance(position, int) or isinstance(position, bool):
         return f"give a position as an int, not {type(position).__name__}"
-    if position != count_pools(_PREDICT_ROW, PAD):
-        hint = " (that is the true last real token; the count rule counts, it does not look)" if position == 5 else ""
-        return f"{position} is not what the count rule pools{hint}"
-    return None
+    if position == count_pools(_PREDICT_ROW, PAD):
+        return None
+    if position == -1:
+        return f"-1 is one before the first pad id, another rule's idea; try your way on {_SEEN['left']}"
+    if position == true_last([0 if t == PAD else 1 for t in _PREDICT_ROW]):
+        return f"{position} is the true last real token, and the count rule does not look for it: see {_SEEN['left']}"
+    return f"{position} is not what the count rule pools; try your way of counting on {_SEEN['right']}: same number?"

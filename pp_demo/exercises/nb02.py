@@ -7,8 +7,8 @@ _SENT = ("hidden", "input_ids", "attention_mask")
 
 @register(
     "02.1",
-    "The first stage sends hidden, input_ids and attention_mask. Which one would the "
-    "last stage not need if it pooled from the attention mask (rightmost_attended)?",
+    "The first stage sends hidden, input_ids and attention_mask. Read the last stage's forward: "
+    "which one would it not need if it pooled with rightmost_attended?",
     solution="input_ids",
     why="only a pad-id rule reads them; the layers run on the hidden states",
     wrong=(
@@ -26,10 +26,12 @@ def _judge_unneeded_tensor(name: object) -> str | None:
     if name not in _SENT:
         return f"{name!r} is not one of the tensors the first stage sends: {', '.join(_SENT)}"
     if name == "hidden":
-        return "the last stage's layers start from the hidden states: without them there is nothing to run"
+        return (
+            "on any row, [5,6,7,8,0,0] say, the last stage's layers start from the hidden states: "
+            "without them there is nothing to run"
+        )
     if name == "attention_mask":
         return (
-            "rightmost_attended reads the attention mask, and the last stage's layers need it "
-            "too, to keep padding out of attention"
+            "on the left row [0,0,5,6,7,8] the last stage's layers need it too, to keep the two pads out of attention"
         )
     return None

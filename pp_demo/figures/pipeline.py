@@ -5,15 +5,17 @@ modules each stage really runs (its layers, and the norm and score head on the l
 the picture changes when the split does.
 """
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
 from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
 from pp_demo.pipeline.stages import Stages
 
-__all__ = ["stage_contents", "draw_stage_split"]
+__all__ = ["stage_contents", "draw_stage_split", "draw_sent_tensors", "draw_memory_per_device"]
 
 FONT_PT = PROJECTOR_PT  # every text, readable on a projector
 SENT = "hidden states\ninput_ids\nattention_mask"
@@ -88,7 +90,7 @@ LOGITS = "logits\n(batch, labels)"
 
 def _canvas(width: float, height: float) -> tuple[Figure, Any]:
     """A figure whose one axes fills it with inches as data units: every placement above is in inches."""
-    fig = Figure(figsize=(width, height))
+    fig = plt.figure(figsize=(width, height))  # pyplot's, so a notebook's plt.show() shows it
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
@@ -111,3 +113,47 @@ def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> Non
 
 # a stage's colour only tells the boxes apart; the title names each
 _STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
+
+
+def draw_sent_tensors(
+    sent: Sequence[tuple[str, torch.Tensor]], stage_names: tuple[str, str] = ("stage 0", "stage 1")
+) -> Figure:
+    """What crosses from one stage to the next: one arrow per tensor, labelled with its name,
+    shape and dtype, read from the tensors themselves (``FirstStage``'s output)."""
+    labels = [f"{name}  {tuple(t.shape)}  {str(t.dtype).removeprefix('torch.')}" for name, t in sent]
+    box_w = max(text_inches(n, weight="bold") for n in stage_names) + 0.5
+    gap = max(map(text_inches, labels)) + 0.6
+    row = 0.62
+    height = row * len(labels) + 0.8
+    fig, ax = _canvas(2 * box_w + gap + 0.4, height)
+    for index, (x, name) in enumerate(zip((0.2, 0.2 + box_w + gap), stage_names, strict=True)):
+        _stage(ax, x, 0.3, box_w, height - 0.9, name, [], index)
+    for i, label in enumerate(labels):
+        y = height - 0.75 - i * row
+        _arrow(ax, (0.25 + box_w, y), (0.15 + box_w + gap, y))
+        ax.text(0.2 + box_w + gap / 2, y + 0.06, label, ha="center", va="bottom", fontsize=FONT_PT)
+    return fig
+
+
+def draw_memory_per_device(
+    columns: Mapping[str, Mapping[str, float]], device_gib: float, device_name: str = "one device"
+) -> Figure:
+    """Bars of memory in GiB, one per column (the whole model, then each stage on its own
+    device), stacked by what the memory holds, against the line of one device's memory."""
+    parts = list(next(iter(columns.values())))
+    fig, ax = plt.subplots(figsize=(MAX_WIDTH_IN, 5.2), layout="constrained")
+    bottom = [0.0] * len(columns)
+    colours = [OKABE_ITO[c] for c in ("blue", "orange", "bluish green", "reddish purple")]
+    for part, colour in zip(parts, colours, strict=False):
+        values = [column[part] for column in columns.values()]
+        ax.bar(list(columns), values, bottom=bottom, color=colour, label=part)
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.axhline(device_gib, color="black", linestyle="--", lw=2, label=f"{device_name}: {device_gib:g} GiB")
+    for x, total in enumerate(bottom):
+        ax.text(x, total + 2, f"{total:.0f}", ha="center", va="bottom", fontsize=FONT_PT)
+    ax.set_ylabel("GiB", fontsize=FONT_PT)
+    ax.set_ylim(0, max(*bottom, device_gib) * 1.18)
+    ax.tick_params(labelsize=FONT_PT)
+    ax.legend(fontsize=FONT_PT, loc="upper right", frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig

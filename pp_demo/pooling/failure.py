@@ -27,7 +27,16 @@ The two references:
 import re
 from dataclasses import dataclass
 
-__all__ = ["FailureCondition", "FAILURES", "SENTENCES", "is_wrong", "wrong_when", "render_failures"]
+__all__ = [
+    "FailureCondition",
+    "FAILURES",
+    "SENTENCES",
+    "PLAIN",
+    "plain_and_exact",
+    "is_wrong",
+    "wrong_when",
+    "render_failures",
+]
 
 _ANYWHERE_BUT_FIRST_EOS = r"^[pe]+e[pe]*$"  # no r, and a real eos after position 0
 _EOS_AFTER_LAST_REAL = r"r[^r]*e[^r]*$"  # a real eos equal to pad after the last non-pad token
@@ -39,9 +48,10 @@ class FailureCondition:
 
     rule: str
     reference: str  # "true_last" or "forward"
-    sentence: str  # completes "<rule> is wrong when ..."
+    sentence: str  # completes "<rule> is wrong when ...": exact on every row, the footnote
     patterns: tuple[str, ...]  # regular expressions over the shape; any one match means wrong
     negate: bool = False  # True: wrong when NO pattern matches (a "right only when" condition)
+    plain: str = ""  # the same, read aloud: exact on every row with a non-pad token; "": the sentence
 
     def wrong(self, shape: str) -> bool:
         hit = any(re.search(pattern, shape) for pattern in self.patterns)
@@ -52,45 +62,62 @@ _MASK_RULE_VS_FORWARD = (
     "a real eos equal to pad comes after the last non-pad token (with no non-pad token: after position 0)",
     (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS),
 )
+_EOS_AFTER_TEXT = "a real eos that carries the pad id ends the text"
 
 # fmt: off
 FAILURES: tuple[FailureCondition, ...] = (
     FailureCondition("count", "forward",
                      "some pad id comes before the last non-pad token, or the row has no non-pad "
                      "token and is longer than one",
-                     (r"[pe].*r", r"^[pe]{2,}$")),
+                     (r"[pe].*r", r"^[pe]{2,}$"),
+                     plain="a pad id comes before the last non-pad token"),
     FailureCondition("count", "true_last",
                      "the row is anything but real non-pad tokens followed by padding (with no "
                      "non-pad token: unless it ends in a real eos)",
-                     (r"^r+p*$", r"^[pe]*e$"), negate=True),
+                     (r"^r+p*$", r"^[pe]*e$"), negate=True,
+                     plain="the row is anything but non-pad tokens, then padding if any"),
     *(FailureCondition(rule, "forward",
                        "the first pad id follows a real token and a non-pad token comes after it, "
-                       "or the row starts and ends with a pad id",
-                       (r"^r+[pe].*r", r"^[pe].*[pe]$"))
+                       "or the row is longer than one token and starts and ends with a pad id",
+                       (r"^r+[pe].*r", r"^[pe].*[pe]$"),
+                       plain="a pad id sits inside text that starts the row, or a row of two or more "
+                             "tokens starts and ends with a pad id")
       for rule in ("first_pad", "first_pad_mod")),
     *(FailureCondition(rule, "true_last",
                        "the first pad id follows a real token and a real token (an eos equal to "
                        "pad included) comes at or after it, or the row starts with a pad id and "
                        "ends with padding",
-                       (r"^r+(e|p+.*[re])", r"^[pe].*p$"))
+                       (r"^r+(e|p+.*[re])", r"^[pe].*p$"),
+                       plain="the text starts the row and goes on at or after its first pad id, or the "
+                             "row starts with a pad id and ends with padding")
       for rule in ("first_pad", "first_pad_mod")),
     FailureCondition("rightmost_non_pad", "forward", "never: it is model.forward's rule", ()),
-    FailureCondition("rightmost_non_pad", "true_last",
-                     "a real eos equal to pad comes after the last non-pad token (with no non-pad "
-                     "token: after position 0)",
-                     (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS)),
+    FailureCondition("rightmost_non_pad", "true_last", *_MASK_RULE_VS_FORWARD, plain=_EOS_AFTER_TEXT),
     *(FailureCondition(rule, "true_last", "never: it reads the mask that defines the reference", ())
       for rule in ("rightmost_attended", "attended_flip", "attended_cumsum")),
-    *(FailureCondition(rule, "forward", *_MASK_RULE_VS_FORWARD)
+    *(FailureCondition(rule, "forward", *_MASK_RULE_VS_FORWARD, plain=_EOS_AFTER_TEXT)
       for rule in ("rightmost_attended", "attended_cumsum")),
     FailureCondition("attended_flip", "forward",
                      _MASK_RULE_VS_FORWARD[0] + ", or the row is padding only and longer than one",
-                     (*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$")),
+                     (*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"), plain=_EOS_AFTER_TEXT),
 )
 # fmt: on
 
 SENTENCES: dict[tuple[str, str], str] = {(c.rule, c.reference): c.sentence for c in FAILURES}
-"""``(rule, reference) -> sentence``: what the notebooks, README and guide say of a rule."""
+"""``(rule, reference) -> sentence``: the exact condition, true on every row (the footnote)."""
+
+PLAIN: dict[tuple[str, str], str] = {(c.rule, c.reference): c.plain or c.sentence for c in FAILURES}
+"""``(rule, reference) -> plain sentence``: what an instructor reads aloud. It states the exact
+condition on every row with at least one non-pad token; rows of pad ids only are the footnote's."""
+
+
+def plain_and_exact(rule: str, reference: str) -> str:
+    """The plain sentence, then the exact one in brackets where they differ: how a key point,
+    an objective or the guide writes a condition, so the room reads the first and the footnote holds."""
+    if (rule, reference) not in SENTENCES:
+        raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+    plain, exact = PLAIN[rule, reference], SENTENCES[rule, reference]
+    return plain if plain == exact else f"{plain} (exactly: {exact})"
 
 
 def wrong_when(rule: str, reference: str) -> str:
@@ -115,7 +142,7 @@ _PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
 
 
 def render_failures(text: str) -> str:
-    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by that condition's sentence.
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``.
 
     Key points, objectives and the guide write a failure condition this way, so that what a
     learner takes home is the sentence the exhaustive test checked, never a paraphrase of it.
@@ -125,6 +152,6 @@ def render_failures(text: str) -> str:
         rule, reference = match.groups()
         if (rule, reference) not in SENTENCES:
             raise KeyError(f"no failure condition for {match.group(0)!r}")
-        return SENTENCES[rule, reference]
+        return plain_and_exact(rule, reference)
 
     return _PLACEHOLDER.sub(sentence, text)

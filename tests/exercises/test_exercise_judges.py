@@ -36,6 +36,7 @@ def _causal_by_hand(mask):
 
 RIGHT = [
     ("01.1", _fix_by_hand),
+    ("01.1", lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1)),  # the stub, filled
     ("01.2", ([5, 6, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0])),  # a real eos carrying the pad id, then padding
     ("01.2", ([7, 0, 7, 0], [1, 1, 1, 0])),  # a pad id among the real tokens
     ("01.2", ([0, 5, 6, 7, 0, 0], [0, 1, 1, 1, 0, 0])),  # padded on both sides: -1 wraps to a pad
@@ -73,6 +74,10 @@ def test_a_right_answer_written_independently_is_correct(key, answer):
 WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, with its counterexample
     ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1, "your rule pools 3, model.forward pools 5"),
     ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "row 3 [5,0,7,8,0,0]"),
+    # the stub's distance read as a position: [0,0,5,6,7,8] ends in a non-pad id, distance 0
+    ("01.1", lambda ids, pad: (ids != pad).flip(-1).int().argmax(-1), "row 0 [0,0,5,6,7,8] of the length-6"),
+    # one too far: length - 0 = 6 wraps to position 0 on the same row
+    ("01.1", lambda ids, pad: ids.shape[-1] - (ids != pad).flip(-1).int().argmax(-1), "your rule pools 0"),
     ("01.2", ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]), "the first pad id is at 3; one before it, 2, lands on 2"),
     ("01.2", ([0, 0, 5, 6], [0, 0, 1, 1]), "one before it, -1, lands on 3: the true last real token"),
     ("01.2", ([5, 6, 7, 8], [1, 1, 1, 1]), "there is no pad id, so argmax gives 0"),
@@ -83,8 +88,9 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("10.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
     ("02.1", "hidden", "start from the hidden states"),
     ("02.1", "attention_mask", "the last stage's layers need it too"),
-    ("01.3", 5, "that is the true last real token"),
-    ("01.3", 3, "is not what the count rule pools"),
+    ("01.3", 5, "the true last real token, and the count rule does not look for it: see the left row [0,0,5,6,7,8]"),
+    ("01.3", 3, "on the right row [5,6,7,8,0,0], where the review table's count column says 3"),
+    ("01.3", -1, "-1 is one before the first pad id, another rule's idea; try your way on the left row"),
     ("03.1", [True, False, True], "row 2 [0,7,8,9,0,0]: the count rule pools 2, model.forward pools 3"),
     ("03.1", [True, True, True], "row 1 [0,0,0,7,8,9]: the count rule pools 2, model.forward pools 5"),
     ("03.2", (4, 6), "the count rule pools position 3 (4 non-pad ids - 1), not 4"),
@@ -195,12 +201,12 @@ SHORTCUTS = [
     ("01.2", "right_pad_in_content", "is the right_pad_in_content row printed above"),
     ("01.2", ([5, 0, 7, 8, 0, 0], [1, 1, 1, 1, 0, 0]), "is the right_pad_in_content row printed above"),
     ("01.2", ([5, 6, 7, 0], [1, 1, 1, 1]), "is the trailing_eos row printed above"),  # the two-row table
-    ("01.3", 3, "is not what the count rule pools"),  # notebook 01 prints count - 1 = 3 for the left row
+    ("01.3", 3, "the right row [5,6,7,8,0,0]"),  # notebook 01 prints count - 1 = 3 for the left row
     ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
     ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
-    ("02.1", "attention_mask", "reads the attention mask"),  # the tensor the question names
+    ("02.1", "attention_mask", "the left row [0,0,5,6,7,8]"),  # the tensor the question names
     ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]"),  # the printed line's order (left-padded first)
     # the count rule's and model.forward's positions printed above for left_pad_in_content
     ("03.2", (2, 5), "pools position 3 (4 non-pad ids - 1), not 2"),

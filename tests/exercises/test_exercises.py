@@ -37,14 +37,14 @@ def test_a_function_stub_returning_ellipsis_is_not_attempted():
         ),
         (
             "01.1",
-            lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1),
-            "on row 5 [0,0,0,0,0,0] of the length-6 padding cases as one batch "
-            "your rule pools 5, model.forward pools 0",
+            lambda ids, pad: ids.shape[-1] - (ids != pad).flip(-1).int().argmax(-1),
+            "on row 0 [0,0,5,6,7,8] of the length-6 padding cases as one batch "
+            "your rule pools 0, model.forward pools 5",
         ),
         ("01.2", "left", "lands on 5: the true last real token"),
         ("01.2", "no_such_case", "is not a padding case"),
         ("01.2", ([5, 0], [1]), "of one length"),
-        ("01.3", 5, "is not what the count rule pools"),
+        ("01.3", 4, "is not what the count rule pools"),
         ("01.3", "2", "as an int"),
     ],
 )
@@ -64,9 +64,13 @@ def test_an_unknown_exercise_is_reported_not_raised():
     assert status("99.9", 1).startswith("no exercise '99.9'")
 
 
-def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_forward_does():
-    # transformers 4.51.3's model.forward pools 0 on a row of pads (argmax of all zeros)
-    assert SOLUTIONS["01.1"](torch.zeros(1, 4, dtype=torch.long), 0).tolist() == [0]
+def test_01_1_is_judged_on_rows_with_a_non_pad_id_only():
+    # the first hour's fill-in: the all-pad row (where model.forward pools 0) is notebook 04's
+    from pp_demo.exercises import nb01
+
+    rows = [row for batch, _ in nb01._batches_for_01_1() for row in batch]
+    assert len(rows) > 20 and all(any(t != 0 for t in row) for row in rows)
+    assert SOLUTIONS["01.1"](torch.tensor([[0, 0, 5, 6, 7, 8], [5, 6, 7, 8, 0, 0]]), 0).tolist() == [5, 3]
 
 
 # ---- notebook 02
@@ -88,7 +92,7 @@ def test_the_forward_rule_solution_pools_position_0_on_an_all_pad_row_as_model_f
         ("10.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
         ("10.2", 0.2, "should be a function"),
         ("02.1", "hidden", "start from the hidden states"),
-        ("02.1", "attention_mask", "reads the attention mask"),
+        ("02.1", "attention_mask", "keep the two pads out of attention"),
         ("02.1", "labels", "not one of the tensors the first stage sends"),
     ],
 )

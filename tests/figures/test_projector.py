@@ -94,6 +94,36 @@ def _stage_split(split_points=None):
     return draw_stage_split(split_model(build_model("llama"), split_points))
 
 
+def _sent_tensors():
+    # notebook 02: what the first stage of the tiny Llama sends for three rows of length 6
+    from pp_demo.figures.pipeline import draw_sent_tensors
+
+    names = ("hidden", "input_ids", "attention_mask")
+    shapes = ((3, 6, 16), (3, 6), (3, 6))
+    return draw_sent_tensors(
+        [
+            (n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32))
+            for n, s in zip(names, shapes, strict=True)
+        ]
+    )
+
+
+def _memory_per_device():
+    # notebook 01: a Llama-3-8B-sized model, whole and as four stages, against an 80 GiB device
+    from pp_demo.figures.pipeline import draw_memory_per_device
+
+    part = {"weights": 7.0, "gradients": 7.0, "Adam state": 14.0}
+    columns = {"one device,\nwhole model": {k: 4 * v for k, v in part.items()}}
+    columns |= {f"stage {i}\ndevice {i}": part for i in range(4)}
+    return draw_memory_per_device(columns, 80)
+
+
+def _review_grid():
+    from pp_demo.figures.review import draw_review_grid
+
+    return draw_review_grid(["left", "right", "left_pad_in_content", "right_pad_in_content"])
+
+
 def _study_results():
     # notebook 05: the committed results files, keyed by their transformers version
     results = {}
@@ -150,10 +180,14 @@ FIGURES = {
         ("1f1b 3", lambda: _timeline("1f1b", 3)),
     ],
     "pipeline.draw_stage_split": [("two stages", _stage_split), ("three stages", lambda: _stage_split((1, 2)))],
+    "pipeline.draw_sent_tensors": [("two stages", _sent_tensors)],
+    "pipeline.draw_memory_per_device": [("four stages", _memory_per_device)],
+    "review.draw_review_grid": [("review table", _review_grid)],
     "study.draw_study_distributions": [("two versions", _study_distributions)],
     "study.draw_one_seed_curves": [("seed 0", _one_seed_curves)],
 }
-KEYLESS = {"pipeline.draw_stage_split"}  # boxes named in their titles: nothing for a key to explain
+# boxes named in their titles, arrows by their labels: nothing for a key to explain
+KEYLESS = {"pipeline.draw_stage_split", "pipeline.draw_sent_tensors"}
 CASES = [pytest.param(name, draw, id=f"{name}: {what}") for name, cases in FIGURES.items() for what, draw in cases]
 
 

@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 def test_goals_are_the_bullets_under_what_you_will_learn_wrapped_lines_joined():
     info = build_site.summary(ROOT / "notebooks" / "01_four_padding_rows.ipynb")
     assert info["title"] == "01 · Four padding rows"
-    assert len(info["goals"]) == 6 and info["goals"][0].startswith("what a pipeline stage holds")
+    assert len(info["goals"]) == 5 and info["goals"][0].startswith("why a model is cut into pipeline stages")
     episode = nbformat.read(ROOT / "notebooks" / "01_four_padding_rows.ipynb", as_version=4).metadata.episode
     assert info["minutes"] == f"{episode['teaching_minutes']} min teaching, {episode['exercise_minutes']} min exercises"
 
