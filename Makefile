@@ -56,7 +56,7 @@ $(VENV)/.dev: $(VENV)/.installed $(LOCK_DEV)
 
 setup-dev: $(VENV)/.dev
 
-# ColossalAI 0.5.0 itself, for notebook 06 and tests/test_colossalai.py. Its requirements pin
+# ColossalAI 0.5.0 itself, for notebook 06 and tests/colossalai/test_colossalai.py. Its requirements pin
 # torch <= 2.5.1, against the locked torch, so it goes in with --no-deps; what its import needs
 # (the `colossalai` extra) is in the lock already.
 $(VENV)/.colossalai: $(VENV)/.installed

@@ -1,7 +1,7 @@
 """The bug class across projects, as data: five ways to find the last real token.
 
 Notebook 07 renders its comparison table from here rather than from a markdown cell,
-so the table is tested (``tests/test_survey.py``) and cannot drift from the rules it
+so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
 names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
 and issue threads, read in November 2026); the wording is this workbook's own.
 Each class names the registered rule in ``pp_demo.pooling.rules`` that behaves like it.
@@ -67,7 +67,7 @@ CLASSES: dict[str, RuleClass] = {
 }
 
 RULE_CLASS: dict[str, str] = {name: c.letter for c in CLASSES.values() for name in c.rules}
-"""Registered rule name -> class letter (``tests/test_survey.py`` checks it covers ``RULES``)."""
+"""Registered rule name -> class letter (``tests/pooling/test_survey.py`` checks it covers ``RULES``)."""
 
 
 @dataclass(frozen=True)

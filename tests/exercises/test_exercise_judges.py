@@ -1,7 +1,7 @@
 """Every exercise's judge against a right answer, two plausible wrong ones and the shortcut
 (a value copied from a line the notebook prints near it, or a call to a library's own
 implementation of the answer). Expected verdicts are worked out by hand from the rows and
-the definitions, not by the judges' code. ``tests/test_exercises.py`` adds the answers in a
+the definitions, not by the judges' code. ``tests/exercises/test_exercises.py`` adds the answers in a
 wrong format and the reference solutions."""
 
 import json
