@@ -39,13 +39,15 @@ _ARITHMETIC = re.compile(r"\d\s*[-+*/%]\s*\(?-?\d|=\s*-?\d")
 _POSITION_STATED = re.compile(r"\b(pools|pooled|lands on|gives|reads)( position)? \(?-?\d+")
 
 
-def _records(known: set[tuple[str, int]]):
+def _records(known: set[tuple[str, int]]) -> list:
+    params = []
     for key, exercise in EXERCISES.items():
         for index in range(len(exercise.wrong_answers)):
             marks = ()
             if (key, index) in known:
                 marks = (pytest.mark.xfail(strict=True, reason="notebook 01/02 exercise being rewritten"),)
-            yield pytest.param(key, index, id=f"{key}-{index}", marks=marks)
+            params.append(pytest.param(key, index, id=f"{key}-{index}", marks=marks))
+    return params
 
 
 def _is_int(value: object) -> bool:
