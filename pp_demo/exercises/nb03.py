@@ -96,8 +96,7 @@ def _judge_two_positions(answer: object) -> str | None:
     if said_count != count:
         also = ", as if it looked for the last real token" if said_count == forward else ""
         return (
-            f"on {row} your count-rule position is off{also}: the count rule counts the non-pad ids "
-            "and steps back one"
+            f"on {row} your count-rule position is off{also}: the count rule counts the non-pad ids and steps back one"
         )
     if said_forward != forward:
         holds_pad = 0 <= said_forward < len(_TWO_POSITIONS) and _TWO_POSITIONS[said_forward] == PAD

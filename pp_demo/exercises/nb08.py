@@ -124,5 +124,6 @@ def _judge_negative_rules(answer: object) -> str | None:
                 "and nothing is subtracted from it"
             )
         if rule not in answer and example is not None:
-            return f"you left out a rule that goes below 0 on a row: try each rule on {row_text(example[0])} (pad id {PAD})"
+            row = row_text(example[0])
+            return f"you left out a rule that goes below 0 on a row: try each rule on {row} (pad id {PAD})"
     return None

@@ -36,9 +36,7 @@ def _judge_idle_slots(answer: object) -> str | None:
         return f"{answer} counts both stages together; count the blank slots in {where} alone"
     if answer == _gpipe_idle(4, 0, backward=False)[0]:
         return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice: count {where}"
-    return (
-        f"{answer} is not it: the step lasts {length} slots; count the blank slots in {where}"
-    )
+    return f"{answer} is not it: the step lasts {length} slots; count the blank slots in {where}"
 
 
 def _is_one_argument_stub(function: Callable[..., object]) -> bool:

@@ -223,14 +223,22 @@ SHORTCUTS = [
     # shape: a cumsum and an argmax, like attended_cumsum, listed in class (d) just above
     ("07.2", "trailing_eos", "the trailing-eos row"),  # the row notebook 07 shows
     ("08.1", [(2, 5), (1, 3), (1, 5)], "a list of 4"),  # notebook 08's printed line for its own batch
-    ("08.2", ["first_pad"], "you left out a rule that goes below 0 on a row: try each rule on [0]"),  # the -1s notebook 08 prints are first_pad's
+    (
+        "08.2",
+        ["first_pad"],
+        "you left out a rule that goes below 0 on a row: try each rule on [0]",
+    ),  # the -1s notebook 08 prints are first_pad's
     ("09.1", [1, 3, 4], "row 4 [5,6,7,8,9,0]"),  # the "wrong: True" pattern printed for another five rows
     (
         "09.2",
         {("llama", "left"), ("qwen2", "left"), ("opt", "left")},
         "your answer misjudges qwen2 with left padding",
     ),  # claim 2's printed line for the old code in all three files
-    ("09.2", {("llama", "left")}, "your answer misjudges opt with left padding"),  # its line for the change minus llama.py
+    (
+        "09.2",
+        {("llama", "left")},
+        "your answer misjudges opt with left padding",
+    ),  # its line for the change minus llama.py
 ]
 
 

@@ -166,7 +166,11 @@ def test_notebook_03_row_indices_may_come_in_any_order_or_as_a_set():
     "key, wrong, counterexample",
     [
         ("07.1", "a", "on left [0,0,5,6,7,8] class a (count) and the expression pool different positions"),
-        ("07.1", "b", "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) and the expression pool different"),
+        (
+            "07.1",
+            "b",
+            "on right_pad_in_content [5,0,7,8,0,0] class b (first_pad_mod) and the expression pool different",
+        ),
         ("07.1", "d", "on trailing_eos [5,6,7,0] class d (rightmost_attended) and the expression pool different"),
         ("07.1", "e", "reads input_ids"),
         ("07.1", "f", "not a class"),
@@ -353,7 +357,11 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
         ("05.2", "234", "a list of ints"),
         ("05.3", [0, 1, 2, 3, 4], "your answer holds a pad (mask 0)"),  # causal, but pads are keys too
         ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 22: attention is causal"),
-        ("05.3", list(range(8)), "your answer holds a position after the one the count rule pools"),  # the shortcut: everything
+        (
+            "05.3",
+            list(range(8)),
+            "your answer holds a position after the one the count rule pools",
+        ),  # the shortcut: everything
         ("05.3", [4], "your answer leaves out a position"),
         ("05.3", [3], "your answer leaves out a position"),
         ("05.3", "34", "a list of ints"),

@@ -23,7 +23,11 @@ def test_the_reference_answer_is_correct(key):
         ("09.1", [0, 1, 3, 4, 5], "row 0 [5,6,0,0,0,0] is misjudged"),
         ("09.1", "1, 3", "as a list of ints"),
         # the two files without the change, on both sides
-        ("09.2", {("llama", "left"), ("llama", "right"), ("opt", "left")}, "your answer misjudges llama with right padding"),
+        (
+            "09.2",
+            {("llama", "left"), ("llama", "right"), ("opt", "left")},
+            "your answer misjudges llama with right padding",
+        ),
         ("09.2", {("gpt2", "left")}, "is not a pair"),
     ],
 )

@@ -78,7 +78,9 @@ def _blocks(path: Path) -> list[str]:
     if path.suffix == ".ipynb":
         blocks = []
         for cell in json.loads(text)["cells"]:
-            outputs = ["".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", [])]
+            outputs = [
+                "".join(o.get("text") or o.get("data", {}).get("text/plain", "")) for o in cell.get("outputs", [])
+            ]
             blocks.append("".join(cell["source"]) + "\n" + "\n".join(outputs))
         return blocks
     if path.suffix == ".md":
@@ -155,6 +157,8 @@ def test_every_050_line_named_is_one_whose_content_is_checked():
     # a new line number in the text needs its entry in SAYS (or a tree that is not 0.5.0)
     checked = {(Path(relative).name, line) for relative, line in SAYS}
     only_050 = {
-        (name, line) for _, name, line, block in _colossalai_lines() if _trees(block) == {"0.5.0"} and name != "qwen3.py"
+        (name, line)
+        for _, name, line, block in _colossalai_lines()
+        if _trees(block) == {"0.5.0"} and name != "qwen3.py"
     }
     assert sorted(only_050 - checked) == []
