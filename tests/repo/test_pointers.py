@@ -6,7 +6,7 @@ Markdown files, the Python files (docstrings and comments), the Makefile and the
 ``results/`` is left out: a record keeps the names of the day it was written. The dotted
 module paths (``pp_demo.a.b``) have their own test, ``tests/repo/test_module_paths.py``.
 
-A ColossalAI line number is any ``name.py:LINE`` (or ``name.py (LINE-LINE)``) whose file is not
+A ColossalAI line number is any ``name.py:LINE`` (or ``name.py (LINE-LINE)``, ``name.py LINE``) whose file is not
 one of this repository's: it counts lines in one of two trees, ColossalAI 0.5.0 or
 colossalai-nightly 2025.7.12, and the block around it (its notebook cell, its paragraph, its
 Python file) names which. Those in 0.5.0 are read in the installed ColossalAI 0.5.0, where the
@@ -25,7 +25,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PATH = re.compile(r"(?<![\w./-])((?:tests|pp_demo)/[A-Za-z0-9_./*-]*[A-Za-z0-9_/*.])")
-LINE = re.compile(r"\b([A-Za-z_][A-Za-z_0-9]*\.py)(?::| \()(\d+)(?:-(\d+))?")
+# name.py:443, name.py (433-435), `name.py` (443), `name.py` 443
+LINE = re.compile(r"\b([A-Za-z_][A-Za-z_0-9]*\.py)`?(?::| \(| )(\d+)(?:-(\d+))?\b")
 PLACEHOLDER = re.compile(r"NN|FOLDER|test_x|\.\.\.|\*")  # nbNN.py, FOLDER/test_x.py, 0002-..., *.py
 TEXT = {".md", ".py", ".ipynb", ".cfg", ".toml", ".txt", ".yml", ".yaml", ".mk"}
 TREES = ("0.5.0", "nightly")
