@@ -4,7 +4,7 @@ exists, and every ``file.py:LINE`` into ColossalAI says which tree it counts in.
 Read: the notebooks (markdown, code and stored outputs), docs/*.md, README.md and the other
 Markdown files, the Python files (docstrings and comments), the Makefile and the config files.
 ``results/`` is left out: a record keeps the names of the day it was written. The dotted
-module paths (``pp_demo.a.b``) have their own test, ``tests/repo/test_module_paths.py``.
+module paths (``pp_demo.MODULE``) have their own test, ``tests/repo/test_module_paths.py``.
 
 A ColossalAI line number is any ``name.py:LINE`` (or ``name.py (LINE-LINE)``, ``name.py LINE``) whose file is not
 one of this repository's: it counts lines in one of two trees, ColossalAI 0.5.0 or
