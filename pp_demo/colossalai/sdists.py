@@ -176,7 +176,7 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
     folders = {where.rsplit("/", 1)[0] for wheres in grouped.values() for where in wheres}
     folder = folders.pop() + "/" if len(folders) == 1 else ""
     lines = [
-        f"changed lines only; file:line in the unpatched {folder or 'tree'}",
+        f"changed lines only; file:line in 0.5.0's unpatched {folder or 'tree'}",
         *(f"{short} stands for {long}" for long, short in alias.items()),
     ]
     for hunk_lines, wheres in grouped.items():

@@ -15,9 +15,11 @@ _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0,
 
 
 def _why(i: int, row: Sequence[int]) -> str:
-    count, forward = count_pools(row, PAD), forward_pools(row, PAD)
-    also = " too" if count == forward else ""
-    return f"row {i} {row_text(row)}: the count rule pools {count}, model.forward pools {forward}{also}"
+    # the row, and how to work it out: never where each lands (that is the answer)
+    return (
+        f"row {i} {row_text(row)} is misjudged: count its non-pad ids for the count rule, "
+        "and find its rightmost non-pad id for model.forward"
+    )
 
 
 def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> str | None:
@@ -86,30 +88,20 @@ def _judge_two_positions(answer: object) -> str | None:
     pair = _int_pair(answer)
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
-    row = _TWO_POSITIONS
+    row = row_text(_TWO_POSITIONS)
     said_count, said_forward = pair
-    non_pad = sum(1 for t in row if t != PAD)
-    count, forward = count_pools(row, PAD), forward_pools(row, PAD)
+    count, forward = count_pools(_TWO_POSITIONS, PAD), forward_pools(_TWO_POSITIONS, PAD)
     if (said_count, said_forward) == (forward, count) != (count, forward):
-        return (
-            f"the pair is (count rule, model.forward): on {row_text(row)} the count rule pools position "
-            f"{count} ({non_pad} non-pad ids - 1), model.forward position {forward}"
-        )
+        return f"on {row} your two positions are the other way round: the pair is (count rule, model.forward)"
     if said_count != count:
-        also = f"; {said_count} is where model.forward pools" if said_count == forward else ""
+        also = ", as if it looked for the last real token" if said_count == forward else ""
         return (
-            f"on {row_text(row)} the count rule pools position {count} ({non_pad} non-pad ids - 1), "
-            f"not {said_count}{also}"
+            f"on {row} your count-rule position is off{also}: the count rule counts the non-pad ids and steps back one"
         )
     if said_forward != forward:
-        held = ""
-        if 0 <= said_forward < len(row):
-            pad = "the pad id " if row[said_forward] == PAD else ""
-            held = f"; your position {said_forward} holds {pad}{row[said_forward]}"
-        return (
-            f"the rightmost non-pad id of {row_text(row)} is the {row[forward]} at position {forward}, "
-            f"where model.forward pools{held}"
-        )
+        holds_pad = 0 <= said_forward < len(_TWO_POSITIONS) and _TWO_POSITIONS[said_forward] == PAD
+        what = "holds the pad id" if holds_pad else "is off"
+        return f"on {row} your model.forward position {what}: it pools the rightmost id that is not the pad id"
     return None
 
 

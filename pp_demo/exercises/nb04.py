@@ -67,11 +67,10 @@ def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
     for i, (row, row_mask) in enumerate(_EOS_BATCH):
         pooled, last = forward_pools(row, PAD), true_last(row_mask)
         if (i in answer) != (pooled != last):
-            text = f"row {i} {row_text(row)} with mask {row_text(row_mask)}"
-            if pooled == last:
-                misjudged.append(f"{text}: rightmost_non_pad pools {pooled}, and that is the true last real token")
-            else:
-                misjudged.append(f"{text}: rightmost_non_pad pools {pooled}, the true last real token is {last}")
+            misjudged.append(
+                f"row {i} {row_text(row)} with mask {row_text(row_mask)} is misjudged: find where rightmost_non_pad "
+                "lands (it reads the ids) and the true last real token (the mask says which tokens are real)"
+            )
     return one_counterexample("04.1", misjudged)
 
 
@@ -158,4 +157,4 @@ def _judge_first_pad_prediction(position: object) -> str | None:
         len(ids) - 1: "the last position, where first_pad_mod lands only when a row starts with a pad id or has none",
     }
     hint = f"; {position} is {hints[position]}" if position in hints else ""
-    return f"{position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"
+    return f"on {row_text(ids)}: {position} is not where first_pad_mod pools{hint}. Find the first pad id of the row"

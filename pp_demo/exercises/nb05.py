@@ -41,18 +41,18 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     want_label = ids[last] % _LABELS_05
     position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
     want_pooled = ids[position] % _LABELS_05
-    real = sum(mask)
     row = row_text(ids)
     if label != want_label:
-        return (
-            f"{label} is not the row's label: on {row} the last real token is {ids[last]} (position {last}), "
-            f"and its class is {ids[last]} % 3 = {want_label}"
-        )
+        return f"on {row} your label is off: the label is the class (id modulo 3) of the last real token"
     if pooled_class != want_pooled:
-        last_class = f", the class of the last real token {ids[last]}" if pooled_class == want_label else ""
+        what = (
+            "is the label's, as if the count rule pooled the last real token"
+            if pooled_class == want_label
+            else "is off"
+        )
         return (
-            f"on {row} the count rule pools position {position} ({real} real tokens - 1), token "
-            f"{ids[position]}, class {ids[position]} % 3 = {want_pooled}; not {pooled_class}{last_class}"
+            f"on {row} your pooled class {what}. Find the position the count rule pools (it counts the real "
+            "tokens), then the class of the token there"
         )
     return None
 
@@ -90,12 +90,8 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
     for r in range(2, _LENGTH_05):
         pad = _count_pools_a_pad(r)
         if (r in answer) != pad:
-            first_real = _LENGTH_05 - r
-            what = "a pad" if pad else "a real token"
-            return (
-                f"with r={r} the real tokens fill positions {first_real}-{_LENGTH_05 - 1}; the count rule "
-                f"pools position {r - 1}, {what}"
-            )
+            example = row_text([PAD] * (_LENGTH_05 - r) + list(range(5, 5 + r)))
+            return f"your answer misjudges r={r}, a row like {example}: where does the count rule land on it?"
     return None
 
 
@@ -130,26 +126,18 @@ def _judge_visible_positions(answer: object) -> str | None:
         return None
     later = [p for p in answer if p > pooled]
     pads = [p for p in answer if not mask[p]]
-    missing = [p for p in want if p not in answer]
-    if set(answer) == set(range(_LENGTH_05)):
-        return (
-            f"not every position: position {pooled} is the one pooled; position {pads[0]} is a pad, which "
-            f"the mask hides from it, and position {later[-1]} (token {ids[later[-1]]}) comes after it"
-        )
+    row = f"{row_text(ids)} (mask {row_text(mask)})"
     if later:
         return (
-            f"the count rule pools position {pooled}, and attention is causal: nothing after it reaches it, "
-            f"so not position {later[0]} (token {ids[later[0]]})"
-            + (", the last real token" if later[0] == _LENGTH_05 - 1 else "")
+            f"on {row} your answer holds a position after the one the count rule pools, the token "
+            f"{ids[later[0]]}: attention is causal, nothing later reaches the pooled position"
         )
     if pads:
         return (
-            f"position {pads[0]} is a pad (mask 0) and the pooled position {pooled} is a real token: the mask "
-            "hides the pads from it as keys, so nothing at a pad reaches it"
+            f"on {row} your answer holds a pad (mask 0): the pooled token is a real one, and the mask hides "
+            "every pad from it"
         )
-    left_out = missing[0]
-    what = "the pooled token itself" if left_out == pooled else "a real token before it"
     return (
-        f"the pooled position {pooled} sees itself and every real token before it; your answer leaves out "
-        f"position {left_out} (token {ids[left_out]}, {what})"
+        f"on {row} your answer leaves out a position: the pooled token sees itself and every real token before "
+        "it (find where the count rule pools first)"
     )

@@ -49,9 +49,9 @@ def _judge_bloom_rows(answer: object) -> str | None:
     for i, row in enumerate(_BLOOM_BATCH):
         pooled, wanted = first_pad_pools(row, PAD), forward_pools(row, PAD)
         if (i in answer) != (pooled != wanted):
-            also = " too" if pooled == wanted else ""
             misjudged.append(
-                f"row {i} {row_text(row)}: first_pad_mod pools {pooled}, model.forward pools {wanted}{also}"
+                f"row {i} {row_text(row)} is misjudged: step back one from its first pad id (a step back from "
+                "position 0 wraps to the row's end), and find its rightmost non-pad id"
             )
     return one_counterexample("06.1", misjudged)
 
@@ -75,18 +75,15 @@ def _judge_gpt2_view(answer: object) -> str | None:
     seen = {j for j, m in enumerate(mask) if m}  # a padding-only mask, and nothing causal
     if set(answer) == seen:
         return None
+    row = f"{row_text(ids)} (mask {row_text(mask)})"
     if set(answer) == {0, 1}:
         return (
-            "[0, 1] is causal attention, what model.forward's GPT-2 does; ColossalAI's mask has no "
+            f"on {row} [0, 1] is causal attention, what model.forward's GPT-2 does; ColossalAI's mask has no "
             "causal part, and sdpa adds none when it is handed a mask"
         )
-    padding = sorted(set(answer) - seen)
-    if padding:
-        return (
-            f"{padding} {'is' if len(padding) == 1 else 'are'} padding: the padding part is the part of "
-            "the mask ColossalAI does pass"
-        )
-    return f"{sorted(answer)} leaves out {sorted(seen - set(answer))}, which the mask ColossalAI passes leaves open"
+    if set(answer) - seen:
+        return f"on {row} your answer holds padding: the padding part is the part of the mask ColossalAI does pass"
+    return f"on {row} your answer leaves out a real token that the mask ColossalAI passes leaves open"
 
 
 def _may_attend(mask_row: list[int], i: int, j: int) -> bool:

@@ -38,7 +38,10 @@ def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.
         mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
         theirs = _LANDS_ON[letter](case.input_ids, case.attention_mask)
         if mine != theirs:
-            return f"on {case.name} {ids_text(case)} class {letter} ({rule}) pools {theirs}, the expression {mine}"
+            return (
+                f"on {case.name} {ids_text(case)} class {letter} ({rule}) and the expression pool different "
+                "positions: run both on it"
+            )
     return None
 
 
@@ -58,7 +61,11 @@ def _judge_mystery_class(letter: object) -> str | None:
     if not isinstance(letter, str) or letter not in CLASSES:
         return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
     if letter == "e":
-        return "class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids"
+        left = CASES["left"]
+        return (
+            f"class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids: run it on left "
+            f"{ids_text(left)} and on the other cases"
+        )
     return _class_counterexample(mystery_07, letter)
 
 

@@ -68,10 +68,9 @@ def _judge_legacy_reads(answer: object) -> str | None:
     for b, said in enumerate(pairs):
         reads = _legacy_reads(_BATCH_08_1, b)
         if said != reads:
-            raw = _first_pad_raw(_BATCH_08_1[b])
             misjudged.append(
-                f"row {b} {row_text(_BATCH_08_1[b])}: first_pad gives {raw}, so the flat index is "
-                f"{b} * {len(_BATCH_08_1[0])} + ({raw}); it reads {reads}, not {said}"
+                f"row {b} {row_text(_BATCH_08_1[b])} is misjudged: take first_pad's position without the modulo, "
+                "add the row's offset in the flattened batch, and count a negative index back from the flat end"
             )
     return one_counterexample("08.1", misjudged)
 
@@ -120,8 +119,11 @@ def _judge_negative_rules(answer: object) -> str | None:
     for rule in _RAW:
         example = _negative_example(rule)
         if rule in answer and example is None:
-            return f"{rule} never goes below 0: argmax returns a position, and nothing is subtracted from it"
+            return (
+                f"{rule} never goes below 0, on [0] or on [5,0] or any row: argmax returns a position of the row, "
+                "and nothing is subtracted from it"
+            )
         if rule not in answer and example is not None:
-            ids, mask = example
-            return f"on {row_text(ids)} (pad id {PAD}) {rule} gives {_RAW[rule](ids, mask)}"
+            row = row_text(example[0])
+            return f"you left out a rule that goes below 0 on a row: try each rule on {row} (pad id {PAD})"
     return None

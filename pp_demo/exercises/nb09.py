@@ -33,10 +33,10 @@ def _first_pad_misses() -> list[int]:
 
 
 def _why_09_1(i: int) -> str:
-    row = ROWS_09[i]
-    a, b = first_pad_pools(row, PAD), forward_pools(row, PAD)
-    verdict = "the same position" if a == b else "different positions"
-    return f"row {i} {row_text(row)}: the first-pad form pools {a}, model.forward {b}: {verdict}"
+    return (
+        f"row {i} {row_text(ROWS_09[i])} is misjudged: step back one from its first pad id (wrapping to the row's "
+        "end), and compare with its rightmost non-pad id"
+    )
 
 
 @register(
@@ -114,11 +114,9 @@ def _judge_qwen2_only(answer: Any) -> str | None:
     if unknown:
         return f"{unknown[0]} is not a pair of a family in {_FAMILIES} and a side in {_SIDES}"
     truth = _failing_pairs()
-    if pairs - truth:
-        family, side = sorted(pairs - truth)[0]
-        why = "its forward has the change" if family not in _KEEP_THE_COUNT else "the count is right on right padding"
-        return f"{family} with {side} padding passes: {why}"
-    if truth - pairs:
-        family, side = sorted(truth - pairs)[0]
-        return f"{family} with {side} padding fails: {family}'s own file still counts, and padding comes first"
+    for family, side in sorted(pairs ^ truth):
+        return (
+            f"your answer misjudges {family} with {side} padding: does {family}.py have the change, and is the "
+            f"count right on the {side}-padded batch?"
+        )
     return None

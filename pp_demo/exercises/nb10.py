@@ -31,14 +31,12 @@ def _judge_idle_slots(answer: object) -> str | None:
     idle, length = _gpipe_idle(4, 0, backward=True)
     if answer == idle:
         return None
+    where = "stage 0's row of the GPipe timeline of the question (forwards and backwards)"
     if answer == 2 * idle:
-        return f"{answer} counts both stages together; the question asks about stage 0 alone"
+        return f"{answer} counts both stages together; count the blank slots in {where} alone"
     if answer == _gpipe_idle(4, 0, backward=False)[0]:
-        return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice"
-    return (
-        f"{answer} is not it: the step lasts {length} slots; count the blank slots in "
-        'stage 0\'s row of draw_timeline("gpipe", 2, 4)'
-    )
+        return f"{answer} is the forwards-only answer; with backwards the pipe fills and drains twice: count {where}"
+    return f"{answer} is not it: the step lasts {length} slots; count the blank slots in {where}"
 
 
 def _is_one_argument_stub(function: Callable[..., object]) -> bool:
@@ -88,6 +86,7 @@ def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
             idle, length = p - 1, m + p - 1
             if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
                 return (
-                    f"for m={m}, p={p} you return {got!r}, but each stage is idle {idle} of the step's {length} slots"
+                    f"for m={m}, p={p} you return {got!r}: draw that step (forwards only) and count the slots a "
+                    "stage sits idle, and all the slots of the step"
                 )
     return None

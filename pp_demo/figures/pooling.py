@@ -219,7 +219,7 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         ax.set_title(family, fontsize=PROJECTOR_PT, loc="left", weight="bold")
         ax.tick_params(labelsize=PROJECTOR_PT)
     axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
-    fig.supylabel("max |logit diff| vs model.forward (log scale; 0: equal)", fontsize=PROJECTOR_PT)
+    fig.supylabel("largest logit difference from model.forward (log scale)", fontsize=PROJECTOR_PT)
     fig.legend(
         handles=_row_diff_key(axes[0], atol), loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False
     )

@@ -52,7 +52,7 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
     per transformers version. ``results_by_version`` maps a version to its results file."""
     versions = list(results_by_version)
     runs = list(next(iter(results_by_version.values()))["runs"])
-    fig, axes = plt.subplots(len(versions), 1, figsize=(MAX_WIDTH_IN, 5.6 * len(versions)), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(len(versions), 1, figsize=(MAX_WIDTH_IN, 5.2 * len(versions)), sharex=True, squeeze=False)
     for ax, version in zip(axes[:, 0], versions, strict=True):
         for x, name in enumerate(runs):
             seeds = results_by_version[version]["runs"][name]["seeds"]
@@ -85,7 +85,7 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward``
     every few steps, per padding side (middle, bottom), for the runs in ``curves`` (rows:
     ``[step, left, right]``). One key above the panels."""
-    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 13.0), sharex=True, layout="constrained")
+    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 10.4), sharex=True, layout="constrained")  # one screen
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
         axes[0].plot(range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=1.8, label=name)

@@ -155,3 +155,56 @@ def render_failures(text: str) -> str:
         return plain_and_exact(rule, reference)
 
     return _PLACEHOLDER.sub(sentence, text)
+
+
+# ---- plain claims: sentences to read aloud, each true on every row its pattern covers
+#
+# A failure condition above is exact, and reads like one. A claim is simpler and need not cover
+# every row: it says that on the rows its pattern matches the rule is wrong (or right), and
+# ``tests/pooling/test_class_claims.py`` checks that on every row of length 1 to 6. Notebook 07's
+# table of classes is written from these (``pp_demo.pooling.survey.format_classes``), with the
+# exact condition (``wrong_when``) as its footnote.
+
+
+@dataclass(frozen=True)
+class Claim:
+    """On every row whose shape matches ``pattern``, ``rule`` is wrong (``wrong``) or right against
+    ``reference``; ``sentence`` says so in words."""
+
+    rule: str
+    reference: str
+    wrong: bool
+    sentence: str
+    pattern: str
+
+    def covers(self, shape: str) -> bool:
+        return re.search(self.pattern, shape) is not None
+
+
+# fmt: off
+CLAIMS: tuple[Claim, ...] = (
+    Claim("count", "true_last", True, "wrong on every left-padded row", r"^p.*r"),
+    Claim("count", "true_last", True,
+          "wrong when the text holds a token that carries the pad id (an eos, when pad == eos)", r"r.*e|e.*r"),
+    Claim("count", "true_last", False, "right on ordinary tokens followed by padding", r"^r+p*$"),
+    Claim("first_pad_mod", "true_last", False, "right on a left-padded or a right-padded row", r"^(p+r+|r+p*)$"),
+    Claim("first_pad_mod", "true_last", True, "wrong on a row padded on both sides", r"^p.*r.*p$"),
+    Claim("first_pad_mod", "true_last", True,
+          "wrong when the text starts with ordinary tokens and then a token that carries the pad id: it stops "
+          "there", r"^r+e"),
+    Claim("rightmost_non_pad", "true_last", False, "right when the last real token is an ordinary one", r"rp*$"),
+    Claim("rightmost_non_pad", "true_last", True,
+          "wrong when the text ends in a token that carries the pad id (a trailing eos, when pad == eos)",
+          r"r[^r]*e[^r]*$"),
+    Claim("rightmost_attended", "true_last", False, "right on every row: it reads the mask", r"."),
+)
+# fmt: on
+
+
+def claims_about(rule: str, reference: str = "true_last") -> str:
+    """The claims about ``rule`` against ``reference``, as sentences to read aloud, rights first."""
+    found = [c for c in CLAIMS if (c.rule, c.reference) == (rule, reference)]
+    if not found:
+        raise KeyError(f"no plain claim about rule {rule!r} against reference {reference!r}")
+    ordered = [c.sentence for c in found if not c.wrong] + [c.sentence for c in found if c.wrong]
+    return "; ".join(ordered)

@@ -1,7 +1,7 @@
 """The bug class across projects, as data: five ways to find the last real token.
 
 Notebook 07 renders its comparison table from here rather than from a markdown cell,
-so the table is tested (``tests/test_survey.py``) and cannot drift from the rules it
+so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
 names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
 and issue threads, read in November 2026); the wording is this workbook's own.
 Each class names the registered rule in ``pp_demo.pooling.rules`` that behaves like it.
@@ -11,6 +11,8 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from pp_demo.pooling.failure import SENTENCES, claims_about, wrong_when
 
 __all__ = [
     "RuleClass",
@@ -47,26 +49,12 @@ class RuleClass:
 CLASSES: dict[str, RuleClass] = {
     c.letter: c
     for c in [
-        RuleClass(
-            "a",
-            "count minus one: number of non-pad (or attended) tokens - 1; a position only when padding is on the right",
-            "count",
-        ),
-        RuleClass(
-            "b",
-            "first pad minus one: the token before the first pad id; "
-            "stops early when pad == eos puts a pad id inside the text",
-            "first_pad_mod",
-            ("first_pad",),
-        ),
-        RuleClass(
-            "c",
-            "rightmost non-pad id; wrong only when a row ends in a real token equal to the pad id",
-            "rightmost_non_pad",
-        ),
+        RuleClass("a", "count minus one: the number of non-pad tokens, minus one", "count"),
+        RuleClass("b", "first pad minus one: the token before the first pad id", "first_pad_mod", ("first_pad",)),
+        RuleClass("c", "rightmost non-pad id: the last position whose id is not the pad id", "rightmost_non_pad"),
         RuleClass(
             "d",
-            "rightmost attended position, from the attention mask; indifferent to pad == eos",
+            "rightmost attended position: the last position the attention mask marks real",
             "rightmost_attended",
             ("attended_flip", "attended_cumsum"),
         ),
@@ -79,7 +67,7 @@ CLASSES: dict[str, RuleClass] = {
 }
 
 RULE_CLASS: dict[str, str] = {name: c.letter for c in CLASSES.values() for name in c.rules}
-"""Registered rule name -> class letter (``tests/test_survey.py`` checks it covers ``RULES``)."""
+"""Registered rule name -> class letter (``tests/pooling/test_survey.py`` checks it covers ``RULES``)."""
 
 
 @dataclass(frozen=True)
@@ -334,13 +322,24 @@ PROJECTOR = 88
 """The width every formatter here keeps to: a room reads the tables off a projector (issue 32)."""
 
 
+CLASSES_HEADING = "Against the true last real token, on rows whose padding carries the pad id:"
+
+
 def format_classes(width: int = PROJECTOR) -> str:
-    """The five classes, each with the registered rules that implement it; lines wrap at ``width``."""
-    blocks = []
+    """The five classes: how each finds the token, when it is right and wrong (the plain claims
+    of ``pp_demo.pooling.failure``, each checked on every row), the registered rules that implement
+    it, and the exact conditions as footnotes. Lines wrap at ``width``."""
+    blocks, footnotes = [CLASSES_HEADING], ["exact conditions:"]
     for c in CLASSES.values():
-        summary = textwrap.fill(f"({c.letter}) {c.summary}", width, subsequent_indent="    ")
-        blocks.append(f"{summary}\n    rules: {', '.join(c.rules)}")
-    return "\n".join(blocks)
+        text = f"({c.letter}) {c.summary}"
+        if c.rule != "known_lengths":  # a packed batch has no padding to be wrong about
+            claims = claims_about(c.rule)
+            text += f". {claims[0].upper()}{claims[1:]}."
+        if c.rule != "known_lengths" and not SENTENCES[c.rule, "true_last"].startswith("never"):
+            exact = wrong_when(c.rule, "true_last")
+            footnotes.append(textwrap.fill(f"({c.letter}) {exact}", width, subsequent_indent="    "))
+        blocks.append(textwrap.fill(text, width, subsequent_indent="    ") + f"\n    rules: {', '.join(c.rules)}")
+    return "\n".join([*blocks, "", *footnotes])
 
 
 SURVEY_LEGEND = (

@@ -18,12 +18,16 @@ def test_the_reference_answer_is_correct(key):
     "key, wrong, reason",
     [
         # only the pad inside: forgets the rows padded on both sides
-        ("09.1", [3], "row 1 [0,5,6,7,0,0]: the first-pad form pools 5, model.forward 3"),
+        ("09.1", [3], "row 1 [0,5,6,7,0,0] is misjudged"),
         # every row holding a pad after a real token, the review's rule of thumb taken literally
-        ("09.1", [0, 1, 3, 4, 5], "row 0 [5,6,0,0,0,0]: the first-pad form pools 1, model.forward 1"),
+        ("09.1", [0, 1, 3, 4, 5], "row 0 [5,6,0,0,0,0] is misjudged"),
         ("09.1", "1, 3", "as a list of ints"),
         # the two files without the change, on both sides
-        ("09.2", {("llama", "left"), ("llama", "right"), ("opt", "left")}, "llama with right padding passes"),
+        (
+            "09.2",
+            {("llama", "left"), ("llama", "right"), ("opt", "left")},
+            "your answer misjudges llama with right padding",
+        ),
         ("09.2", {("gpt2", "left")}, "is not a pair"),
     ],
 )
