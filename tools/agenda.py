@@ -100,7 +100,7 @@ FORMATS = (
             Take("06", "demo", minutes=15),
             Take("07", "core", ("07.1",)),
         ),
-        [Item(30, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
+        [Item(25, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
         [
             Item(15, "Coffee", True, latest=90),
             Item(45, "Lunch", True, latest=210),

@@ -278,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise EpisodeError("set takes one notebook and --part")
             nb = nbformat.read(paths[0], as_version=4)
             needs.set_part(nb.metadata["episode"], args.part, args.track, args.needs)
+            set_computed_minutes(nb, paths[0].stem)  # content edited since the last apply is no obstacle
             found = problems(nb, paths[0].stem)
             if found:  # nothing written
                 raise EpisodeError(found[0])

@@ -80,8 +80,6 @@ def test_a_plan_takes_each_notebook_at_the_minutes_its_content_costs():
 KNOWN_NEEDS = [
     ("01", "Two references", "references part ways"),  # taught early, its payoff is the trailing-eos row
     ("01", "pad == eos", "-1"),  # the pad == eos section leans on the -1 wrap
-    ("05", needs.KEYPOINTS, "mechanism"),  # key point 3 and question 2 are answered there
-    ("05", "05.3", "mechanism"),  # its hint
     ("06", "06.2", "sdpa"),
     ("06", "06.3", "sdpa"),
 ]
