@@ -122,7 +122,7 @@ def run_bench(
     progress: Callable[[str], None] = lambda line: None,
     timeout_s: float = 1800,
     rounds: int = 2,
-    wait_s: float = WAIT_S,
+    wait_s: float | None = None,
     replaces_committed: bool = False,
     force: bool = False,
 ) -> dict[str, Any]:
@@ -131,14 +131,15 @@ def run_bench(
     It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
     committed file is refused unless ``force``. Then ``rounds`` rounds, each of the one-process
     runs, the pipeline on every p and ColossalAI's plugin, one after the other, so a change of the
-    machine's load between them falls on all alike; each keeps its fastest run over the rounds."""
+    machine's load between them falls on all alike; each keeps its fastest run over the rounds.
+    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
     from pp_demo.bench.colossalai_peer import colossalai_installed, peer_rows, time_colossalai
 
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
         raise BadInput(f"the benchmark runs at least one round, got {rounds}")
-    start = check_quiet_start(wait_for_quiet(wait_s, progress), replaces_committed, force)
+    start = check_quiet_start(wait_for_quiet(WAIT_S if wait_s is None else wait_s, progress), replaces_committed, force)
     started = time.monotonic()
     progress(f"load average at the start (1, 5, 15 min): {start['load']}")
     with_peer = colossalai_installed()
