@@ -88,7 +88,12 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
 
 
 def _pipeline_steps(
-    size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int, repeats: int, timeout_s: float
+    size: BenchSize,
+    stages: tuple[int, ...],
+    micro_batches: tuple[int, ...],
+    warmup: int,
+    repeats: int,
+    timeout_s: float,
 ) -> dict[tuple[int, int, str], Any]:
     """One start of the ranks per p: ``{(p, m, mode): (schedule, per rank its timed steps)}``."""
     from pp_demo.pipeline.runner import run

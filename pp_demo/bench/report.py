@@ -152,15 +152,23 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
     from .breakdown import phase_means
 
     return [
-        {**means, **{k: rank[k] for k in _PARTS[1:]}}
+        {**means, **{k: rank[k] for k in _PARTS[1:]}, **_other_cpu(rank)}
         for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True)
     ]
 
 
+def _other_cpu(rank: dict[str, Any]) -> dict[str, float]:
+    """The process's CPU time in the step outside its thread's forwards, backwards, losses and
+    waits: the engine's bookkeeping and the work of its communication threads."""
+    cpu = rank.get("cpu_s")
+    return {} if cpu is None else {"other_cpu_s": cpu["step"] - sum(v for k, v in cpu.items() if k != "step")}
+
+
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
     """Per m and rank, pp_demo's phases beside ColossalAI's (milliseconds, pp_demo / ColossalAI):
-    a micro-batch's forward and backward (mean, on the clock and in the rank's CPU time), and the
-    step's idle, waiting and bookkeeping time, on the same model, batch and m in the same run.
+    a micro-batch's forward and backward (mean, on the clock and in the rank's CPU time), the
+    step's idle, waiting and bookkeeping time, and the process's CPU time outside its forwards,
+    backwards and waits (``_other_cpu``), on the same model, batch and m in the same run.
     Empty for a file whose ColossalAI rows were not timed by phase."""
     table = []
     for peer in result.get("peers") or []:
@@ -173,8 +181,19 @@ def phase_table(result: dict[str, Any]) -> list[list[str]]:
     return table
 
 
-_PHASE_KEYS = ("F_s", "F_cpu_s", "B_s", "B_cpu_s", *_PARTS[1:])
-_PHASE_HEAD = ["m", "rank", "forward", "forward CPU", "backward", "backward CPU", "idle", "p2p wait", "bookkeeping"]
+_PHASE_KEYS = ("F_s", "F_cpu_s", "B_s", "B_cpu_s", *_PARTS[1:], "other_cpu_s")
+_PHASE_HEAD = [
+    "m",
+    "rank",
+    "forward",
+    "forward CPU",
+    "backward",
+    "backward CPU",
+    "idle",
+    "p2p wait",
+    "bookkeeping",
+    "other CPU",
+]
 
 
 def phase_lines(result: dict[str, Any]) -> list[str]:
@@ -183,8 +202,17 @@ def phase_lines(result: dict[str, Any]) -> list[str]:
     if not table:
         return []
     widths = [max(len(r[i]) for r in [_PHASE_HEAD, *table]) for i in range(len(_PHASE_HEAD))]
-    lines = ["a micro-batch's forward and backward, and the step's idle, wait, bookkeeping (ms, pp_demo / ColossalAI):"]
+    lines = ["a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):"]
     return lines + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [_PHASE_HEAD, *table]]
+
+
+def _cpu_ratios(ours: dict[str, Any], peer: dict[str, Any]) -> str:
+    """Per rank, the CPU seconds of pp_demo's step over ColossalAI's: the work each engine's rank
+    did, whatever else the machine ran ("not in this file" for a file without CPU times)."""
+    ranks = list(zip(ours["breakdown"], peer.get("breakdown", []), strict=False))
+    if not ranks or not all("cpu_s" in a and "cpu_s" in b for a, b in ranks):
+        return "not in this file"
+    return "; ".join(f"{a['cpu_s']['step'] / b['cpu_s']['step']:.2f}" for a, b in ranks)
 
 
 def _start_line(result: dict[str, Any]) -> str:
@@ -192,7 +220,8 @@ def _start_line(result: dict[str, Any]) -> str:
     if start is None:
         return ""
     how = "quiet" if start["quiet"] else ("busy, forced" if start["forced"] else "busy")
-    return f" The run started at a 1-minute load of {start['load'][0]:.2f} ({how}; after {start['waited_s']:.0f} s of waiting)."
+    load, waited = start["load"][0], start["waited_s"]
+    return f" The run started at a 1-minute load of {load:.2f} ({how}; after {waited:.0f} s of waiting)."
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
@@ -224,8 +253,9 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
             "ColossalAI's plugin on the same training step (p = 2, 1F1B), beside pp_demo's row:",
             "",
             "| m | ColossalAI's time / pp_demo's | pp_demo of limit | ColossalAI of limit | "
-            "pp_demo of micro-batch limit | ColossalAI of micro-batch limit |",
-            "|---|---|---|---|---|---|",
+            "pp_demo of micro-batch limit | ColossalAI of micro-batch limit | "
+            "CPU time of a step, pp_demo / ColossalAI, per rank |",
+            "|---|---|---|---|---|---|---|",
         ]
         for peer in peers:
             ours = next(r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"]))
@@ -236,18 +266,19 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
             )
             lines.append(
                 f"| {peer['m']} | {peer['colossalai_over_pp_demo']:.2f} | {ours['of_limit']:.2f} | {theirs[0]} | "
-                f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} |"
+                f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} | {_cpu_ratios(ours, peer)} |"
             )
     table = phase_table(result)
     lines += [
         "",
-        "A micro-batch's forward and backward (mean; on the clock, and in the rank's CPU time), and the step's "
-        "idle, waiting and bookkeeping time, in milliseconds, pp_demo / ColossalAI:",
+        "A micro-batch's forward and backward (mean; on the clock, and in the rank's CPU time), the step's "
+        "idle, waiting and bookkeeping time, and the CPU time of the rest of the step (bookkeeping and the "
+        "communication threads), in milliseconds, pp_demo / ColossalAI:",
         "",
     ]
     if table:
         lines += ["| " + " | ".join(_PHASE_HEAD) + " |", "|" + "---|" * len(_PHASE_HEAD)]
         lines += ["| " + " | ".join(r) + " |" for r in table]
     else:
-        lines.append("(not in this file: its ColossalAI rows were timed as whole steps; the next run times their phases)")
+        lines.append("(not in this file: its ColossalAI rows were timed as whole steps; a new run times them by phase)")
     return "\n".join(lines)

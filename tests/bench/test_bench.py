@@ -206,7 +206,8 @@ def test_the_summary_notebook_02_prints_has_one_line_per_row(results):
     peers = results.get("peers") or []  # ColossalAI's plugin beside pp_demo: a heading, then a line each
     phases = len(phase_table(results))  # their phases, rank by rank: a heading and a header first
     printed = format_bench(results).splitlines()
-    assert len(printed) == 3 + 3 + len(results["rows"]) + (1 + len(peers) if peers else 0) + (2 + phases if phases else 0)
+    peer_lines = (1 + len(peers) if peers else 0) + (2 + phases if phases else 0)
+    assert len(printed) == 3 + 3 + len(results["rows"]) + peer_lines
     assert [p["m"] for p in peers] == [2, 4, 8] and all(p["mode"] == "training" for p in peers)
 
 
@@ -275,7 +276,8 @@ def test_the_docs_block_is_rewritten_between_its_markers_only(results):
     from tools.bench_docs import rendered
 
     page = "before\n<!-- bench:begin -->\nold numbers\n<!-- bench:end -->\nafter\n"
-    assert rendered(page, results) == f"before\n<!-- bench:begin -->\n{readme_block(results)}\n<!-- bench:end -->\nafter\n"
+    block = readme_block(results)
+    assert rendered(page, results) == f"before\n<!-- bench:begin -->\n{block}\n<!-- bench:end -->\nafter\n"
     with pytest.raises(ValueError, match="must hold one <!-- bench:begin -->"):
         rendered("no markers\n", results)
 
