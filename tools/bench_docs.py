@@ -9,6 +9,7 @@ the package; where it goes is this checkout's business, so the writer lives here
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from pp_demo.errors import BadInput
 
@@ -26,7 +27,7 @@ def _split(text: str, name: str) -> tuple[str, str]:
     return head + BEGIN + "\n", END + rest.split(END)[1]
 
 
-def rendered(text: str, result: dict, name: str = "the page") -> str:
+def rendered(text: str, result: dict[str, Any], name: str = "the page") -> str:
     """``text`` with its bench block rewritten from ``result``; the rest stays as it is."""
     from pp_demo.bench import readme_block
 

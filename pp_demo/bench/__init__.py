@@ -98,7 +98,7 @@ def _pipeline_steps(
     """One start of the ranks per p: ``{(p, m, mode): (schedule, per rank its timed steps)}``."""
     from pp_demo.pipeline.runner import run
 
-    out = {}
+    out: dict[tuple[int, int, str], Any] = {}
     for p in stages:
         # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
         jobs = [BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches]
