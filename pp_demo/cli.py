@@ -115,19 +115,17 @@ def _run_checker(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     import json
 
-    from pp_demo.bench import BenchSize, format_bench, run_bench, write_readme_block
-    from pp_demo.bench.report import check_readme
+    from pp_demo.bench import BenchSize, format_bench, run_bench
+    from pp_demo.bench.report import RESULTS
     from pp_demo.figures.bench import draw_bench
 
-    if args.readme:
-        check_readme(args.readme)
     json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
     png_path = output_path(json_path.with_suffix(".png"), "bench_cpu.png")
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
-        f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs, after {args.warmup} "
-        "warm-up)",
+        f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs in each of {args.rounds} "
+        f"rounds, after {args.warmup} warm-up)",
         flush=True,
     )
     result = run_bench(
@@ -137,15 +135,16 @@ def _bench(args: argparse.Namespace) -> int:
         args.warmup,
         args.repeats,
         progress=lambda line: print(line, flush=True),
+        rounds=args.rounds,
+        wait_s=args.wait,
+        replaces_committed=json_path.resolve() == RESULTS.resolve(),
+        force=args.force,
     )
     print(format_bench(result))
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(result, indent=1) + "\n")
     draw_bench(result).savefig(png_path, dpi=100)
     print(f"wrote {json_path} and {png_path}")
-    if args.readme:
-        write_readme_block(args.readme, result)
-        print(f"rewrote the benchmark block of {args.readme}")
     return 0
 
 
@@ -384,8 +383,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="The fastest of a few runs of inference and of a training step (forward and backward) on "
         "p ranks against the best one-process run of the same work, one thread per process; this "
         "machine's capacity c from two processes at once; per rank, compute, idle, waiting on "
-        "send/recv and bookkeeping. Ratios to the GPipe ideal and to its limit on this machine. "
-        "Writes OUT.json and OUT.png.",
+        "send/recv and bookkeeping; ColossalAI's plugin on the same training step, timed by the same phases. "
+        "Ratios to the GPipe ideal, to its limit on this machine and to that limit built from the "
+        "micro-batches' own one-process time. It first waits for a quiet machine, and a run that started "
+        "busier does not replace the committed results without --force. Writes OUT.json and OUT.png.",
     )
     bench.add_argument("--stages", type=_positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
     bench.add_argument(
@@ -397,7 +398,24 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--batch", type=_positive, default=16, help="rows per batch (default: %(default)s)")
     bench.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
     bench.add_argument(
-        "--repeats", type=_positive, default=3, help="timed runs, the fastest kept (default: %(default)s)"
+        "--repeats", type=_positive, default=3, help="timed runs per round, the fastest kept (default: %(default)s)"
+    )
+    bench.add_argument(
+        "--rounds",
+        type=_positive,
+        default=2,
+        help="rounds of every measurement, one after the other, so the load falls on all alike (default: %(default)s)",
+    )
+    bench.add_argument(
+        "--wait",
+        type=float,
+        default=None,
+        help="seconds to wait at most for a 1-minute load average of 0.5 or less before starting (default: 15 minutes)",
+    )
+    bench.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the committed results even from a run that started busier (the file says so)",
     )
     bench.add_argument(
         "--out",
@@ -405,7 +423,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="OUT.json and OUT.png, or a folder to write bench_cpu.json and .png in (default: results/tmp/bench_cpu;"
         " --out results/bench_cpu replaces the committed files)",
     )
-    bench.add_argument("--readme", default=None, help="also rewrite this page's bench block (docs/results.md)")
     bench.set_defaults(run=_bench)
 
     doctor = jobs.add_parser(

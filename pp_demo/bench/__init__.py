@@ -1,17 +1,22 @@
 """``python -m pp_demo bench``: the pipeline against the best one process and this machine's limit.
 
-A benchmark, not a test. In one run, every process with one thread:
+A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``).
+In one run, every process with one thread, in rounds (each measurement once per round):
 
 1. **the baseline**: the best one-process run of the same work (``work``): the whole batch,
    or the same m micro-batches in turn; the pipeline's own compute summed over its ranks
    also counts (``breakdown.pipeline_row``);
-2. **the machine's capacity** c: two one-process runs at the same time (``work.capacity``);
-3. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``),
+2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``),
    each step split per rank into compute, bubble, waiting on sends and receives and the
-   engine's bookkeeping (``breakdown``).
+   engine's bookkeeping (``breakdown``);
+3. **ColossalAI's plugin** on the same training step, timed by the same phases
+   (``colossalai_peer``), when ColossalAI is installed;
+4. after the rounds, **the machine's capacity** c: two one-process runs at once (``work.capacity``).
 
-Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores) and
-``of_limit`` (against the same schedule on a machine whose two cores give c: ``bounds``).
+Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit``
+(against the same schedule on a machine whose two cores give c: ``bounds``), and the same limit
+built from the one-process time of the m micro-batches in turn (``of_micro_batch_limit``) beside
+what micro-batches cost one process (``micro_batch_cost``: that time over the whole batch's).
 Three ranks on two cores are oversubscribed; the limit says so. ``report`` reads the
 results file back (docs/results.md and notebook 02 print from it); ``figure`` draws it.
 """
@@ -28,7 +33,8 @@ from pp_demo.errors import BadInput
 
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import pipeline_row
-from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines, write_readme_block
+from .quiet_start import QUIET_LOAD, WAIT_S, check_quiet_start, wait_for_quiet
+from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines
 from .timers import BenchJob
 from .work import BenchSize, capacity, one_process_times
 
@@ -41,7 +47,7 @@ __all__ = [
     "load_results",
     "summary_lines",
     "readme_block",
-    "write_readme_block",
+    "QUIET_LOAD",
     "ideal_speedup",
     "limit_speedup",
     "busy_stages",
@@ -66,7 +72,7 @@ def _versions() -> dict[str, str]:
 
 
 def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
+    return [round(x, 2) for x in os.getloadavg()]  # at the end: it includes the benchmark's own ranks
 
 
 def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int) -> None:
@@ -81,6 +87,37 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
         raise BadInput(f"the warm-up count is 0 or more, got {warmup}")
 
 
+def _pipeline_steps(
+    size: BenchSize,
+    stages: tuple[int, ...],
+    micro_batches: tuple[int, ...],
+    warmup: int,
+    repeats: int,
+    timeout_s: float,
+) -> dict[tuple[int, int, str], Any]:
+    """One start of the ranks per p: ``{(p, m, mode): (schedule, per rank its timed steps)}``."""
+    from pp_demo.pipeline.runner import run
+
+    out: dict[tuple[int, int, str], Any] = {}
+    for p in stages:
+        # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
+        jobs = [BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches]
+        answers: list[Any] = run(jobs, on="ranks", timeout_s=timeout_s) or []
+        for m, answer in zip(micro_batches, answers, strict=True):
+            ranks = answer["ranks"]
+            for mode in MODES:
+                out[p, m, mode] = (ranks[0]["schedule"][mode], [r["steps"][mode] for r in ranks])
+    return out
+
+
+def _extend(into: dict[Any, Any], steps: dict[Any, list[list[Any]]]) -> None:
+    """Append a round's steps, rank by rank, to those of the rounds before."""
+    for key, per_rank in steps.items():
+        kept = into.setdefault(key, [[] for _ in per_rank])
+        for mine, new in zip(kept, per_rank, strict=True):
+            mine.extend(new)
+
+
 def run_bench(
     size: BenchSize | None = None,
     stages: tuple[int, ...] = (2, 3),
@@ -89,51 +126,69 @@ def run_bench(
     repeats: int = 3,
     progress: Callable[[str], None] = lambda line: None,
     timeout_s: float = 1800,
+    rounds: int = 2,
+    wait_s: float | None = None,
+    replaces_committed: bool = False,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase."""
-    from pp_demo.pipeline.runner import run
+    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
+
+    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
+    committed file is refused unless ``force``. Then ``rounds`` rounds, each of the one-process
+    runs, the pipeline on every p and ColossalAI's plugin, one after the other, so a change of the
+    machine's load between them falls on all alike; each keeps its fastest run over the rounds.
+    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
+    from pp_demo.bench.colossalai_peer import colossalai_installed, peer_rows, time_colossalai
 
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
-    load_start, started = _load(), time.monotonic()
-    progress(f"load average at the start (1, 5, 15 min): {load_start}")
-    progress("one process, one thread: the whole batch and each m in turn ...")
+    if rounds < 1:
+        raise BadInput(f"the benchmark runs at least one round, got {rounds}")
+    start = check_quiet_start(wait_for_quiet(WAIT_S if wait_s is None else wait_s, progress), replaces_committed, force)
+    started = time.monotonic()
+    progress(f"load average at the start (1, 5, 15 min): {start['load']}")
+    with_peer = colossalai_installed()
+    if not with_peer:
+        progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
     tasks = [(mode, m) for mode in MODES for m in (0, *micro_batches)]
-    alone = one_process_times(size, tasks, warmup, repeats)
+    alone: dict[str, list[float]] = {}
+    pipeline: dict[tuple[int, int, str], Any] = {}
+    schedules: dict[tuple[int, int, str], str] = {}
+    peer: dict[int, Any] = {}
+    for k in range(1, rounds + 1):
+        progress(f"round {k} of {rounds}: one process, one thread: the whole batch and each m in turn ...")
+        for key, times in one_process_times(size, tasks, warmup, repeats).items():
+            alone.setdefault(key, []).extend(times)
+        progress(f"round {k} of {rounds}: the pipeline on {', '.join(map(str, stages))} ranks ...")
+        found = _pipeline_steps(size, stages, micro_batches, warmup, repeats, timeout_s)
+        schedules.update({key: name for key, (name, _) in found.items()})
+        _extend(pipeline, {key: steps for key, (_, steps) in found.items()})
+        if with_peer:
+            progress(f"round {k} of {rounds}: ColossalAI's plugin on 2 ranks (1F1B training step) ...")
+            _extend(peer, time_colossalai(size.as_dict(), micro_batches, warmup, repeats, timeout_s))
     caps = {}
     for mode in MODES:
         progress(f"two processes at once ({mode}) ...")
         caps[mode] = capacity(size, mode, alone[f"{mode}/0"], warmup, repeats)
-    rows = []
-    for p in stages:
-        progress(f"the pipeline on {p} ranks, m = {', '.join(map(str, micro_batches))} ...")
-        # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
-        answers: list[Any] = (
-            run([BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches], on="ranks", timeout_s=timeout_s)
-            or []
+    best = {key: min(times) for key, times in alone.items()}
+    rows = [
+        pipeline_row(
+            p,
+            m,
+            mode,
+            schedules[p, m, mode],
+            pipeline[p, m, mode],
+            {
+                "one_process_whole_batch": best[f"{mode}/0"],
+                "one_process_micro_batches_in_turn": best[f"{mode}/{m}"],
+            },
+            caps[mode]["c"],
         )
-        for m, answer in zip(micro_batches, answers, strict=True):
-            ranks = answer["ranks"]
-            for mode in MODES:
-                best_alone = {
-                    "one_process_whole_batch": min(alone[f"{mode}/0"]),
-                    "one_process_micro_batches_in_turn": min(alone[f"{mode}/{m}"]),
-                }
-                rows.append(
-                    pipeline_row(
-                        p,
-                        m,
-                        mode,
-                        ranks[0]["schedule"][mode],
-                        [r["steps"][mode] for r in ranks],
-                        best_alone,
-                        caps[mode]["c"],
-                    )
-                )
-    from pp_demo.bench.colossalai_peer import bench_peer  # ColossalAI's plugin, the same step
-
-    best = {k: min(v) for k, v in alone.items()}
-    peers = bench_peer(size, micro_batches, warmup, repeats, best, rows, progress)
+        for p in stages
+        for m in micro_batches
+        for mode in MODES
+    ]
+    peers = peer_rows(peer, best, rows, caps["training"]["c"]) if with_peer else []
     progress(f"done in {time.monotonic() - started:.0f} s")
     return {
         "settings": {
@@ -143,13 +198,15 @@ def run_bench(
             "modes": list(MODES),
             "warmup": warmup,
             "repeats": repeats,
+            "rounds": rounds,
             "threads_per_process": 1,
-            "statistic": "fastest of the repeats",
+            "statistic": "fastest of the repeats of every round",
             "backend": "gloo",
         },
-        "load_average": {"start": load_start, "end": _load()},
+        "quiet_start": start,
+        "load_average": {"start": start["load"], "end": _load()},
         "versions": _versions(),
-        "one_process_s": {k: round(min(v), 4) for k, v in alone.items()},
+        "one_process_s": {k: round(v, 4) for k, v in best.items()},
         "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
         "rows": rows,
         "peers": peers,

@@ -19,7 +19,7 @@ from typing import Any
 
 from .bounds import ideal_speedup, limit_speedup
 
-__all__ = ["Interval", "step_breakdown", "pipeline_row"]
+__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "pipeline_row"]
 
 Interval = tuple[str, float, float]
 _COMPUTE = ("F", "B", "L")
@@ -36,12 +36,13 @@ def _overlap(interval: tuple[float, float], others: list[tuple[float, float]]) -
     return covered
 
 
-def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str, Any]:
-    """One step on every rank (rank order): its wall time, each rank's parts and timeline."""
+def step_breakdown(steps: list[Any]) -> dict[str, Any]:
+    """One step on every rank (rank order), each ``(start, end, intervals)`` and, where recorded,
+    the CPU seconds per kind (``timers.Recorder``): its wall time, each rank's parts and timeline."""
     t0, t1 = min(s[0] for s in steps), max(s[1] for s in steps)
     computing = [[(a, b) for kind, a, b in s[2] if kind in _COMPUTE] for s in steps]
     ranks = []
-    for r, (start, end, intervals) in enumerate(steps):
+    for r, (start, end, intervals, *cpu) in enumerate(steps):
         neighbours = [iv for q in (r - 1, r + 1) if 0 <= q < len(steps) for iv in computing[q]]
         compute = sum(b - a for a, b in computing[r])
         waits = [(a, b) for kind, a, b in intervals if kind == "W"]
@@ -53,6 +54,7 @@ def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str
                 "p2p_wait_s": waited - waiting_on_work,
                 "idle_s": waiting_on_work + (start - t0) + (t1 - end),
                 "bookkeeping_s": (end - start) - compute - waited,
+                **({"cpu_s": {k: round(v, 4) for k, v in cpu[0].items()}} if cpu else {}),
                 # the timeline leaves out the waits too short to draw (most are)
                 "timeline": [
                     [kind, round(a - t0, 4), round(b - t0, 4)]
@@ -62,6 +64,43 @@ def step_breakdown(steps: list[tuple[float, float, list[Interval]]]) -> dict[str
             }
         )
     return {"wall_s": t1 - t0, "ranks": ranks}
+
+
+def micro_batch_terms(whole_s: float, in_turn_s: float, limit: float, pipeline_s: float) -> dict[str, float]:
+    """The limit built from what it assumes: the one-process time of the same m micro-batches in
+    turn (each at its own size) over the limit speedup is the fastest the schedule could step on
+    this machine; ``of_micro_batch_limit`` is the schedule's share of it. ``micro_batch_cost`` is
+    what cutting the batch costs one process: that time over the whole batch's (1 = free)."""
+    limit_s = in_turn_s / limit
+    return {
+        "micro_batch_s": _r(in_turn_s),
+        "micro_batch_cost": _r(in_turn_s / whole_s),
+        "micro_batch_limit_s": _r(limit_s),
+        "of_micro_batch_limit": _r(limit_s / pipeline_s),
+    }
+
+
+def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """Per rank, from its timeline: the mean seconds of a micro-batch's forward (with the loss on
+    the last stage, which ColossalAI's schedule computes inside its forward) and backward; and,
+    where recorded, the CPU seconds of each (``F_cpu_s``, ``B_cpu_s``)."""
+    out = []
+    for rank in breakdown:
+        cpu = rank.get("cpu_s")
+        spans: dict[str, float] = {"F": 0.0, "B": 0.0}
+        counts = {"F": 0, "B": 0}
+        for kind, a, b in rank["timeline"]:
+            if kind in spans:
+                spans[kind] += b - a
+                counts[kind] += 1
+            if kind == "L":  # its own interval, right after the forward it scores
+                spans["F"] += b - a
+        means = {f"{k}_s": _r(spans[k] / counts[k]) if counts[k] else 0.0 for k in spans}
+        if cpu is not None:
+            spent = {"F": cpu.get("F", 0.0) + cpu.get("L", 0.0), "B": cpu.get("B", 0.0)}
+            means |= {f"{k}_cpu_s": _r(spent[k] / counts[k]) if counts[k] else 0.0 for k in spent}
+        out.append(means)
+    return out
 
 
 def pipeline_row(
@@ -78,6 +117,9 @@ def pipeline_row(
     source = min(candidates, key=lambda k: candidates[k])
     baseline, wall = candidates[source], best["wall_s"]
     speedup, ideal, limit = baseline / wall, ideal_speedup(p, m), limit_speedup(p, m, c)
+    in_turn = one_process.get("one_process_micro_batches_in_turn")
+    whole = one_process.get("one_process_whole_batch")
+    terms = {} if in_turn is None or whole is None else micro_batch_terms(whole, in_turn, limit, wall)
     return {
         "p": p,
         "m": m,
@@ -92,8 +134,9 @@ def pipeline_row(
         "limit": _r(limit),
         "of_ideal": _r(speedup / ideal),
         "of_limit": _r(speedup / limit),
+        **terms,
         "steps_s": [_r(s["wall_s"]) for s in steps],
-        "breakdown": [{k: (_r(v) if k != "timeline" else v) for k, v in r.items()} for r in best["ranks"]],
+        "breakdown": [{k: (_r(v) if isinstance(v, float) else v) for k, v in r.items()} for r in best["ranks"]],
     }
 
 

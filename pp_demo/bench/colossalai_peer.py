@@ -2,10 +2,13 @@
 
 Same Llama-shaped model and batch as the benchmark (``pp_demo.bench.work.BenchSize``), the same
 m micro-batches, 1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(
-pp_size=2)`` + ``booster.execute_pipeline``. Timed from inside the ranks, so imports and start-up
-are excluded: each step starts after a barrier, and its time is the slower rank's; the fastest
-of ``repeats`` steps after ``warmup`` counts, as for pp_demo's rows. ``peer_rows`` sets each time
-beside the benchmark's one-process baseline and pp_demo's torch-pipelining row for the same m.
+pp_size=2)`` with its defaults (its metadata cache on: the shapes never change here, and pp_demo
+builds its stages once per shape too) + ``booster.execute_pipeline``. Timed from inside the
+ranks, by the same phases as pp_demo's (``pp_demo.bench.timers``): each micro-batch's forward
+(with the loss, which ColossalAI computes inside it) and backward, and every blocking send and
+receive; imports, start-up and ``boost`` are outside the timed steps. ``peer_rows`` makes each
+m's row as ``pipeline_row`` makes pp_demo's (the same fastest step, baseline, limits and
+breakdown) and sets pp_demo's two-rank row beside it.
 
 Run as ``python -m pp_demo.bench.colossalai_peer JOB OUT`` on each rank (``engine.start_ranks``).
 """
@@ -18,41 +21,71 @@ import tempfile
 import time
 from typing import Any
 
-__all__ = ["time_colossalai", "peer_rows", "bench_peer", "peer_lines", "main"]
+__all__ = ["ENGINE", "colossalai_installed", "time_colossalai", "peer_rows", "peer_lines", "main"]
 
 MODE = "training"
+ENGINE = "colossalai HybridParallelPlugin 1f1b"
 
 
-def _step_times(size: dict[str, Any], m: int, warmup: int, repeats: int, rank: int, world: int) -> list[float]:
+# the schedule's methods timed on each rank, by the kinds pp_demo's ranks record (``timers``):
+# a forward of one micro-batch (on the last stage with its loss: ColossalAI computes it inside),
+# a backward, and every blocking send or receive
+_TIMED = {
+    "forward_step": "F",
+    "backward_step": "B",
+    **{
+        name: "W"
+        for name in (
+            "recv_forward",
+            "recv_backward",
+            "send_forward",
+            "send_backward",
+            "send_forward_recv_backward",
+            "send_backward_recv_forward",
+        )
+    },
+}
+
+
+def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]:
+    """This rank's timed steps, each ``(start, end, intervals, cpu)`` as ``timers.Recorder`` records."""
     import torch
     import torch.distributed as dist
 
+    from pp_demo.bench.timers import Recorder
     from pp_demo.bench.work import BenchSize
-    from pp_demo.colossalai.engine_worker import plugin_for
-    from pp_demo.quiet import quiet
+    from pp_demo.quiet import import_quietly, quiet
 
     bench = BenchSize(**size)
+    torch.manual_seed(0)
     model = bench.model().train()
     ids, mask, labels = bench.batch_tensors()
     batch = {"input_ids": ids, "attention_mask": mask, "labels": labels}
-    booster = sys.modules["colossalai.booster"].Booster(plugin=plugin_for("1f1b", "fp32", len(ids) // m))
+    with quiet():
+        plugin = import_quietly("colossalai.booster.plugin").HybridParallelPlugin(
+            tp_size=1, pp_size=2, precision="fp32", microbatch_size=len(ids) // m
+        )
+    booster = sys.modules["colossalai.booster"].Booster(plugin=plugin)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     with quiet():
         boosted, optimizer, *_ = booster.boost(model, optimizer)
-    times = []
-    for _ in range(warmup + repeats):
+    recorder, schedule = Recorder(), plugin.scheduler
+    for name, kind in _TIMED.items():  # on this instance only
+        setattr(schedule, name, recorder.timed(kind, getattr(schedule, name)))
+    steps = []
+    for k in range(warmup + repeats):
         dist.barrier()
-        start = time.perf_counter()
+        start = recorder.start_step()
         booster.execute_pipeline(iter([batch]), boosted, lambda out, _: out.loss, optimizer, return_loss=True)
         optimizer.zero_grad()
-        took = torch.tensor([time.perf_counter() - start])
-        dist.all_reduce(took, op=dist.ReduceOp.MAX)  # the step ends when the slower rank is done
-        times.append(float(took))
-    return times[warmup:]
+        if k >= warmup:
+            steps.append(recorder.end_step(start))
+    return steps
 
 
 def main(job_path: str, out_dir: str) -> None:
     import torch
+    import torch.distributed as dist
 
     from pp_demo.colossalai.engine_worker import prepare_colossalai
 
@@ -60,15 +93,20 @@ def main(job_path: str, out_dir: str) -> None:
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     job = json.loads(pathlib.Path(job_path).read_text())
     prepare_colossalai(rank, world, "gloo", job["timeout_s"])
-    result = {str(m): _step_times(job["size"], m, job["warmup"], job["repeats"], rank, world) for m in job["m"]}
+    mine = {str(m): _steps(job["size"], m, job["warmup"], job["repeats"]) for m in job["m"]}
+    every: list[Any] = [None] * world
+    dist.all_gather_object(every, mine)
     if rank == world - 1:
-        (pathlib.Path(out_dir) / "bench.json").write_text(json.dumps(result))
+        out = pathlib.Path(out_dir) / "bench.json"
+        out.with_suffix(".tmp").write_text(json.dumps(every))
+        os.replace(out.with_suffix(".tmp"), out)  # whole or absent: the caller polls for it
 
 
 def time_colossalai(
     size: dict[str, Any], micro_batches: tuple[int, ...], warmup: int, repeats: int, timeout_s: float = 1800
-) -> dict[int, float]:
-    """``{m: fastest step in seconds}`` of ColossalAI's plugin on two ranks (one start for all m)."""
+) -> dict[int, list[Any]]:
+    """``{m: per rank, its timed steps}`` of ColossalAI's plugin on two ranks (one start for all m),
+    each step ``(start, end, intervals, cpu)`` as pp_demo's ranks record theirs (``timers``)."""
     from pp_demo.colossalai.engine import start_ranks, stop_ranks
 
     with tempfile.TemporaryDirectory(prefix="pp_demo_bench_") as name:
@@ -85,51 +123,44 @@ def time_colossalai(
                 time.sleep(0.2)
         finally:
             stop_ranks(processes)
-        times = json.loads((folder / "bench.json").read_text())
-    return {int(m): round(min(t), 4) for m, t in times.items()}
+        every = json.loads((folder / "bench.json").read_text())
+    return {m: [rank[str(m)] for rank in every] for m in micro_batches}
 
 
-def peer_rows(colossalai_s: dict[int, float], one_process_s: dict[str, float], rows: list[dict[str, Any]]) -> list[Any]:
-    """One row per m: ColossalAI's step, the one-process baseline (the best of the whole batch and
-    the m micro-batches in turn, as for pp_demo's rows), pp_demo's two-rank row, and the ratios."""
-    out = []
-    for m, seconds in sorted(colossalai_s.items()):
-        baseline = min(one_process_s[f"{MODE}/0"], one_process_s[f"{MODE}/{m}"])
-        ours = next((r for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
-        out.append(
-            {
-                "engine": "colossalai HybridParallelPlugin 1f1b",
-                "p": 2,
-                "m": m,
-                "mode": MODE,
-                "colossalai_s": seconds,
-                "baseline_s": baseline,
-                "speedup": round(baseline / seconds, 4),
-                "pp_demo_s": ours["pipeline_s"] if ours else None,
-                "colossalai_over_pp_demo": round(seconds / ours["pipeline_s"], 4) if ours else None,
-            }
-        )
-    return out
-
-
-def bench_peer(
-    size: Any,
-    micro_batches: tuple[int, ...],
-    warmup: int,
-    repeats: int,
-    one_process_s: dict[str, float],
-    rows: list[dict[str, Any]],
-    progress: Any,
-) -> list[Any]:
-    """The peer rows for ``run_bench``; none (said by ``progress``) without ColossalAI."""
+def colossalai_installed() -> bool:
+    """Whether ColossalAI can be imported (a folder of that name on the path is no ColossalAI)."""
     import importlib.util
 
     spec = importlib.util.find_spec("colossalai")
-    if spec is None or spec.origin is None:  # a folder of that name on the path is no ColossalAI
-        progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
-        return []
-    progress(f"ColossalAI's plugin on 2 ranks (1F1B training step), m = {', '.join(map(str, micro_batches))} ...")
-    return peer_rows(time_colossalai(size.as_dict(), micro_batches, warmup, repeats), one_process_s, rows)
+    return spec is not None and spec.origin is not None
+
+
+def peer_rows(
+    steps: dict[int, list[Any]], one_process_s: dict[str, float], rows: list[dict[str, Any]], c: float
+) -> list[Any]:
+    """One row per m from ColossalAI's timed steps (``time_colossalai``), made as pp_demo's rows are
+    (``pipeline_row``: its fastest step, the best baseline, the limits, the breakdown), with
+    pp_demo's two-rank training row beside it and the ratio of the two step times."""
+    from pp_demo.bench.breakdown import pipeline_row
+
+    out = []
+    for m, rank_steps in sorted(steps.items()):
+        alone = {
+            "one_process_whole_batch": one_process_s[f"{MODE}/0"],
+            "one_process_micro_batches_in_turn": one_process_s[f"{MODE}/{m}"],
+        }
+        row = pipeline_row(2, m, MODE, "1F1B", rank_steps, alone, c)
+        ours = next((r for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
+        out.append(
+            {
+                "engine": ENGINE,
+                **row,
+                "colossalai_s": row["pipeline_s"],
+                "pp_demo_s": ours["pipeline_s"] if ours else None,
+                "colossalai_over_pp_demo": round(row["pipeline_s"] / ours["pipeline_s"], 4) if ours else None,
+            }
+        )
+    return out
 
 
 def peer_lines(peers: list[dict[str, Any]]) -> list[str]:

@@ -1,8 +1,10 @@
 """The results file read back: what docs/results.md, notebook 10 and the command print.
 
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
-measures. The benchmark block of docs/results.md is ``readme_block`` of the committed file, and a
-test checks that the page holds it, so the page cannot drift from the file.
+measures, and nothing writes. The benchmark block of docs/results.md is ``readme_block`` of the
+committed file (``python -m tools.bench_docs`` writes it there), and a test checks that the page
+holds it, so the page cannot drift from the file. A file from before the micro-batch limit has
+the one-process times it is made of: ``micro_batch`` derives it for such a row.
 """
 
 from __future__ import annotations
@@ -22,9 +24,8 @@ __all__ = [
     "load_results",
     "summary_lines",
     "format_bench",
+    "micro_batch",
     "readme_block",
-    "write_readme_block",
-    "check_readme",
 ]
 
 RESULTS = Path("results") / "bench_cpu.json"  # in the checkout, not beside the package: a wheel has none
@@ -57,10 +58,25 @@ def load_results(path: str | Path | None = None) -> dict[str, Any]:
 
 
 def measured_quietly(result: dict[str, Any]) -> bool:
-    """Whether the run started with less than half the CPUs busy (1-minute load average):
-    only then is c this machine's, and ``of_limit`` a claim. (At its end the load includes
-    the benchmark's own ranks.)"""
+    """Whether the run started on a quiet machine: only then is c this machine's, and
+    ``of_limit`` a claim. A run that waited for quiet (``quiet_start``) says so itself; an older
+    file, by a start with less than half the CPUs busy (1-minute load average). (At its end the
+    load includes the benchmark's own ranks.)"""
+    if "quiet_start" in result:
+        return bool(result["quiet_start"]["quiet"])
     return float(result["load_average"]["start"][0]) < int(result["versions"]["cpus"]) / 2
+
+
+def micro_batch(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float]:
+    """The row's micro-batch limit and cost (``breakdown.micro_batch_terms``): as stored, or, in
+    a file from before they were, from the one-process times it holds."""
+    from .breakdown import micro_batch_terms
+
+    if "of_micro_batch_limit" in row:
+        return {k: row[k] for k in ("micro_batch_s", "micro_batch_cost", "micro_batch_limit_s", "of_micro_batch_limit")}
+    alone = result["one_process_s"]
+    m, mode = row["m"], row["mode"]
+    return micro_batch_terms(alone[f"{mode}/0"], alone[f"{mode}/{m}"], row["limit"], row["pipeline_s"])
 
 
 def _load_line(result: dict[str, Any]) -> str:
@@ -112,62 +128,157 @@ def format_bench(result: dict[str, Any]) -> str:
     lines = [
         *summary_lines(result)[:2],  # the load and c
         "",
+        "mb cost: the m micro-batches in turn over the whole batch, one process; of mb limit: the limit",
+        "built from that time (the schedule's share); per rank: compute idle p2p-wait bookkeeping (s)",
         f"{'p':>1} {'m':>2} {'mode':<9} {'pipe s':>6} {'base s':>6} {'speedup':>7} {'ideal':>5} {'limit':>5} "
-        f"{'of ideal':>8} {'of limit':>8}  per rank: compute idle p2p-wait bookkeeping (s)",
+        f"{'of ideal':>8} {'of limit':>8} {'mb cost':>7} {'of mb limit':>11}  per rank",
     ]
     for row in result["rows"]:
+        mb = micro_batch(result, row)
         lines.append(
             f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} "
             f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
-            f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f}  {_parts(row)}"
+            f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f} {mb['micro_batch_cost']:>7.2f} "
+            f"{mb['of_micro_batch_limit']:>11.2f}  {_parts(row)}"
         )
     from pp_demo.bench.colossalai_peer import peer_lines
 
-    return "\n".join(lines + peer_lines(result.get("peers") or []))
+    return "\n".join(lines + peer_lines(result.get("peers") or []) + phase_lines(result))
+
+
+def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
+    """Per rank: a micro-batch's forward and backward (mean), and the step's waits, bookkeeping
+    and idle time, in seconds (``breakdown.phase_means`` and the breakdown)."""
+    from .breakdown import phase_means
+
+    return [
+        {**means, **{k: rank[k] for k in _PARTS[1:]}, **_other_cpu(rank)}
+        for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True)
+    ]
+
+
+def _other_cpu(rank: dict[str, Any]) -> dict[str, float]:
+    """The process's CPU time in the step outside its thread's forwards, backwards, losses and
+    waits: the engine's bookkeeping and the work of its communication threads."""
+    cpu = rank.get("cpu_s")
+    return {} if cpu is None else {"other_cpu_s": cpu["step"] - sum(v for k, v in cpu.items() if k != "step")}
+
+
+def phase_table(result: dict[str, Any]) -> list[list[str]]:
+    """Per m and rank, pp_demo's phases beside ColossalAI's (milliseconds, pp_demo / ColossalAI):
+    a micro-batch's forward and backward (mean, on the clock and in the rank's CPU time), the
+    step's idle, waiting and bookkeeping time, and the process's CPU time outside its forwards,
+    backwards and waits (``_other_cpu``), on the same model, batch and m in the same run.
+    Empty for a file whose ColossalAI rows were not timed by phase."""
+    table = []
+    for peer in result.get("peers") or []:
+        ours = next((r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"])), None)
+        if "breakdown" not in peer or ours is None:
+            continue
+        for rank, (a, b) in enumerate(zip(_phases(ours), _phases(peer), strict=True)):
+            cells = [f"{1000 * a.get(k, 0.0):.1f} / {1000 * b.get(k, 0.0):.1f}" for k in _PHASE_KEYS]
+            table.append([str(peer["m"]), str(rank), *cells])
+    return table
+
+
+_PHASE_KEYS = ("F_s", "F_cpu_s", "B_s", "B_cpu_s", *_PARTS[1:], "other_cpu_s")
+_PHASE_HEAD = [
+    "m",
+    "rank",
+    "forward",
+    "forward CPU",
+    "backward",
+    "backward CPU",
+    "idle",
+    "p2p wait",
+    "bookkeeping",
+    "other CPU",
+]
+
+
+def phase_lines(result: dict[str, Any]) -> list[str]:
+    """The phase table as the command prints it."""
+    table = phase_table(result)
+    if not table:
+        return []
+    widths = [max(len(r[i]) for r in [_PHASE_HEAD, *table]) for i in range(len(_PHASE_HEAD))]
+    lines = ["a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):"]
+    return lines + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [_PHASE_HEAD, *table]]
+
+
+def _cpu_ratios(ours: dict[str, Any], peer: dict[str, Any]) -> str:
+    """Per rank, the CPU seconds of pp_demo's step over ColossalAI's: the work each engine's rank
+    did, whatever else the machine ran ("not in this file" for a file without CPU times)."""
+    ranks = list(zip(ours["breakdown"], peer.get("breakdown", []), strict=False))
+    if not ranks or not all("cpu_s" in a and "cpu_s" in b for a, b in ranks):
+        return "not in this file"
+    return "; ".join(f"{a['cpu_s']['step'] / b['cpu_s']['step']:.2f}" for a, b in ranks)
+
+
+def _start_line(result: dict[str, Any]) -> str:
+    start = result.get("quiet_start")
+    if start is None:
+        return ""
+    how = "quiet" if start["quiet"] else ("busy, forced" if start["forced"] else "busy")
+    load, waited = start["load"][0], start["waited_s"]
+    return f" The run started at a 1-minute load of {load:.2f} ({how}; after {waited:.0f} s of waiting)."
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
-    """The results page's table, from the results file (a test keeps docs/results.md equal to it): ratios
-    and shares, no seconds."""
+    """The results page's tables, from the results file (a test keeps docs/results.md equal to
+    it): ratios and shares per row, then ColossalAI beside pp_demo and their phases."""
     result = load_results() if result is None else result
     lines = [
         f"Measured with {_load_line(result)}; c = "
         + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
-        + ".",
+        + "."
+        + _start_line(result),
         "",
-        "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | "
-        "per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | micro-batch cost | "
+        "of micro-batch limit | per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
         parts = "; ".join(" / ".join(f"{100 * r[k] / row['pipeline_s']:.0f}" for k in _PARTS) for r in row["breakdown"])
+        mb = micro_batch(result, row)
         lines.append(
             f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
             f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
-            f"{parts} |"
+            f"{mb['micro_batch_cost']:.2f} | {mb['of_micro_batch_limit']:.2f} | {parts} |"
         )
+    peers = result.get("peers") or []
+    if peers:
+        lines += [
+            "",
+            "ColossalAI's plugin on the same training step (p = 2, 1F1B), beside pp_demo's row:",
+            "",
+            "| m | ColossalAI's time / pp_demo's | pp_demo of limit | ColossalAI of limit | "
+            "pp_demo of micro-batch limit | ColossalAI of micro-batch limit | "
+            "CPU time of a step, pp_demo / ColossalAI, per rank |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for peer in peers:
+            ours = next(r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"]))
+            theirs = (
+                (f"{peer['of_limit']:.2f}", f"{micro_batch(result, peer)['of_micro_batch_limit']:.2f}")
+                if "limit" in peer
+                else ("not in this file", "not in this file")
+            )
+            lines.append(
+                f"| {peer['m']} | {peer['colossalai_over_pp_demo']:.2f} | {ours['of_limit']:.2f} | {theirs[0]} | "
+                f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} | {_cpu_ratios(ours, peer)} |"
+            )
+    table = phase_table(result)
+    lines += [
+        "",
+        "A micro-batch's forward and backward (mean; on the clock, and in the rank's CPU time), the step's "
+        "idle, waiting and bookkeeping time, and the CPU time of the rest of the step (bookkeeping and the "
+        "communication threads), in milliseconds, pp_demo / ColossalAI:",
+        "",
+    ]
+    if table:
+        lines += ["| " + " | ".join(_PHASE_HEAD) + " |", "|" + "---|" * len(_PHASE_HEAD)]
+        lines += ["| " + " | ".join(r) + " |" for r in table]
+    else:
+        lines.append("(not in this file: its ColossalAI rows were timed as whole steps; a new run times them by phase)")
     return "\n".join(lines)
-
-
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
-
-
-def _split_readme(readme: str | Path) -> tuple[str, str]:
-    """The README's text before its bench block and after it; a one-line error otherwise."""
-    path = Path(readme)
-    text = path.read_text() if path.is_file() else ""
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise BadInput(f"{readme} must be a file with one {BEGIN} line and, after it, one {END} line")
-    head, rest = text.split(BEGIN)
-    return head + BEGIN + "\n", END + rest.split(END)[1]
-
-
-def check_readme(readme: str | Path) -> None:
-    """Refuse a README without the bench markers before minutes of measuring."""
-    _split_readme(readme)
-
-
-def write_readme_block(readme: str | Path, result: dict[str, Any]) -> None:
-    """Replace what stands between the README's bench markers by ``readme_block(result)``."""
-    head, tail = _split_readme(readme)
-    Path(readme).write_text(f"{head}{readme_block(result)}\n{tail}")

@@ -7,7 +7,9 @@ process of the machine, so the ranks' intervals line up):
 
 * ``"F"``, ``"B"``: the stage's forward and backward of one micro-batch (the engine's
   ``forward_one_chunk`` / ``backward_one_chunk``), ``"L"``: the loss on the last stage;
-* ``"W"``: every wait of the schedule on its sends and receives (its ``_wait_batch_p2p``).
+* ``"W"``: every wait of the schedule on its sends and receives (its ``_wait_batch_p2p``);
+
+and, per kind, the CPU seconds the rank's thread spent in it (``Recorder``).
 
 What is neither is the engine's bookkeeping. ``pp_demo.bench.breakdown`` turns the intervals
 into the breakdown; nothing here is derived from the ideal.
@@ -26,22 +28,40 @@ from torch.distributed.pipelining import schedules as engine
 
 from .work import BenchSize
 
-__all__ = ["BenchJob"]
+__all__ = ["BenchJob", "Recorder"]
 
 Interval = tuple[str, float, float]
 
 
 @dataclass
-class _Recorder:
+class Recorder:
+    """Intervals by kind on the machine's clock, and the CPU seconds this thread spent in each
+    kind: work done, whatever else the machine runs (a busy machine stretches the intervals,
+    not these), so the two engines' phases compare even on a shared machine."""
+
     intervals: list[Interval] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)
+    _process_cpu: float = 0.0
+
+    def start_step(self) -> float:
+        """Forget the last step; the step's start on the machine's clock."""
+        self.intervals, self.cpu, self._process_cpu = [], {}, time.process_time()
+        return time.monotonic()
+
+    def end_step(self, start: float) -> tuple[float, float, list[Interval], dict[str, float]]:
+        """The step as ``breakdown.step_breakdown`` reads it; ``cpu["step"]`` is the whole process's
+        CPU time in the step (its communication threads too)."""
+        cpu = {**self.cpu, "step": time.process_time() - self._process_cpu}
+        return start, time.monotonic(), self.intervals, cpu
 
     def timed(self, kind: str, call: Callable[..., Any]) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            start = time.monotonic()
+            start, cpu = time.monotonic(), time.thread_time()
             try:
                 return call(*args, **kwargs)
             finally:
                 self.intervals.append((kind, start, time.monotonic()))
+                self.cpu[kind] = self.cpu.get(kind, 0.0) + time.thread_time() - cpu
 
         return wrapper
 
@@ -50,7 +70,7 @@ class _Recorder:
 class BenchJob:
     """``warmup`` + ``repeats`` steps of each mode on ``n_stages`` ranks with ``n_micro``
     micro-batches. The answer (the last rank's): per rank, its schedule per mode and its
-    timed steps per mode as (start, end, intervals)."""
+    timed steps per mode as (start, end, intervals, CPU seconds per kind)."""
 
     size: BenchSize
     n_micro: int
@@ -67,10 +87,10 @@ class BenchJob:
         torch.manual_seed(0)
         model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()
         points = even_split_points(self.size.layers, world_size)
-        recorder, plain_wait = _Recorder(), engine._wait_batch_p2p
+        recorder, plain_wait = Recorder(), engine._wait_batch_p2p
         engine._wait_batch_p2p = recorder.timed("W", plain_wait)  # this rank's process only
         try:
-            steps: dict[str, list[tuple[float, float, list[Interval]]]] = {}
+            steps: dict[str, list[Any]] = {}
             names = {}
             for mode in self.modes:
                 training = mode == "training"
@@ -89,13 +109,12 @@ class BenchJob:
                 steps[mode] = []
                 for k in range(self.warmup + self.repeats):
                     dist.barrier()
-                    recorder.intervals = []
-                    start = time.monotonic()
+                    start = recorder.start_step()
                     model.zero_grad(set_to_none=True)
                     with torch.set_grad_enabled(training):
                         pipeline_step(schedule, rank, world_size, ids, mask, labels if training else None, [])
                     if k >= self.warmup:
-                        steps[mode].append((start, time.monotonic(), recorder.intervals))
+                        steps[mode].append(recorder.end_step(start))
         finally:
             engine._wait_batch_p2p = plain_wait
         # the runner keeps the last rank's answer: it gathers every rank's

@@ -189,8 +189,8 @@ IGNORED = -100
 def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The loss of one micro-batch, on every engine: the mean over its rows of each row's
     cross-entropy, a row labelled ``IGNORED`` counting as 0 (it is left out of the loss but
-    not of the count). The schedule divides gradients by the micro-batch count, so equal
-    micro-batches give the gradient of the mean over the whole batch."""
+    not of the count). Every engine divides it by the micro-batch count before the backward,
+    so equal micro-batches give the gradient of the mean over the whole batch."""
     return F.cross_entropy(logits, labels, reduction="none").mean()
 
 

@@ -13,6 +13,7 @@ Each rank returns a plain dict per job (its own stage's gradients or parameters;
 logits and losses on the last rank); ``merge`` makes the job's typed result from them.
 """
 
+import functools
 import os
 import signal
 import time
@@ -91,24 +92,13 @@ class _Faulty(nn.Module):
         return self.stage(*args)
 
 
-class _SharingStage(PipelineStage):
-    """One of several stages on a rank (a looped schedule). Every stage's copy of the body
-    still holds the token embedding, which only the first stage uses; at the end of a step
-    the engine divides each stage's gradients by the micro-batch count, so a parameter two
-    stages of one rank hold would be divided twice (measured: the embedding's gradient came
-    out at 0.4-0.5 of the right one). A parameter an earlier stage of this rank holds is
-    left to that stage, which finishes its backwards last."""
-
-    def __init__(self, *args: Any, held_before: set[int], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.held_before = frozenset(held_before)
-
-    def scale_grads(self, grad_scale_factor: int) -> None:
-        if grad_scale_factor == 1:
-            return
-        for p in self.submod.parameters():
-            if p.grad is not None and id(p) not in self.held_before:
-                p.grad.div_(grad_scale_factor)
+def _share_of_the_batch(n_micro: int, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """A micro-batch's loss divided by the micro-batch count, as the in-process engine and
+    ColossalAI's schedule divide it: the gradients come out as the whole batch's with no pass
+    over them after the step (the engine's ``scale_grads``, measured at 3-4 ms a step per rank in
+    the benchmark's model), and a parameter that several stages of one rank hold (the token
+    embedding, under a looped schedule) is never divided twice."""
+    return micro_batch_loss(logits, labels) / n_micro
 
 
 class StageCache:
@@ -142,17 +132,12 @@ class StageCache:
         """The engine's stages for ``stage_ids`` (this rank's), in pipeline order."""
         split = split_model(job.model, job.split_points, job.rule)
         built: list[Any] = []
-        held: set[int] = set()  # parameters of this rank's earlier stages
         for k, stage_id in enumerate(stage_ids):
             module: nn.Module = split[stage_id]
             if k == 0 and job.fault is not None and job.fault.rank == self.rank:
                 module = _Faulty(module, job.fault)
             examples = self._example_args(job, shape, training, stage_id, len(split))
-            if len(stage_ids) == 1:
-                built.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
-            else:
-                built.append(_SharingStage(module, stage_id, len(split), self.device, *examples, held_before=held))
-            held = held | {id(p) for p in module.parameters()}
+            built.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
         return built
 
     def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
@@ -166,8 +151,10 @@ class StageCache:
                 job, shape, training, stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
             )
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
-            loss_fn = micro_batch_loss if training else None
-            schedule = schedule_class(stages if spec.looped else stages[0], job.n_micro, loss_fn=loss_fn)
+            loss_fn = functools.partial(_share_of_the_batch, job.n_micro) if training else None
+            # the loss is each micro-batch's share already: the engine must not divide again
+            held = stages if spec.looped else stages[0]
+            schedule = schedule_class(held, job.n_micro, loss_fn=loss_fn, scale_grads=False)
             modules = [stage.submod for stage in stages]
             self.built[key] = schedule, nn.ModuleList(modules) if spec.looped else modules[0]
         return self.built[key]
@@ -227,8 +214,8 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
             out = pipeline_step(schedule, rank, world_size, rows, rows_mask, labels if training else None, losses)
         if rank == world_size - 1:
             part["logits"].append(out.detach().cpu())
-            if losses:
-                part["losses"].append(float(torch.stack(losses).detach().mean()))
+            if losses:  # each micro-batch's share of the mean (``_share_of_the_batch``)
+                part["losses"].append(float(torch.stack(losses).detach().sum()))
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()

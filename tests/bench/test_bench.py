@@ -23,7 +23,8 @@ from pp_demo.bench import (  # noqa: E402
     readme_block,
     summary_lines,
 )
-from pp_demo.bench.breakdown import pipeline_row, step_breakdown  # noqa: E402
+from pp_demo.bench.report import micro_batch, phase_table  # noqa: E402
+from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown  # noqa: E402
 from pp_demo.figures.bench import draw_bench  # noqa: E402
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
@@ -86,10 +87,32 @@ def test_a_row_takes_the_best_baseline_and_the_fastest_step():
         [(0.0, 2.0, [("F", 0.0, 1.0)]), (5.0, 6.5, [("F", 5.0, 6.0)])],
         [(0.0, 2.0, [("F", 1.0, 2.0)]), (5.0, 6.5, [("F", 5.5, 6.5)])],
     ]
-    row = pipeline_row(2, 2, "inference", "ScheduleGPipe", steps, {"one_process_whole_batch": 2.4}, 2.0)
+    alone = {"one_process_whole_batch": 2.4, "one_process_micro_batches_in_turn": 2.7}
+    row = pipeline_row(2, 2, "inference", "ScheduleGPipe", steps, alone, 2.0)
     assert row["pipeline_s"] == 1.5 and row["steps_s"] == [2.0, 1.5]
     assert row["baseline_from"] == "pipeline_compute_summed" and row["baseline_s"] == 2.0
     assert row["of_ideal"] == pytest.approx(2.0 / 1.5 / (4 / 3), abs=1e-4)
+    # the limit built from what it assumes: the two micro-batches in turn took 2.7 s in one
+    # process, 1.125 times the whole batch; at the limit speedup 4/3 they would take 2.025 s
+    assert row["micro_batch_cost"] == pytest.approx(2.7 / 2.4, abs=1e-4)
+    assert row["micro_batch_limit_s"] == pytest.approx(2.7 / (4 / 3), abs=1e-4)
+    assert row["of_micro_batch_limit"] == pytest.approx(2.025 / 1.5, abs=1e-4)
+
+
+def test_a_step_keeps_each_ranks_cpu_time_per_kind_and_the_phases_are_per_micro_batch():
+    # rank 0: two forwards of 1 s (0.8 s of CPU each), one backward of 2 s; rank 1 scores each
+    # forward with a loss of 0.1 s, which counts with the forward (ColossalAI computes it inside)
+    steps = [
+        (0.0, 5.0, [("F", 0.0, 1.0), ("F", 1.0, 2.0), ("B", 2.0, 4.0)], {"F": 1.6, "B": 1.9, "step": 3.6}),
+        (0.0, 5.0, [("F", 1.0, 1.5), ("L", 1.5, 1.6), ("F", 2.0, 2.5), ("L", 2.5, 2.6)], {"F": 1.0, "L": 0.2}),
+    ]
+    ranks = step_breakdown(steps)["ranks"]
+    assert ranks[0]["cpu_s"] == {"F": 1.6, "B": 1.9, "step": 3.6}
+    means = phase_means(ranks)
+    assert means[0] == pytest.approx({"F_s": 1.0, "B_s": 2.0, "F_cpu_s": 0.8, "B_cpu_s": 1.9})
+    assert means[1] == pytest.approx({"F_s": 0.6, "B_s": 0.0, "F_cpu_s": 0.6, "B_cpu_s": 0.0})
+    # a step recorded without CPU times (an older file) has its wall-clock phases only
+    assert phase_means(step_breakdown([s[:3] for s in steps])["ranks"])[0] == pytest.approx({"F_s": 1.0, "B_s": 2.0})
 
 
 # ---------------------------------------------------------------- the committed results file
@@ -112,6 +135,11 @@ def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown
         assert row["ideal"] == pytest.approx(row["p"] * row["m"] / (row["m"] + row["p"] - 1), abs=1e-4)
         assert row["limit"] <= row["ideal"]
         assert row["speedup"] == pytest.approx(row["baseline_s"] / row["pipeline_s"], rel=1e-3)
+        # the micro-batch limit: the m micro-batches in turn, one process, over the limit speedup
+        mb = micro_batch(results, row)
+        in_turn, whole = (results["one_process_s"][f"{row['mode']}/{m}"] for m in (row["m"], 0))
+        assert mb["micro_batch_cost"] == pytest.approx(in_turn / whole, abs=2e-4)
+        assert mb["of_micro_batch_limit"] == pytest.approx(in_turn / row["limit"] / row["pipeline_s"], rel=1e-3)
         assert len(row["breakdown"]) == row["p"]
         for rank in row["breakdown"]:
             assert all(rank[k] >= -1e-3 for k in PARTS)
@@ -176,15 +204,34 @@ def test_the_summary_notebook_02_prints_has_one_line_per_row(results):
     ]
     assert max(len(line) for line in lines) <= 88  # issue 32: a room reads them off a projector
     peers = results.get("peers") or []  # ColossalAI's plugin beside pp_demo: a heading, then a line each
-    assert len(format_bench(results).splitlines()) == 3 + 1 + len(results["rows"]) + (1 + len(peers) if peers else 0)
+    phases = len(phase_table(results))  # their phases, rank by rank: a heading and a header first
+    printed = format_bench(results).splitlines()
+    peer_lines = (1 + len(peers) if peers else 0) + (2 + phases if phases else 0)
+    assert len(printed) == 3 + 3 + len(results["rows"]) + peer_lines
     assert [p["m"] for p in peers] == [2, 4, 8] and all(p["mode"] == "training" for p in peers)
 
 
-def test_the_figure_shows_a_timeline_and_the_breakdown(results):
-    top, bottom = draw_bench(results).axes
+def test_colossalai_beside_pp_demo_is_in_the_file_with_the_ratio_of_their_step_times(results):
+    for peer in results["peers"]:
+        ours = next(r for r in results["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], "training"))
+        assert peer["pp_demo_s"] == ours["pipeline_s"]
+        assert peer["colossalai_over_pp_demo"] == pytest.approx(peer["colossalai_s"] / ours["pipeline_s"], abs=1e-4)
+        if "breakdown" in peer:  # timed by phase (a file from before has the step times only)
+            assert peer["colossalai_s"] == peer["pipeline_s"] == min(peer["steps_s"])
+            assert len(peer["breakdown"]) == 2
+
+
+def test_the_figure_shows_a_timeline_the_breakdown_and_the_engines_side_by_side(results):
+    top, middle, bottom = draw_bench(results).axes
     assert {t.get_text() for t in top.get_legend().get_texts()} >= {"forward", "backward", "waiting on send/recv"}
-    labels = {t.get_text() for t in bottom.get_legend().get_texts()}
+    labels = {t.get_text() for t in middle.get_legend().get_texts()}
     assert {"compute", "idle (bubble)", "waiting on send/recv", "bookkeeping"} <= labels
+    # per m, pp_demo's step and ColossalAI's, and the two limits as times
+    labels = {t.get_text() for t in bottom.get_legend().get_texts()}
+    assert {"pp_demo (torch pipelining)", "ColossalAI's plugin", "limit", "micro-batch limit"} <= labels
+    assert [t.get_text() for t in bottom.get_xticklabels()] == [f"m = {p['m']}" for p in results["peers"]]
+    heights = sorted(round(b.get_height(), 4) for b in bottom.patches)
+    assert heights == sorted([p["pp_demo_s"] for p in results["peers"]] + [p["colossalai_s"] for p in results["peers"]])
 
 
 # ---------------------------------------------------------------- bad input, before anything starts
@@ -207,7 +254,13 @@ def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
     from pp_demo.bench import run_bench
 
     result = run_bench(
-        BenchSize(hidden=32, layers=2, seq=8, batch=4), stages=(2,), micro_batches=(2,), warmup=0, repeats=1
+        BenchSize(hidden=32, layers=2, seq=8, batch=4),
+        stages=(2,),
+        micro_batches=(2,),
+        warmup=0,
+        repeats=1,
+        rounds=1,
+        wait_s=0,
     )
     assert [(r["p"], r["m"], r["mode"]) for r in result["rows"]] == [(2, 2, "inference"), (2, 2, "training")]
     inference, training = result["rows"]
@@ -215,21 +268,18 @@ def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
     kinds = [{kind for kind, _, _ in rank["timeline"]} for rank in training["breakdown"]]
     assert len(kinds) == 2 and all({"F", "B"} <= k for k in kinds)  # both ranks ran forwards and backwards
     assert len(summary_lines(result)) == 5 + 2
+    assert {"of_micro_batch_limit", "micro_batch_cost"} <= set(training)
+    assert result["quiet_start"]["threshold"] == 0.5 and "forced" in result["quiet_start"]
+    assert all({"F", "B", "step"} <= set(rank["cpu_s"]) for rank in training["breakdown"])
 
+def test_the_docs_block_is_rewritten_between_its_markers_only(results):
+    from tools.bench_docs import rendered
 
-def test_the_readme_block_is_rewritten_between_its_markers_only(tmp_path, results):
-    from pp_demo.bench import write_readme_block
-    from pp_demo.bench.report import check_readme
-
-    readme = tmp_path / "README.md"
-    readme.write_text("before\n<!-- bench:begin -->\nold numbers\n<!-- bench:end -->\nafter\n")
-    write_readme_block(readme, results)
-    assert readme.read_text() == f"before\n<!-- bench:begin -->\n{readme_block(results)}\n<!-- bench:end -->\nafter\n"
-    readme.write_text("no markers\n")
-    # a loaded machine where two processes give less than one alone: one busy stage still runs at one
-    assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
-    with pytest.raises(ValueError, match="must be a file with one <!-- bench:begin -->"):
-        check_readme(readme)
+    page = "before\n<!-- bench:begin -->\nold numbers\n<!-- bench:end -->\nafter\n"
+    block = readme_block(results)
+    assert rendered(page, results) == f"before\n<!-- bench:begin -->\n{block}\n<!-- bench:end -->\nafter\n"
+    with pytest.raises(ValueError, match="must hold one <!-- bench:begin -->"):
+        rendered("no markers\n", results)
 
 
 def test_the_results_file_is_the_checkouts_seen_from_its_root_or_a_folder_in_it(repo, tmp_path):

@@ -93,14 +93,13 @@ def test_the_commands_run_from_the_wheel(installed):
     _, run = installed
     empty = run / "empty"
     empty.mkdir()
-    (run / "page.md").write_text("no benchmark markers here\n")
     commands = {
         "reproduce": ["-m", "pp_demo", "reproduce"],
         "check": ["-m", "pp_demo", "check", "pp_demo:fixed_pipeline"],
         "explore": ["-m", "pp_demo", "explore", "0", "0", "5", "6", "7", "8"],
         "table": ["-m", "pp_demo", "table"],
         "doctor": ["-m", "pp_demo", "doctor", "--checkout", str(REPO)],
-        "bench": ["-m", "pp_demo", "bench", "--readme", str(run / "page.md"), "--out", str(run / "bench")],
+        "bench": ["-m", "pp_demo", "bench", "--stages", "9", "--out", str(run / "bench")],
         "verify-pr": [
             *("-m", "pp_demo", "verify-pr", "--cache", str(empty), "--wheelhouse", str(empty)),
             *("--out", str(run / "verify_pr.json")),
@@ -121,7 +120,7 @@ def test_the_commands_run_from_the_wheel(installed):
     assert "true last real token (from the mask): 5" in done["explore"].stdout
     assert any(line.split()[:4] == ["left", "[0,0,5,6,7,8]", "5", "3"] for line in done["table"].stdout.splitlines())
     assert "imports this pp_demo" in done["doctor"].stdout and "all set" in done["doctor"].stdout
-    assert "bench:begin" in done["bench"].stderr and not (run / "bench.json").exists()
+    assert "runs on 2..6 ranks, got 9" in done["bench"].stderr and not (run / "bench.json").exists()
     assert "no colossalai-0.5.0.tar.gz in the cache" in done["verify-pr"].stderr
     assert "JupyterLab: http://127.0.0.1:" in done["lab"].stdout
     assert done["lab"].stdout.split()[-1][:1].isdigit()  # JupyterLab's own --version: it got that far
