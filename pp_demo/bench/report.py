@@ -202,7 +202,9 @@ def phase_lines(result: dict[str, Any]) -> list[str]:
     if not table:
         return []
     widths = [max(len(r[i]) for r in [_PHASE_HEAD, *table]) for i in range(len(_PHASE_HEAD))]
-    lines = ["a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):"]
+    lines = [
+        "a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):"
+    ]
     return lines + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [_PHASE_HEAD, *table]]
 
 

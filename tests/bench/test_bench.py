@@ -23,8 +23,8 @@ from pp_demo.bench import (  # noqa: E402
     readme_block,
     summary_lines,
 )
-from pp_demo.bench.report import micro_batch, phase_table  # noqa: E402
 from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown  # noqa: E402
+from pp_demo.bench.report import micro_batch, phase_table  # noqa: E402
 from pp_demo.figures.bench import draw_bench  # noqa: E402
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
@@ -271,6 +271,7 @@ def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
     assert {"of_micro_batch_limit", "micro_batch_cost"} <= set(training)
     assert result["quiet_start"]["threshold"] == 0.5 and "forced" in result["quiet_start"]
     assert all({"F", "B", "step"} <= set(rank["cpu_s"]) for rank in training["breakdown"])
+
 
 def test_the_docs_block_is_rewritten_between_its_markers_only(results):
     from tools.bench_docs import rendered
