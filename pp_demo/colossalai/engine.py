@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import REPRO_ROWS
@@ -35,8 +35,6 @@ from pp_demo.verify.compare import REPRO_ROWS
 __all__ = [
     "SCHEDULES",
     "MODES",
-    "COUNT_FAMILIES",
-    "FIRST_PAD_FAMILIES",
     "NOT_INTERLEAVED",
     "batch_of",
     "engine_cases",
@@ -48,10 +46,6 @@ __all__ = [
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEDULES = ("1f1b", "interleaved")
 MODES = ("inference", "training")
-# From the families table: the pull request's three count the non-pad ids; the five first-pad
-# forwards look for the first pad id (pp_demo.pooling.rules); qwen3's already takes the fix.
-COUNT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
-FIRST_PAD_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
 Case = dict[str, Any]
 # Two micro-batches per batch: training on two stages needs at least two (1F1B's load_batch
 # asserts it), and the interleaved schedule on two stages hangs with four, even with
@@ -77,9 +71,9 @@ def batch_of(family: str) -> tuple[Any, Any]:
     """The batch a family runs on: the reproduction's left- and right-padded rows for the
     families that count non-pad ids, the review table's four rows (pad == eos inside two of
     them) for the first-pad families."""
-    if FAMILIES[family].colossalai_rule == FIX:
+    if family not in CHANGE_FILES + FOLLOW_UP_FILES:
         raise BadInput(f"{family} has no ColossalAI 0.5.0 pipeline forward with the bug")
-    return as_batch(REPRO_ROWS if family in COUNT_FAMILIES else REVIEW_TABLE)
+    return as_batch(REPRO_ROWS if family in CHANGE_FILES else REVIEW_TABLE)
 
 
 def engine_cases(

@@ -17,8 +17,6 @@ import threading
 from typing import Any
 
 from pp_demo.colossalai.engine import (
-    COUNT_FAMILIES,
-    FIRST_PAD_FAMILIES,
     MODES,
     SCHEDULES,
     batch_of,
@@ -27,6 +25,7 @@ from pp_demo.colossalai.engine import (
     not_run,
     run_engine,
 )
+from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import row_text
@@ -94,7 +93,7 @@ def summary_lines(runs: dict[str, Any]) -> list[str]:
 
 def _batch_lines(families: list[str]) -> list[str]:
     lines = []
-    for kind in (COUNT_FAMILIES, FIRST_PAD_FAMILIES):
+    for kind in (CHANGE_FILES, FOLLOW_UP_FILES):
         chosen = [f for f in families if f in kind]
         if chosen:
             rows = ", ".join(row_text(r) for r in batch_of(chosen[0])[0].tolist())
@@ -218,12 +217,12 @@ def add_parser(jobs: Any) -> None:
         "two ranks, per tree of the 0.5.0 sdist, and compare logits, loss and gradients with "
         "model.forward. Needs ColossalAI (make colossalai).",
     )
-    pooled = [f for f in FAMILIES if f in COUNT_FAMILIES + FIRST_PAD_FAMILIES]
+    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
     engine.add_argument(
         "--family",
         nargs="+",
         choices=pooled,
-        default=list(COUNT_FAMILIES),
+        default=list(CHANGE_FILES),
         metavar="FAMILY",
         help=f"families (default: %(default)s; supported: {', '.join(pooled)})",
     )

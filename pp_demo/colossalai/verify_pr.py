@@ -20,9 +20,9 @@ from typing import Any
 
 from pp_demo.colossalai import verify_pr_worker
 from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
-from pp_demo.colossalai.engine import COUNT_FAMILIES, case_name, engine_cases, run_engine
+from pp_demo.colossalai.engine import case_name, engine_cases, run_engine
 from pp_demo.colossalai.engine_claim import judge_engine
-from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
+from pp_demo.colossalai.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.colossalai.verify_pr_worker import claim_batches
 from pp_demo.errors import BadInput
 from pp_demo.outputs import check_folder_writable, output_path
@@ -114,7 +114,7 @@ ENGINE_TREES = ("unpatched", "change", "change + follow-up")
 def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """The fifth claim's evidence: the pull request's three families on ColossalAI's own engine
     (``pp_demo.colossalai.engine``), both schedules, inference and training, per tree of 0.5.0."""
-    cases = engine_cases(COUNT_FAMILIES)
+    cases = engine_cases(CHANGE_FILES)
     runs = {}
     for tree in ENGINE_TREES:
         print(f"verify-pr: ColossalAI's engine on the {tree} tree, {len(cases)} cases", file=sys.stderr, flush=True)
