@@ -26,14 +26,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pp_demo.errors import BadInput
 from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
-from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import REPRO_ROWS
 
 __all__ = [
-    "SCHEDULES",
+    "PP_STYLES",
     "MODES",
     "NOT_INTERLEAVED",
     "batch_of",
@@ -43,8 +42,9 @@ __all__ = [
     "case_name",
 ]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCHEDULES = ("1f1b", "interleaved")
+# the folder pp_demo is imported from (a checkout or site-packages): the ranks import it from there
+_PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
+PP_STYLES = ("1f1b", "interleaved")  # HybridParallelPlugin's pp_style, not pipeline.schedules' names
 MODES = ("inference", "training")
 Case = dict[str, Any]
 # Two micro-batches per batch: training on two stages needs at least two (1F1B's load_batch
@@ -78,7 +78,7 @@ def batch_of(family: str) -> tuple[Any, Any]:
 
 def engine_cases(
     families: Iterable[str],
-    schedules: Iterable[str] = SCHEDULES,
+    schedules: Iterable[str] = PP_STYLES,
     modes: Iterable[str] = MODES,
     also_not_run: bool = False,
 ) -> list[Case]:
@@ -132,7 +132,7 @@ def start_ranks(
     path = [str(tree)] if tree else []
     env = dict(
         os.environ,
-        PYTHONPATH=os.pathsep.join([*path, str(ROOT)]),
+        PYTHONPATH=os.pathsep.join([*path, str(_PACKAGE_PARENT)]),
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(_free_port()),
         WORLD_SIZE=str(world),
@@ -189,7 +189,7 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
         stack = folder / f"stack{rank}.txt"
         frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
         # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
-        ours = str(ROOT / "pp_demo")
+        ours = str(_PACKAGE_PARENT / "pp_demo")
         theirs = [
             (p.rsplit("/colossalai/", 1)[1], n, f)
             for p, n, f in frames

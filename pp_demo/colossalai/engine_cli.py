@@ -16,9 +16,10 @@ import sys
 import threading
 from typing import Any
 
+from pp_demo import outputs
 from pp_demo.colossalai.engine import (
     MODES,
-    SCHEDULES,
+    PP_STYLES,
     batch_of,
     case_name,
     engine_cases,
@@ -34,8 +35,8 @@ __all__ = ["TREES", "RESULTS", "add_parser", "tree_folder", "verdict_lines", "su
 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
 # the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
-# rank starts per tree take longer than a notebook cell may)
-RESULTS = pathlib.Path(__file__).resolve().parents[2] / "results" / "colossalai_engine.json"
+# rank starts per tree take longer than a notebook cell may), found from the working directory
+RESULTS = outputs.in_checkout(outputs.RESULTS / "colossalai_engine.json")
 SDIST = "colossalai==0.5.0"
 
 
@@ -234,7 +235,7 @@ def add_parser(jobs: Any) -> None:
         metavar="TREE",
         help=f"ColossalAI trees, one rank start each (default: %(default)s; of: {', '.join(TREES)})",
     )
-    engine.add_argument("--schedule", nargs="+", choices=SCHEDULES, default=list(SCHEDULES))
+    engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
     engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
     engine.add_argument(
         "--dtype",

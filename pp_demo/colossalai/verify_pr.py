@@ -27,7 +27,7 @@ from pp_demo.colossalai.verify_pr_worker import claim_batches
 from pp_demo.errors import BadInput
 from pp_demo.outputs import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
-from pp_demo.pooling.survey import PROJECTOR
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
 __all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]
 
@@ -167,7 +167,7 @@ def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, A
     }
 
 
-def format_verdicts(record: dict[str, Any], width: int = PROJECTOR) -> str:
+def format_verdicts(record: dict[str, Any], width: int = PROJECTOR_WIDTH) -> str:
     """The table: one block per claim, and under it a verdict per sdist with what was run, what
     was seen and the difference; lines at most ``width`` wide (a room reads them off a projector)."""
     lines = ["claim", f"  {'sdist':<30} verdict", "-" * min(width, 64)]

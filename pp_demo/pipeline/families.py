@@ -134,7 +134,8 @@ def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
     """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
     ColossalAI pipeline forward (where it has one), then the fix (once, where they are the same)."""
     colossalai = get_family(family).colossalai_rule
-    return list(dict.fromkeys(chosen or [*([colossalai] if colossalai else []), FIX]))
+    default = [colossalai, FIX] if colossalai else [FIX]
+    return list(dict.fromkeys(chosen or default))
 
 
 def build_model(

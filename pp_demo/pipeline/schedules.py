@@ -11,7 +11,7 @@ What ``torch.distributed.pipelining``'s ``ScheduleGPipe`` and ``Schedule1F1B`` e
 one rank during a training step (their ``_step_microbatches``), written out so notebooks
 and figures can show it without starting ranks. (The engine's own ``pipeline_order``
 tables are meant for its simulator and are not this execution order.)
-``tests/test_engine_order.py`` records real ranks running both and compares.
+``tests/pipeline/test_engine_order.py`` records real ranks running both and compares.
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
 * 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one

@@ -1,7 +1,7 @@
 """The bug class across projects, as data: five ways to find the last real token.
 
 Notebook 07 renders its comparison table from here rather than from a markdown cell,
-so the table is tested (``tests/test_survey.py``) and cannot drift from the rules it
+so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
 names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
 and issue threads, read in November 2026); the wording is this workbook's own.
 Each class names the registered rule in ``pp_demo.pooling.rules`` that behaves like it.
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "PROJECTOR_WIDTH",
     "RuleClass",
     "CLASSES",
     "RULE_CLASS",
@@ -25,7 +26,6 @@ __all__ = [
     "format_classes",
     "format_survey",
     "format_incidents",
-    "PROJECTOR",
     "SURVEY_LEGEND",
 ]
 
@@ -79,7 +79,7 @@ CLASSES: dict[str, RuleClass] = {
 }
 
 RULE_CLASS: dict[str, str] = {name: c.letter for c in CLASSES.values() for name in c.rules}
-"""Registered rule name -> class letter (``tests/test_survey.py`` checks it covers ``RULES``)."""
+"""Registered rule name -> class letter (``tests/pooling/test_survey.py`` checks it covers ``RULES``)."""
 
 
 @dataclass(frozen=True)
@@ -330,11 +330,12 @@ def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Seque
     return "\n".join(lines)
 
 
-PROJECTOR = 88
-"""The width every formatter here keeps to: a room reads the tables off a projector (issue 32)."""
+PROJECTOR_WIDTH = 88
+"""The widest line printed text may have, the one width every formatter of the package keeps to:
+a room reads the tables off a projector (the notebooks' stored outputs are held to it too)."""
 
 
-def format_classes(width: int = PROJECTOR) -> str:
+def format_classes(width: int = PROJECTOR_WIDTH) -> str:
     """The five classes, each with the registered rules that implement it; lines wrap at ``width``."""
     blocks = []
     for c in CLASSES.values():
@@ -351,7 +352,7 @@ SURVEY_LEGEND = (
 
 def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (26, 37, 21)) -> str:
     """The survey table as text: the class and project, where (repository, file, citations),
-    padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR``
+    padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR_WIDTH``
     (the where column holds the longest repository name on one line)."""
     body = [
         (
@@ -365,6 +366,6 @@ def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (2
     return "\n".join((*SURVEY_LEGEND, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
 
 
-def format_incidents(width: int = PROJECTOR) -> str:
+def format_incidents(width: int = PROJECTOR_WIDTH) -> str:
     """The incidents, each with its repository and issue number, wrapped at ``width``."""
     return "\n".join(textwrap.fill(f"{i.ref}: {i.what}", width, subsequent_indent="    ") for i in INCIDENTS)

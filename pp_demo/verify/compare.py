@@ -19,7 +19,7 @@ from typing import Any, Literal
 import torch
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES, build_model
+from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch

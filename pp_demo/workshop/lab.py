@@ -17,9 +17,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["lab_command", "main"]
+from pp_demo.outputs import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 
-NOTEBOOKS = Path("notebooks")  # the checkout's, from its root (`make lab`); an installed pp_demo has none
+__all__ = ["lab_command", "main"]
 
 
 def _free_port() -> int:

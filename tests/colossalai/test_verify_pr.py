@@ -32,6 +32,7 @@ from pp_demo.colossalai.sdists import (
     split_patch,
 )
 from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.verify.compare import REPRO_FAMILIES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -144,12 +145,12 @@ def test_where_the_first_pad_forms_are_wrong(row, wrong):
 
 
 def test_the_verdicts_of_the_committed_record_fit_a_projector():
-    # issue 32: notebook 09 prints them; one heading per claim, a verdict line per sdist under it
+    # notebook 09 prints them; one heading per claim, a verdict line per sdist under it
     from pp_demo.colossalai.verify_pr import format_verdicts
 
     record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
     lines = format_verdicts(record).splitlines()
-    assert max(len(line) for line in lines) <= 88
+    assert max(len(line) for line in lines) <= PROJECTOR_WIDTH
     claims = list(dict.fromkeys(row["claim"] for row in record["claims"]))
     assert [line for line in lines if line in claims] == claims
     for row in record["claims"]:
@@ -158,10 +159,10 @@ def test_the_verdicts_of_the_committed_record_fit_a_projector():
 
 @pytest.mark.parametrize("diff", DIFFS, ids=lambda d: d.name[:4])
 def test_the_changed_lines_of_a_diff_fit_a_projector_and_keep_every_change(diff):
-    # issue 32: notebook 09 prints the diffs as their changed lines, dedented, with file:line
+    # notebook 09 prints the diffs as their changed lines, dedented, with file:line
     text = diff.read_text()
     shown = changed_lines(text)
-    assert max(len(line) for line in shown.splitlines()) <= 88
+    assert max(len(line) for line in shown.splitlines()) <= PROJECTOR_WIDTH
     assert "pad stands for self.config.pad_token_id" in shown
     kept = {(line[0], line[1:].strip()) for line in shown.splitlines() if line.startswith(("- ", "+ "))}
     for line in text.splitlines():

@@ -1,7 +1,7 @@
 """Every exercise's judge against a right answer, two plausible wrong ones and the shortcut
 (a value copied from a line the notebook prints near it, or a call to a library's own
 implementation of the answer). Expected verdicts are worked out by hand from the rows and
-the definitions, not by the judges' code. ``tests/test_exercises.py`` adds the answers in a
+the definitions, not by the judges' code. ``tests/exercises/test_exercises.py`` adds the answers in a
 wrong format and the reference solutions."""
 
 import json
@@ -346,7 +346,7 @@ def test_a_refusal_judges_the_code_not_its_comments():
 
 @pytest.mark.parametrize("key", ["03.1", "03.2", "05.1", "05.2", "05.3"])
 def test_each_common_wrong_answer_gets_the_same_counterexample_on_every_try(key):
-    # issue 32: a fact that refutes the answer (a row, a position, a count), never a hint, and
+    # a fact that refutes the answer (a row, a position, a count), never a hint, and
     # the same one on the first try and every later one
     for wrong in EXERCISES[key].wrong_answers:
         tries = {status(key, wrong.answer) for _ in range(3)}

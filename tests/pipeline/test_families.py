@@ -16,6 +16,7 @@ from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
 
@@ -70,7 +71,7 @@ def test_the_matrix_marks_each_family_rule_and_case():
     text = format_matrix(table)
     assert text.startswith("judged by model.forward")
     assert "gpt2    first_pad_mod         ✓      ✓           ✓           ✗         ✓" in text
-    assert max(len(line) for line in text.splitlines()) <= 90  # read off a projector (issue 32)
+    assert max(len(line) for line in text.splitlines()) <= PROJECTOR_WIDTH  # read off a projector
 
 
 def test_nine_families_as_two_and_three_ranks_equal_model_forward():

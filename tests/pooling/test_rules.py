@@ -4,7 +4,7 @@ The first four rows are the review table of the pull request (pad 0, length 6); 
 other three are worked out from each rule's definition. Positions are raw: the
 unwrapped first-pad rule (ColossalAI's mistral) returns -1, which indexing reads as
 the last position. The packed-batch rule (``known_lengths``) reads no padded row at
-all; it is tested on real packed batches in ``tests/test_survey.py``.
+all; it is tested on real packed batches in ``tests/pooling/test_survey.py``.
 """
 
 import pytest

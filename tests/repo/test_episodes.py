@@ -241,8 +241,8 @@ def test_every_glossary_term_is_used_in_the_notebooks(notebooks):
     assert [t for t in instructor_notes.GLOSSARY if t.lower() not in text] == []
 
 
-# The sections an exercise cannot be done without (issue 32 asked whether 06.2 and 06.3 were
-# left needing a section the plan skips): where a plan takes a notebook's core sections, these
+# The sections an exercise cannot be done without (06.2 and 06.3 were once left needing a
+# section the plan skips): where a plan takes a notebook's core sections, these
 # must be core, or the exercises moved with them.
 EXERCISE_NEEDS = {
     "06.2": "A divergence that is not pooling: GPT-2 under sdpa",
