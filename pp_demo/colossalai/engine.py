@@ -31,16 +31,7 @@ from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.verify.compare import REPRO_ROWS
 
-__all__ = [
-    "PP_STYLES",
-    "MODES",
-    "NOT_INTERLEAVED",
-    "batch_of",
-    "engine_cases",
-    "not_run",
-    "run_engine",
-    "case_name",
-]
+__all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]
 
 # the folder pp_demo is imported from (a checkout or site-packages): the ranks import it from there
 _PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]

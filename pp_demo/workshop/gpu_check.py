@@ -33,14 +33,8 @@ from pp_demo.workshop.machine import FAIL, SKIP
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
 
 # Strict nbval, as the Makefile's NBVAL spells it (tests/workshop/test_gpu_check.py keeps the two equal).
-NBVAL = (
-    "--nbval",
-    "--nbval-current-env",
-    "--nbval-sanitize-with",
-    "notebooks/sanitize.cfg",
-    "--nbval-cell-timeout",
-    "120",
-)
+_STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
+NBVAL = tuple(_STRICT.split())
 NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
 PASS, TIMEOUT = "pass", "timeout"  # with machine.FAIL and SKIP, a step's status
 TWO_GPUS = "needs 2 GPUs"
