@@ -40,7 +40,8 @@ def test_the_constants_each_recipe_points_at_are_in_the_file_it_names(repo, titl
     bullets = [b.split("\n\n")[0] for b in re.split(r"\n(?=- )", body) if b.startswith("- `")]
     assert bullets, f"{title}: no bullets"
     for bullet in bullets:
-        path = PATH.match(bullet[2:])[1]
+        named = PATH.match(bullet[2:])
+        path = named[1] if named else bullet[3 : bullet.index("`", 3)]  # README.md: no folder
         if path.endswith(".py"):
             text = (repo / path).read_text(encoding="utf-8")
             missing = [c for c in CONSTANT.findall(bullet) if c not in text]
