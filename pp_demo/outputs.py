@@ -32,8 +32,7 @@ NOTEBOOKS = Path("notebooks")  # the workbook, relative to the checkout too; an 
 
 
 def in_checkout(path: Path) -> Path:
-    """``path``, relative to the checkout, from the working directory: its root, or a folder of
-    it (a notebook runs in notebooks/); ``path`` as given where neither has it."""
+    """``path`` of the checkout from the working directory: its root, or a folder of it (notebooks/)."""
     found = [base / path for base in (Path("."), Path("..")) if (base / path).exists()]
     return found[0] if found else path
 
