@@ -52,23 +52,47 @@ def test_the_constants_each_recipe_points_at_are_in_the_file_it_names(repo, titl
 # entry its path starts with). docs/architecture.md's "Size" table states each part's lines.
 SPLIT = {
     "core": [
-        "pp_demo/__init__.py", "pp_demo/errors.py", "pp_demo/pooling/__init__.py", "pp_demo/pooling/rules.py",
-        "pp_demo/pooling/cases.py", "pp_demo/pooling/padding_table.py", "pp_demo/pipeline/__init__.py",
-        "pp_demo/pipeline/families.py", "pp_demo/pipeline/stages.py", "pp_demo/pipeline/jobs.py",
-        "pp_demo/pipeline/schedules.py", "pp_demo/pipeline/in_process.py", "pp_demo/pipeline/runner.py",
-        "pp_demo/pipeline/validate.py", "pp_demo/verify/__init__.py", "pp_demo/verify/compare.py",
-        "pp_demo/verify/tolerances.py", "pp_demo/verify/where_pooled.py",
+        "pp_demo/__init__.py",
+        "pp_demo/errors.py",
+        "pp_demo/pooling/__init__.py",
+        "pp_demo/pooling/rules.py",
+        "pp_demo/pooling/cases.py",
+        "pp_demo/pooling/padding_table.py",
+        "pp_demo/pipeline/__init__.py",
+        "pp_demo/pipeline/families.py",
+        "pp_demo/pipeline/stages.py",
+        "pp_demo/pipeline/jobs.py",
+        "pp_demo/pipeline/schedules.py",
+        "pp_demo/pipeline/in_process.py",
+        "pp_demo/pipeline/runner.py",
+        "pp_demo/pipeline/validate.py",
+        "pp_demo/verify/__init__.py",
+        "pp_demo/verify/compare.py",
+        "pp_demo/verify/tolerances.py",
+        "pp_demo/verify/where_pooled.py",
     ],
-    "ranks": ["pp_demo/pipeline/on_rank.py", "pp_demo/pipeline/launch.py", "pp_demo/pipeline/torchrun_env.py",
-              "pp_demo/pipeline/engine_probes.py"],
+    "ranks": [
+        "pp_demo/pipeline/on_rank.py",
+        "pp_demo/pipeline/launch.py",
+        "pp_demo/pipeline/torchrun_env.py",
+        "pp_demo/pipeline/engine_probes.py",
+    ],
     "notebooks' needs": [
-        "pp_demo/quiet.py", "pp_demo/pooling/", "pp_demo/figures/", "pp_demo/exercises/", "pp_demo/training/",
-        "pp_demo/colossalai/forwards.py", "pp_demo/verify/family_matrix.py", "pp_demo/workshop/explorer.py",
-        "pp_demo/workshop/tokenizer.py", "pp_demo/workshop/lab.py",
+        "pp_demo/quiet.py",
+        "pp_demo/pooling/",
+        "pp_demo/figures/",
+        "pp_demo/exercises/",
+        "pp_demo/training/",
+        "pp_demo/colossalai/forwards.py",
+        "pp_demo/verify/family_matrix.py",
+        "pp_demo/workshop/explorer.py",
+        "pp_demo/workshop/tokenizer.py",
+        "pp_demo/workshop/lab.py",
     ],
     "maintainers' tools": ["pp_demo/", "pp_demo/colossalai/", "pp_demo/verify/", "pp_demo/bench/", "pp_demo/workshop/"],
 }
-SIZE_ROW = re.compile(r"^\| (core|ranks|notebooks' needs|maintainers' tools) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)
+PARTS = "core|ranks|notebooks' needs|maintainers' tools"
+SIZE_ROW = re.compile(rf"^\| ({PARTS}) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)
 
 
 def _part_of(path: str) -> str:

@@ -61,6 +61,11 @@ def _edit(tree: Path, path: str, old: str, new: str) -> None:
     (tree / path).write_text(text.replace(old, new))
 
 
+def _add(tree: Path, path: str, after: str, new: str) -> None:
+    """Insert ``new`` after the one occurrence of ``after`` in ``path``."""
+    _edit(tree, path, after, after + new)
+
+
 def _pytest(tree: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(tree))
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
@@ -119,7 +124,7 @@ def test_add_a_schedule_as_the_page_says(tree):
     _edit(tree, "pp_demo/pipeline/schedules.py", interleaved, interleaved + looped_bfs)
     _edit(tree, "pp_demo/pipeline/jobs.py", '"interleaved-1f1b"]', '"interleaved-1f1b", "looped-bfs"]')
     test = "tests/pipeline/test_looped.py"
-    _edit(tree, test, "LOOPED: ScheduleInterleaved1F1B}", 'LOOPED: ScheduleInterleaved1F1B, "looped-bfs": ScheduleLoopedBFS}')
+    _add(tree, test, "LOOPED: ScheduleInterleaved1F1B", ', "looped-bfs": ScheduleLoopedBFS')
     _edit(tree, test, "SCHEDULES.values()] == [1, 1, 2]", "SCHEDULES.values()] == [1, 1, 2, 2]")
     _edit(tree, test, "'interleaved-1f1b', got 'zb'", "'interleaved-1f1b', 'looped-bfs', got 'zb'")
     _edit(tree, test, "ScheduleInterleaved1F1B\n", "ScheduleInterleaved1F1B, ScheduleLoopedBFS\n")
@@ -143,19 +148,19 @@ def test_add_a_pooling_rule_as_the_page_says(tree):
     registry = "# ---------------------------------------------------------------- the registry"
     _edit(tree, "pp_demo/pooling/rules.py", registry, ATTENDED_MAX + registry)
     known = '        Rule(\n            "known_lengths",'
-    entry = '        Rule("attended_max", attended_max, ("attention_mask",), "attention mask, its largest position"),\n'
+    entry = '        Rule("attended_max", attended_max, ("attention_mask",), "attention mask, largest"),\n'
     _edit(tree, "pp_demo/pooling/rules.py", known, entry + known)
     cumsum = '    "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],\n'
     by_hand = '    "attended_max":       [5,   3,   5,   3,   5,       -1,     3],\n'  # from its definition
     _edit(tree, "tests/pooling/test_rules.py", cumsum, cumsum + by_hand)
-    _edit(tree, "pp_demo/pooling/survey.py", '("attended_flip", "attended_cumsum")', '("attended_flip", "attended_cumsum", "attended_max")')
-    failure = "pp_demo/pooling/failure.py"
-    _edit(tree, failure, '("rightmost_attended", "attended_flip", "attended_cumsum")', '("rightmost_attended", "attended_flip", "attended_cumsum", "attended_max")')
-    flip = 'FailureCondition("attended_flip", "forward",'
-    _edit(tree, failure, flip, "*(FailureCondition(rule, \"forward\",")
-    _edit(tree, failure, '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$")),', '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"))\n      for rule in ("attended_flip", "attended_max")),')
+    _add(tree, "pp_demo/pooling/survey.py", '("attended_flip", "attended_cumsum"', ', "attended_max"')
+    failure = "pp_demo/pooling/failure.py"  # never wrong against the mask; against forward as flip is
+    _add(tree, failure, '("rightmost_attended", "attended_flip", "attended_cumsum"', ', "attended_max"')
+    _edit(tree, failure, 'FailureCondition("attended_flip", "forward",', '*(FailureCondition(rule, "forward",')
+    flip = '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"))'
+    _add(tree, failure, flip, '\n      for rule in ("attended_flip", "attended_max"))')
     _edit(tree, "tests/workshop/test_explore.py", "len(PADDED_RULES) == 7", "len(PADDED_RULES) == 8")
-    _edit(tree, "tests/pooling/test_survey.py", '        "attended_cumsum",\n    ]', '        "attended_cumsum",\n        "attended_max",\n    ]')
+    _add(tree, "tests/pooling/test_survey.py", '        "attended_cumsum",\n', '        "attended_max",\n')
     ran = _pytest(tree, "-q", "tests/pooling", "tests/workshop/test_explore.py", "-m", "not slow")
     assert ran.returncode == 0, ran.stdout[-2000:]
     _check_against_page(tree, "Add a pooling rule")
