@@ -16,10 +16,25 @@ from pathlib import Path
 
 from pp_demo.errors import BadInput
 
-__all__ = ["RESULTS", "SCRATCH", "output_path", "check_folder_writable", "is_committed_result"]
+__all__ = [
+    "RESULTS",
+    "SCRATCH",
+    "NOTEBOOKS",
+    "in_checkout",
+    "output_path",
+    "check_folder_writable",
+    "is_committed_result",
+]
 
 RESULTS = Path("results")  # relative to the checkout, like every default path of the CLI
 SCRATCH = RESULTS / "tmp"  # where a run without --out writes (git ignores it)
+NOTEBOOKS = Path("notebooks")  # the workbook, relative to the checkout too; an installed pp_demo has none
+
+
+def in_checkout(path: Path) -> Path:
+    """``path`` of the checkout from the working directory: its root, or a folder of it (notebooks/)."""
+    found = [base / path for base in (Path("."), Path("..")) if (base / path).exists()]
+    return found[0] if found else path
 
 
 def _can_write_in(folder: Path) -> bool:
@@ -58,7 +73,7 @@ def output_path(out: str | Path, name: str, flag: str = "--out") -> Path:
 
 
 def is_committed_result(path: Path) -> bool:
-    """``path`` is one of the files in ``results/`` that the notebooks read (this checkout's,
-    or the ``results/`` of the folder the command runs in)."""
-    folders = {RESULTS.resolve(), (Path(__file__).resolve().parents[1] / "results")}
+    """``path`` is one of the files in ``results/`` that the notebooks read: the ``results/`` of
+    the folder the command runs in, or of the checkout it runs in a folder of (``in_checkout``)."""
+    folders = {RESULTS.resolve(), in_checkout(RESULTS).resolve()}
     return path.is_file() and path.resolve().parent in folders

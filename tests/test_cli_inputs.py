@@ -1,4 +1,4 @@
-"""Issue 30's inputs to the command line: each gives one line and exit 2, or the right result.
+"""Bad inputs to the command line: each gives one line and exit 2, or the right result.
 
 Only ``BadInput`` becomes ``python -m pp_demo: error: ...``; any other exception keeps its type.
 Under torchrun the line is said once, by whichever rank gets there first.

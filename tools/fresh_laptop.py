@@ -86,7 +86,7 @@ def serve_index(wheel: Path, root: Path) -> tuple[http.server.ThreadingHTTPServe
     (root / "simple" / "index.html").write_text('<html><body><a href="torch/">torch</a></body></html>\n')
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: object) -> None:  # the base class's name for it
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))

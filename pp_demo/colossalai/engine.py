@@ -26,32 +26,17 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
-from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import REPRO_ROWS
 
-__all__ = [
-    "SCHEDULES",
-    "MODES",
-    "COUNT_FAMILIES",
-    "FIRST_PAD_FAMILIES",
-    "NOT_INTERLEAVED",
-    "batch_of",
-    "engine_cases",
-    "not_run",
-    "run_engine",
-    "case_name",
-]
+__all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCHEDULES = ("1f1b", "interleaved")
+# the folder pp_demo is imported from (a checkout or site-packages): the ranks import it from there
+_PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
+PP_STYLES = ("1f1b", "interleaved")  # HybridParallelPlugin's pp_style, not pipeline.schedules' names
 MODES = ("inference", "training")
-# From the families table: the pull request's three count the non-pad ids; the five first-pad
-# forwards look for the first pad id (pp_demo.pooling.rules); qwen3's already takes the fix.
-COUNT_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
-FIRST_PAD_FAMILIES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
 Case = dict[str, Any]
 # Two micro-batches per batch: training on two stages needs at least two (1F1B's load_batch
 # asserts it), and the interleaved schedule on two stages hangs with four, even with
@@ -77,14 +62,14 @@ def batch_of(family: str) -> tuple[Any, Any]:
     """The batch a family runs on: the reproduction's left- and right-padded rows for the
     families that count non-pad ids, the review table's four rows (pad == eos inside two of
     them) for the first-pad families."""
-    if FAMILIES[family].colossalai_rule == FIX:
+    if family not in CHANGE_FILES + FOLLOW_UP_FILES:
         raise BadInput(f"{family} has no ColossalAI 0.5.0 pipeline forward with the bug")
-    return as_batch(REPRO_ROWS if family in COUNT_FAMILIES else REVIEW_TABLE)
+    return as_batch(REPRO_ROWS if family in CHANGE_FILES else REVIEW_TABLE)
 
 
 def engine_cases(
     families: Iterable[str],
-    schedules: Iterable[str] = SCHEDULES,
+    schedules: Iterable[str] = PP_STYLES,
     modes: Iterable[str] = MODES,
     also_not_run: bool = False,
 ) -> list[Case]:
@@ -138,7 +123,7 @@ def start_ranks(
     path = [str(tree)] if tree else []
     env = dict(
         os.environ,
-        PYTHONPATH=os.pathsep.join([*path, str(ROOT)]),
+        PYTHONPATH=os.pathsep.join([*path, str(_PACKAGE_PARENT)]),
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(_free_port()),
         WORLD_SIZE=str(world),
@@ -195,7 +180,7 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
         stack = folder / f"stack{rank}.txt"
         frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
         # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
-        ours = str(ROOT / "pp_demo")
+        ours = str(_PACKAGE_PARENT / "pp_demo")
         theirs = [
             (p.rsplit("/colossalai/", 1)[1], n, f)
             for p, n, f in frames

@@ -16,17 +16,17 @@ import sys
 import threading
 from typing import Any
 
+from pp_demo import outputs
 from pp_demo.colossalai.engine import (
-    COUNT_FAMILIES,
-    FIRST_PAD_FAMILIES,
     MODES,
-    SCHEDULES,
+    PP_STYLES,
     batch_of,
     case_name,
     engine_cases,
     not_run,
     run_engine,
 )
+from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import row_text
@@ -35,8 +35,8 @@ __all__ = ["TREES", "RESULTS", "add_parser", "tree_folder", "verdict_lines", "su
 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
 # the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
-# rank starts per tree take longer than a notebook cell may)
-RESULTS = pathlib.Path(__file__).resolve().parents[2] / "results" / "colossalai_engine.json"
+# rank starts per tree take longer than a notebook cell may), found from the working directory
+RESULTS = outputs.in_checkout(outputs.RESULTS / "colossalai_engine.json")
 SDIST = "colossalai==0.5.0"
 
 
@@ -94,7 +94,7 @@ def summary_lines(runs: dict[str, Any]) -> list[str]:
 
 def _batch_lines(families: list[str]) -> list[str]:
     lines = []
-    for kind in (COUNT_FAMILIES, FIRST_PAD_FAMILIES):
+    for kind in (CHANGE_FILES, FOLLOW_UP_FILES):
         chosen = [f for f in families if f in kind]
         if chosen:
             rows = ", ".join(row_text(r) for r in batch_of(chosen[0])[0].tolist())
@@ -218,12 +218,12 @@ def add_parser(jobs: Any) -> None:
         "two ranks, per tree of the 0.5.0 sdist, and compare logits, loss and gradients with "
         "model.forward. Needs ColossalAI (make colossalai).",
     )
-    pooled = [f for f in FAMILIES if f in COUNT_FAMILIES + FIRST_PAD_FAMILIES]
+    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
     engine.add_argument(
         "--family",
         nargs="+",
         choices=pooled,
-        default=list(COUNT_FAMILIES),
+        default=list(CHANGE_FILES),
         metavar="FAMILY",
         help=f"families (default: %(default)s; supported: {', '.join(pooled)})",
     )
@@ -235,7 +235,7 @@ def add_parser(jobs: Any) -> None:
         metavar="TREE",
         help=f"ColossalAI trees, one rank start each (default: %(default)s; of: {', '.join(TREES)})",
     )
-    engine.add_argument("--schedule", nargs="+", choices=SCHEDULES, default=list(SCHEDULES))
+    engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
     engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
     engine.add_argument(
         "--dtype",

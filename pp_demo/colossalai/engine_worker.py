@@ -27,21 +27,20 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.colossalai.forwards import cuda_set_device_is_a_no_op
+from pp_demo.colossalai.engine import Case
+from pp_demo.colossalai.forwards import FORWARD_ATTENTION, cuda_set_device_is_a_no_op
 from pp_demo.pipeline.families import build_model
 from pp_demo.quiet import import_quietly, quiet
-from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.tolerances import DTYPES, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
-__all__ = ["DTYPES", "ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", "main"]
+__all__ = ["ENGINE_ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", "main"]
 
-# fp16 is the plugin's default on GPUs; its grad scaler asks the accelerator for a device count
-# (dynamic_grad_scaler.py:41), so fp16 training needs a GPU
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# GPT-2's sdpa attention differs from ColossalAI's body by float noise (notebook 06); ColossalAI's OPT
+# fp16 (one of tolerances.DTYPES) is the plugin's default on GPUs; its grad scaler asks the
+# accelerator for a device count (dynamic_grad_scaler.py:41), so fp16 training needs a GPU.
+# GPT-2 as beside ColossalAI's forwards (FORWARD_ATTENTION); ColossalAI's OPT
 # policy knows only "eager" and "flash_attention_2" (policies/opt.py:55-62): both eager.
-ATTENTION = {"gpt2": "eager", "opt": "eager"}
-Case = dict[str, Any]
+ENGINE_ATTENTION = {**FORWARD_ATTENTION, "opt": "eager"}
 
 
 def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: float) -> Any:
@@ -160,7 +159,7 @@ def _boost(booster: Any, model: Any, optimizer: Any) -> tuple[Any, str | None]:
     try:
         with quiet():
             return booster.boost(model, optimizer), None
-    except Exception as error:  # noqa: BLE001 - reported as the case's result, on every rank
+    except Exception as error:  # reported as the case's result, on every rank
         return None, _where(error)
 
 
@@ -170,7 +169,7 @@ def _names(case: Case) -> Case:
 
 def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: int) -> Case | None:
     family, training = case["family"], case["mode"] == "training"
-    model = build_model(family, attn_implementation=ATTENTION.get(family)).to(dtype)
+    model = build_model(family, attn_implementation=ENGINE_ATTENTION.get(family)).to(dtype)
     ids, mask = torch.tensor(case["input_ids"]), torch.tensor(case["attention_mask"])
     batch = {"input_ids": ids, "attention_mask": mask, "labels": torch.arange(len(ids)) % 3}
     expected, grads = _reference(model, batch, training)

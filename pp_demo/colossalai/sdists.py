@@ -16,14 +16,13 @@ import subprocess
 import sys
 import tarfile
 
-from pp_demo.pipeline.families import FAMILIES
-
 __all__ = [
     "changed_lines",
     "SDISTS",
     "VARIANTS",
     "PATCHES",
     "CHANGE_FILES",
+    "FOLLOW_UP_FILES",
     "default_cache",
     "find_sdist",
     "variant_tree",
@@ -36,10 +35,12 @@ __all__ = [
 PATCHES = pathlib.Path(__file__).resolve().parent / "patches"
 CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
 FOLLOW_UP = "0002-rightmost-non-pad-first-pad-forwards.patch"
-# the modeling files each diff touches: the families whose 0.5.0 forward counts non-pad ids,
-# and those that look for the first pad id (pp_demo.pipeline.families)
-CHANGE_FILES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule == "count")
-FOLLOW_UP_FILES = tuple(f for f, row in FAMILIES.items() if row.colossalai_rule.startswith("first_pad"))
+# The modeling files each diff touches, as history wrote them (the pull request's change, then
+# its follow-up): the 0.5.0 forwards that count the non-pad ids, and those that look for the
+# first pad id. Literals, not read from the families table, which may grow: the tests check
+# them against its colossalai_rule column.
+CHANGE_FILES = ("llama", "qwen2", "opt")
+FOLLOW_UP_FILES = ("mistral", "gpt2", "bloom", "falcon", "gptj")
 
 # requirement -> the sdist's file stem (pip may normalise the dash of the nightly's name)
 SDISTS = {"colossalai==0.5.0": "colossalai-0.5.0", "colossalai-nightly==2025.7.12": "colossalai-nightly-2025.7.12"}

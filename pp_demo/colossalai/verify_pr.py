@@ -20,14 +20,14 @@ from typing import Any
 
 from pp_demo.colossalai import verify_pr_worker
 from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
-from pp_demo.colossalai.engine import COUNT_FAMILIES, case_name, engine_cases, run_engine
+from pp_demo.colossalai.engine import case_name, engine_cases, run_engine
 from pp_demo.colossalai.engine_claim import judge_engine
-from pp_demo.colossalai.sdists import SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
+from pp_demo.colossalai.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.colossalai.verify_pr_worker import claim_batches
 from pp_demo.errors import BadInput
 from pp_demo.outputs import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
-from pp_demo.pooling.survey import PROJECTOR
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
 __all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]
 
@@ -114,7 +114,7 @@ ENGINE_TREES = ("unpatched", "change", "change + follow-up")
 def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """The fifth claim's evidence: the pull request's three families on ColossalAI's own engine
     (``pp_demo.colossalai.engine``), both schedules, inference and training, per tree of 0.5.0."""
-    cases = engine_cases(COUNT_FAMILIES)
+    cases = engine_cases(CHANGE_FILES)
     runs = {}
     for tree in ENGINE_TREES:
         print(f"verify-pr: ColossalAI's engine on the {tree} tree, {len(cases)} cases", file=sys.stderr, flush=True)
@@ -167,7 +167,7 @@ def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, A
     }
 
 
-def format_verdicts(record: dict[str, Any], width: int = PROJECTOR) -> str:
+def format_verdicts(record: dict[str, Any], width: int = PROJECTOR_WIDTH) -> str:
     """The table: one block per claim, and under it a verdict per sdist with what was run, what
     was seen and the difference; lines at most ``width`` wide (a room reads them off a projector)."""
     lines = ["claim", f"  {'sdist':<30} verdict", "-" * min(width, 64)]

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from pp_demo.colossalai.forwards import FORWARD_ATTENTION
+from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
 from pp_demo.verify.checker_batches import _random_row
 from pp_demo.verify.tolerances import tolerance
@@ -29,10 +31,6 @@ __all__ = ["claim_batches", "random_rows", "run_variant"]
 ATOL = tolerance("cpu")
 """CPU fp32: the forwards run the same arithmetic as ``model.forward`` (the shared tolerance)."""
 
-# GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
-# (tests/colossalai/test_colossalai.py shows why); its pooling is compared under eager attention.
-ATTENTION = {"gpt2": "eager"}
-VOCAB = 32  # the tiny models' vocabulary (pp_demo.pipeline.families)
 
 
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -42,9 +40,10 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tens
     holds the same id, so logits cannot tell where it was pooled (claim 4 judges positions by
     logits). Returns ``(input_ids, attention_mask)``."""
     generator = torch.Generator().manual_seed(seed)
+    vocab = min(family.tiny["vocab_size"] for family in FAMILIES.values())  # ids every tiny model takes
     rows: list[tuple[torch.Tensor, torch.Tensor]] = []
     while len(rows) < n:
-        row = _random_row(length, PAD, VOCAB, generator)
+        row = _random_row(length, PAD, vocab, generator)
         if (row[0] != PAD).any():
             rows.append(row)
     ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
@@ -109,7 +108,7 @@ def main(job_path: str, out_path: str) -> None:
         version, inside, forwards = _import_tree(tree)
         for family in forwards:
             if family not in models:
-                models[family] = build_model(family, attn_implementation=ATTENTION.get(family)).eval()
+                models[family] = build_model(family, attn_implementation=FORWARD_ATTENTION.get(family)).eval()
         result["variants"][variant] = {
             "tree": f"sdist {job['sdist']}, variant {variant}",
             "colossalai.__version__": version,

@@ -43,7 +43,7 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     """The empty stub of the two-stage draft of 10.2, ``bubble_fraction(m)``: not attempted."""
     try:
         return bool(_is_stub(function(1)))
-    except Exception:  # noqa: BLE001 - any failure means it is not that stub
+    except Exception:  # any failure means it is not that stub
         return False
 
 

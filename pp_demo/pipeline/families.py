@@ -11,7 +11,10 @@ Each row says, for one transformers ``*ForSequenceClassification`` class:
 * ``zeroed`` / ``bypassed``: embedding-side modules that would run a second time in the
   last stage (it calls the same forward with ``inputs_embeds``): learned position
   embeddings must add zero, input-side norms and projections become identities;
-* ``colossalai_rule``: the pooling rule ColossalAI 0.5.0's pipeline forward uses.
+* ``colossalai_rule``: the pooling rule ColossalAI's pipeline forward for it uses (0.5.0's, or
+  the nightly's for qwen3), or ``None`` where ColossalAI has none. Which forwards the pull
+  request changed is history, written as literals where it is used (``sdists.CHANGE_FILES``),
+  never derived from this column: a row added here joins no ColossalAI list.
 """
 
 from collections.abc import Sequence
@@ -55,7 +58,7 @@ class Family:
     final: tuple[str, ...]
     zeroed: tuple[str, ...] = ()
     bypassed: tuple[str, ...] = ()
-    colossalai_rule: str = "count"
+    colossalai_rule: str | None = None
 
     @property
     def classifier_class(self) -> Any:  # a transformers *ForSequenceClassification class
@@ -73,14 +76,14 @@ FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
         Family("llama", "LlamaForSequenceClassification", "LlamaConfig", _LLAMA_LIKE,
-               body="model", layers="layers", final=("norm",)),
+               body="model", layers="layers", final=("norm",), colossalai_rule="count"),
         Family("qwen2", "Qwen2ForSequenceClassification", "Qwen2Config", _NO_SLIDING,
-               body="model", layers="layers", final=("norm",)),
+               body="model", layers="layers", final=("norm",), colossalai_rule="count"),
         Family("opt", "OPTForSequenceClassification", "OPTConfig",
                dict(vocab_size=32, hidden_size=16, ffn_dim=32, num_hidden_layers=4, num_attention_heads=2,
                     max_position_embeddings=64, word_embed_proj_dim=16, dropout=0.0, attention_dropout=0.0),
                body="model.decoder", layers="layers", final=("final_layer_norm", "project_out"),
-               zeroed=("embed_positions",), bypassed=("project_in",)),
+               zeroed=("embed_positions",), bypassed=("project_in",), colossalai_rule="count"),
         # ColossalAI 0.5.0 has no Qwen3 forward; the one added after it takes the fix
         Family("qwen3", "Qwen3ForSequenceClassification", "Qwen3Config", dict(_NO_SLIDING, head_dim=8),
                body="model", layers="layers", final=("norm",), colossalai_rule="rightmost_non_pad"),
@@ -129,8 +132,10 @@ def family_of(model: object) -> Family:
 
 def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
     """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
-    ColossalAI 0.5.0 pipeline forward, then the fix (once, where they are the same)."""
-    return list(dict.fromkeys(chosen or [get_family(family).colossalai_rule, FIX]))
+    ColossalAI pipeline forward (where it has one), then the fix (once, where they are the same)."""
+    colossalai = get_family(family).colossalai_rule
+    default = [colossalai, FIX] if colossalai else [FIX]
+    return list(dict.fromkeys(chosen or default))
 
 
 def build_model(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import CASES, PaddingCase, get_case, row_text
 from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES, Rule, get_rule, pooled_positions
-from pp_demo.pooling.survey import RULE_CLASS
+from pp_demo.pooling.survey import PROJECTOR_WIDTH, RULE_CLASS
 
 __all__ = [
     "REFERENCES",
@@ -25,7 +25,6 @@ __all__ = [
     "padding_table",
     "format_padding_table",
     "two_line_heading",
-    "PROJECTOR_WIDTH",
 ]
 
 REFERENCES = {
@@ -129,10 +128,6 @@ def padding_table(
         )
     _reference(CASES["left"], reference)  # an unknown reference fails before any work
     return [[judge(name, case, reference, pad_token_id) for name in names] for case in resolve_cases(cases)]
-
-
-PROJECTOR_WIDTH = 90
-"""The widest line a printed table may have: a room reads the tables off a projector."""
 
 
 def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pp_demo.pooling.failure import SENTENCES, claims_about, wrong_when
 
 __all__ = [
+    "PROJECTOR_WIDTH",
     "RuleClass",
     "CLASSES",
     "RULE_CLASS",
@@ -27,7 +28,6 @@ __all__ = [
     "format_classes",
     "format_survey",
     "format_incidents",
-    "PROJECTOR",
     "SURVEY_LEGEND",
 ]
 
@@ -318,14 +318,15 @@ def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Seque
     return "\n".join(lines)
 
 
-PROJECTOR = 88
-"""The width every formatter here keeps to: a room reads the tables off a projector (issue 32)."""
+PROJECTOR_WIDTH = 88
+"""The widest line printed text may have, the one width every formatter of the package keeps to:
+a room reads the tables off a projector (the notebooks' stored outputs are held to it too)."""
 
 
 CLASSES_HEADING = "Against the true last real token, on rows whose padding carries the pad id:"
 
 
-def format_classes(width: int = PROJECTOR) -> str:
+def format_classes(width: int = PROJECTOR_WIDTH) -> str:
     """The five classes: how each finds the token, when it is right and wrong (the plain claims
     of ``pp_demo.pooling.failure``, each checked on every row), the registered rules that implement
     it, and the exact conditions as footnotes. Lines wrap at ``width``."""
@@ -350,7 +351,7 @@ SURVEY_LEGEND = (
 
 def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (26, 37, 21)) -> str:
     """The survey table as text: the class and project, where (repository, file, citations),
-    padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR``
+    padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR_WIDTH``
     (the where column holds the longest repository name on one line)."""
     body = [
         (
@@ -364,6 +365,6 @@ def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (2
     return "\n".join((*SURVEY_LEGEND, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
 
 
-def format_incidents(width: int = PROJECTOR) -> str:
+def format_incidents(width: int = PROJECTOR_WIDTH) -> str:
     """The incidents, each with its repository and issue number, wrapped at ``width``."""
     return "\n".join(textwrap.fill(f"{i.ref}: {i.what}", width, subsequent_indent="    ") for i in INCIDENTS)

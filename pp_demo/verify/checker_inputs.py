@@ -16,11 +16,12 @@ import torch
 
 from pp_demo.errors import BadInput
 from pp_demo.verify.checker_batches import named_length
+from pp_demo.verify.tolerances import DTYPES
 
 __all__ = [
     "CallableImportFailed",
-    "ATTENTION",
-    "DTYPES",
+    "ATTENTION_IMPLEMENTATIONS",
+    "DTYPE_NAMES",
     "as_dtype",
     "check_device",
     "check_atol",
@@ -34,15 +35,9 @@ __all__ = [
     "load_model",
 ]
 
-ATTENTION = ("eager", "sdpa")
-DTYPES = {
-    "fp32": torch.float32,
-    "float32": torch.float32,
-    "bf16": torch.bfloat16,
-    "bfloat16": torch.bfloat16,
-    "fp16": torch.float16,
-    "float16": torch.float16,
-}
+ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
+# tolerances.DTYPES by option name, and by torch's own (``float32``, ``torch.bfloat16``)
+DTYPE_NAMES = {**DTYPES, **{str(dtype).removeprefix("torch."): dtype for dtype in DTYPES.values()}}
 
 
 class CallableImportFailed(RuntimeError):
@@ -50,10 +45,10 @@ class CallableImportFailed(RuntimeError):
 
 
 def as_dtype(dtype: "torch.dtype | str") -> torch.dtype:
-    if isinstance(dtype, torch.dtype) and dtype in DTYPES.values():
+    if isinstance(dtype, torch.dtype) and dtype in DTYPE_NAMES.values():
         return dtype
-    if isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPES:
-        return DTYPES[dtype.removeprefix("torch.")]
+    if isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPE_NAMES:
+        return DTYPE_NAMES[dtype.removeprefix("torch.")]
     raise BadInput(f"dtype {dtype!r} is not one the checker runs; use fp32, bf16 or fp16")
 
 
@@ -71,8 +66,8 @@ def check_device(device: "str | torch.device") -> str:
 
 
 def check_attention(name: str | None) -> None:
-    if name is not None and name not in ATTENTION:
-        raise BadInput(f"unknown attention implementation {name!r}; use {' or '.join(ATTENTION)}")
+    if name is not None and name not in ATTENTION_IMPLEMENTATIONS:
+        raise BadInput(f"unknown attention implementation {name!r}; use {' or '.join(ATTENTION_IMPLEMENTATIONS)}")
 
 
 def check_atol(atol: float | None) -> None:

@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pp_demo.outputs import NOTEBOOKS
 from pp_demo.workshop import machine
+from pp_demo.workshop.machine import FAIL, OK, SKIP, WARN
 
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
-OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
 # In the checkout (``--checkout``, default: the current folder), never beside the package: an
 # installed pp_demo has no checkout around it.
 PINS = Path("constraints") / "pinned.txt"
-NOTEBOOKS = Path("notebooks")
 SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
 REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
 RANKS_TIMEOUT_S = 60

@@ -27,14 +27,16 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pp_demo.outputs import output_path
+from pp_demo.outputs import NOTEBOOKS, output_path
+from pp_demo.workshop.machine import FAIL, SKIP
 
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
 
-ROOT = Path(__file__).resolve().parents[2]  # the checkout: notebooks/ and results/ sit here
-NBVAL = ("--nbval", "--nbval-current-env", "--nbval-sanitize-with", "notebooks/sanitize.cfg")
+# Strict nbval, as the Makefile's NBVAL spells it (tests/workshop/test_gpu_check.py keeps the two equal).
+_STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
+NBVAL = tuple(_STRICT.split())
 NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
-PASS, FAIL, TIMEOUT, SKIP = "pass", "FAIL", "timeout", "skip"
+PASS, TIMEOUT = "pass", "timeout"  # with machine.FAIL and SKIP, a step's status
 TWO_GPUS = "needs 2 GPUs"
 
 
@@ -125,14 +127,14 @@ def _pp_demo_steps() -> list[Step]:
 
 
 def _notebook_steps(root: Path) -> list[Step]:
-    folder = root / "notebooks"
+    folder = root / NOTEBOOKS
     notebooks = sorted(folder.glob("[0-9]*.ipynb")) if folder.is_dir() else []
     if not notebooks:
-        return [Step("notebooks", (), 0, skip="no notebooks/ folder beside this pp_demo")]
+        return [Step("notebooks", (), 0, skip=f"no notebooks/ folder in {root} (--checkout)")]
     nbval = None if installed("nbval") else "nbval is not installed in this environment"
     steps = []
     for notebook in notebooks:
-        argv = ("-m", "pytest", "-q", *NBVAL, "--nbval-cell-timeout", "120")
+        argv = ("-m", "pytest", "-q", *NBVAL)
         skip = NOT_ON_CUDA.get(notebook.name, nbval)
         steps.append(Step(f"nbval {notebook.stem}", (*argv, f"notebooks/{notebook.name}"), 240, skip=skip))
     return steps
@@ -148,9 +150,10 @@ def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | 
     return TWO_GPUS if step.needs_gpus > n_gpus else None
 
 
-def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = ROOT) -> list[Step]:
+def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = Path(".")) -> list[Step]:
     """Every step, each with the reason it is skipped on a machine with ``n_gpus`` GPUs;
-    ``parser`` is ``python -m pp_demo``'s, which says which jobs this tree has."""
+    ``parser`` is ``python -m pp_demo``'s, which says which jobs this tree has; ``root`` the
+    checkout whose notebooks are run."""
     steps = [*_pp_demo_steps(), *_notebook_steps(root)]
     return [replace(s, skip=_why_not(s, n_gpus, parser)) for s in steps]
 
@@ -163,13 +166,14 @@ def _clean(text: str, root: Path) -> str:
     """No machine paths or terminal colours in the record: the checkout becomes '.', the
     environment '<env>', the home folder '~'."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
-    return text.replace(str(root), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
+    return text.replace(str(root.resolve()), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
 
 
 def _run(argv: tuple[str, ...], timeout_s: int, root: Path) -> tuple[int | None, str]:
     """``(exit code, stdout and stderr)``; code None when it ran past ``timeout_s``. The child
     gets a session of its own, so a timeout stops the ranks it spawned too."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    path = [str(root.resolve()), os.environ.get("PYTHONPATH")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
     child = subprocess.Popen(
         [sys.executable, *argv],
         cwd=root,
@@ -207,7 +211,7 @@ def _compare_with_cpu(step: Step, output: str, root: Path) -> tuple[str, str]:
     return PASS, f"the CPU run's {len(on_gpu)} verdict lines"
 
 
-def run_step(step: Step, root: Path = ROOT) -> Outcome:
+def run_step(step: Step, root: Path = Path(".")) -> Outcome:
     """Run one step (and its CPU twin); its verdict, and the output's tail when it did not pass."""
     if step.skip:
         return Outcome(step.name, command_text(step.argv), step.timeout_s, SKIP, step.skip)
@@ -282,6 +286,8 @@ def add_options(job: argparse.ArgumentParser) -> None:
     )
     job.add_argument("--dry-run", action="store_true", help="print the steps and run none")
     job.add_argument("--out", default="results/gpu_check.json", help="the record (default: %(default)s)")
+    where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
+    job.add_argument("--checkout", default=".", help=where)
 
 
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -289,19 +295,19 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ``parser`` is ``python -m pp_demo``'s (see ``plan``)."""
     gpus = visible_gpus()
     if args.dry_run:
-        _dry_run(plan(len(gpus) or 2, parser), len(gpus))
+        _dry_run(plan(len(gpus) or 2, parser, Path(args.checkout)), len(gpus))
         return 0
     if not gpus:
         print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")
         return 0
     out = output_path(args.out, "gpu_check.json")  # before minutes of steps, not after
-    steps = plan(len(gpus), parser)
+    steps = plan(len(gpus), parser, Path(args.checkout))
     print(f"gpu-check on {len(gpus)} x {gpus[0]}: {len(steps)} steps, each with its own timeout", flush=True)
     outcomes = []
     for number, step in enumerate(steps, 1):
         if not step.skip:
             print(f"[{number}/{len(steps)}] {step.name}", flush=True)
-        outcomes.append(run_step(step))
+        outcomes.append(run_step(step, Path(args.checkout)))
     print(format_table(outcomes))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results_record(gpus, outcomes), indent=1) + "\n")

@@ -12,21 +12,14 @@ Standard library only.
 import argparse
 import os
 import secrets
-import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from pp_demo.outputs import NOTEBOOKS  # the checkout's, from its root (`make lab`)
+from pp_demo.workshop.doctor import free_port
+
 __all__ = ["lab_command", "main"]
-
-NOTEBOOKS = Path("notebooks")  # the checkout's, from its root (`make lab`); an installed pp_demo has none
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _headless(environ: Mapping[str, str]) -> bool:
@@ -41,7 +34,7 @@ def lab_command(
     """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL.
     ``root`` is the folder Lab serves (the notebooks; the browser test gives a copy)."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     # `-m jupyterlab`, not `-m jupyter lab`: the latter looks up a `jupyter-lab` script on PATH,
     # which may belong to another environment or be missing (an install without its scripts).
     command = [

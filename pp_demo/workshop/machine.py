@@ -16,7 +16,8 @@ import shutil
 import subprocess
 import sys
 
-OK, WARN, FAIL = "ok", "WARN", "FAIL"
+# The status words of every check of the room (this module's, the doctor's, gpu-check's).
+OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
 GPU_FIX = "rm -f .venv/.installed && make setup TORCH=cu128"
 CPU_FIX = "rm -rf .venv && make setup"
 SITE = "`make site` shows every notebook with its stored outputs, read-only"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pp_demo.bench import (  # noqa: E402
+from pp_demo.bench import (
     BenchSize,
     busy_stages,
     check_bench,
@@ -23,9 +23,9 @@ from pp_demo.bench import (  # noqa: E402
     readme_block,
     summary_lines,
 )
-from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown  # noqa: E402
-from pp_demo.bench.report import micro_batch, phase_table  # noqa: E402
-from pp_demo.figures.bench import draw_bench  # noqa: E402
+from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown
+from pp_demo.bench.report import micro_batch, phase_table
+from pp_demo.figures.bench import draw_bench
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
@@ -202,7 +202,7 @@ def test_the_summary_notebook_02_prints_has_one_line_per_row(results):
         f"{row['limit']:.2f}x",
         f"{row['of_limit']:.2f}",
     ]
-    assert max(len(line) for line in lines) <= 88  # issue 32: a room reads them off a projector
+    assert max(len(line) for line in lines) <= 88  # a room reads them off a projector
     peers = results.get("peers") or []  # ColossalAI's plugin beside pp_demo: a heading, then a line each
     phases = len(phase_table(results))  # their phases, rank by rank: a heading and a header first
     printed = format_bench(results).splitlines()

@@ -18,6 +18,10 @@ import pytest
 
 from pp_demo.colossalai.claims import first_pad_wrong
 from pp_demo.colossalai.sdists import (
+    CHANGE,
+    CHANGE_FILES,
+    FOLLOW_UP,
+    FOLLOW_UP_FILES,
     PATCHES,
     SDISTS,
     NoSdist,
@@ -27,6 +31,9 @@ from pp_demo.colossalai.sdists import (
     find_sdist,
     split_patch,
 )
+from pp_demo.pipeline.families import FAMILIES
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
+from pp_demo.verify.compare import REPRO_FAMILIES
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WHEELHOUSE = ROOT / "wheelhouse"
@@ -44,6 +51,49 @@ def test_there_are_two_diffs_the_change_on_three_files_the_follow_up_on_five():
     assert [sorted(split_patch(d.read_text())) for d in DIFFS] == [
         ["llama", "opt", "qwen2"],
         ["bloom", "falcon", "gpt2", "gptj", "mistral"],
+    ]
+
+
+def test_the_changed_files_are_history_that_agrees_with_the_families_table():
+    # literals (a growing table may not change what the pull request changed), checked here
+    # against the diffs themselves and the rule of each family's ColossalAI 0.5.0 forward
+    rule = {name: family.colossalai_rule for name, family in FAMILIES.items()}
+    assert [sorted(split_patch((PATCHES / d).read_text())) for d in (CHANGE, FOLLOW_UP)] == [
+        sorted(CHANGE_FILES),
+        sorted(FOLLOW_UP_FILES),
+    ]
+    assert REPRO_FAMILIES == CHANGE_FILES == tuple(f for f in FAMILIES if rule[f] == "count")
+    assert FOLLOW_UP_FILES == tuple(f for f in FAMILIES if rule[f] in ("first_pad", "first_pad_mod"))
+
+
+_PHI3_ROW = """
+import dataclasses
+from pp_demo.pipeline import families
+families.FAMILIES["phi3"] = dataclasses.replace(
+    families.FAMILIES["llama"], name="phi3", classifier="Phi3ForSequenceClassification",
+    config="Phi3Config", colossalai_rule=None)
+from pp_demo.colossalai import claims, engine, engine_cli, sdists
+from pp_demo.errors import BadInput
+from pp_demo.verify import compare
+print(families.rules_for("phi3"))
+print(compare.REPRO_FAMILIES, sdists.CHANGE_FILES, sdists.FOLLOW_UP_FILES)
+print(sorted({f for _, files in sdists.VARIANTS["change + follow-up"] for f in files}))
+try:
+    engine.batch_of("phi3")
+except BadInput as error:
+    print(error)
+"""
+
+
+def test_a_family_added_as_a_row_joins_no_colossalai_list():
+    # the recipe's row, with no ColossalAI forward, added before anything reads the table
+    ran = subprocess.run([sys.executable, "-c", _PHI3_ROW], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [
+        "['rightmost_non_pad']",
+        "('llama', 'qwen2', 'opt') ('llama', 'qwen2', 'opt') ('mistral', 'gpt2', 'bloom', 'falcon', 'gptj')",
+        "['bloom', 'falcon', 'gpt2', 'gptj', 'llama', 'mistral', 'opt', 'qwen2']",
+        "phi3 has no ColossalAI 0.5.0 pipeline forward with the bug",
     ]
 
 
@@ -95,12 +145,12 @@ def test_where_the_first_pad_forms_are_wrong(row, wrong):
 
 
 def test_the_verdicts_of_the_committed_record_fit_a_projector():
-    # issue 32: notebook 09 prints them; one heading per claim, a verdict line per sdist under it
+    # notebook 09 prints them; one heading per claim, a verdict line per sdist under it
     from pp_demo.colossalai.verify_pr import format_verdicts
 
     record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
     lines = format_verdicts(record).splitlines()
-    assert max(len(line) for line in lines) <= 88
+    assert max(len(line) for line in lines) <= PROJECTOR_WIDTH
     claims = list(dict.fromkeys(row["claim"] for row in record["claims"]))
     assert [line for line in lines if line in claims] == claims
     for row in record["claims"]:
@@ -109,10 +159,10 @@ def test_the_verdicts_of_the_committed_record_fit_a_projector():
 
 @pytest.mark.parametrize("diff", DIFFS, ids=lambda d: d.name[:4])
 def test_the_changed_lines_of_a_diff_fit_a_projector_and_keep_every_change(diff):
-    # issue 32: notebook 09 prints the diffs as their changed lines, dedented, with file:line
+    # notebook 09 prints the diffs as their changed lines, dedented, with file:line
     text = diff.read_text()
     shown = changed_lines(text)
-    assert max(len(line) for line in shown.splitlines()) <= 88
+    assert max(len(line) for line in shown.splitlines()) <= PROJECTOR_WIDTH
     assert "pad stands for self.config.pad_token_id" in shown
     kept = {(line[0], line[1:].strip()) for line in shown.splitlines() if line.startswith(("- ", "+ "))}
     for line in text.splitlines():

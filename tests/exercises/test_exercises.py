@@ -197,7 +197,7 @@ def test_a_wrong_notebook_07_answer_gets_a_counterexample(key, wrong, counterexa
 
 
 def test_07_2_says_why_padding_may_not_carry_the_pad_id():
-    # issue 32: the question and the hint name the real set-up, a tokenizer padding with a pad token
+    # the question and the hint name the real set-up, a tokenizer padding with a pad token
     # of its own while the config's pad_token_id (what class c looks for) is another id
     from pp_demo.exercises.core import EXERCISES
 

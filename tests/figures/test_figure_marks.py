@@ -2,14 +2,14 @@
 colours come from the Okabe-Ito palette (sizes and text for a projector: test_projector.py). The
 matplotlib artists are inspected, not the pixels; expected marks are worked out by hand."""
 
-import matplotlib.colors as mcolors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.colors as mcolors
+import matplotlib.pyplot as plt
+import pytest
+import torch
 
-from pp_demo.figures.palette import OKABE_ITO  # noqa: E402
-from pp_demo.figures.pooling import draw_class_grid, draw_pad_eos_rows, draw_padding_table, draw_row_diffs  # noqa: E402
-from pp_demo.verify.compare import RowComparison  # noqa: E402
+from pp_demo.figures.palette import OKABE_ITO
+from pp_demo.figures.pooling import draw_class_grid, draw_pad_eos_rows, draw_padding_table, draw_row_diffs
+from pp_demo.verify.compare import RowComparison
 
 PALETTE = {mcolors.to_rgb(c) for c in OKABE_ITO.values()}
 GREYS = {mcolors.to_rgb(c) for c in ("white", "#999999", "#d9d9d9")}

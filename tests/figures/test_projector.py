@@ -1,4 +1,4 @@
-"""Every figure the workbook draws reads on a projector (issue 32): at most ``MAX_WIDTH_IN`` wide,
+"""Every figure the workbook draws reads on a projector: at most ``MAX_WIDTH_IN`` wide,
 every text at ``PROJECTOR_PT`` or more and inside the figure, panels stacked, the key a legend,
 and a raw -1 never written next to a minus-like mark. The ``draw_*`` functions are enumerated from
 the modules of ``pp_demo.figures``, so a new figure cannot escape; each is called as its notebook

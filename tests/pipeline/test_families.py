@@ -16,6 +16,7 @@ from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
 
@@ -47,7 +48,7 @@ def test_fix_equals_model_forward_at_every_split_into_two_three_and_four_stages(
         assert float((result.logits - reference).abs().max()) <= 1e-6, job.split_points
 
 
-@pytest.mark.parametrize("family", ALL)
+@pytest.mark.parametrize("family", [f for f in ALL if COLOSSALAI_RULE[f]])  # those with a ColossalAI forward
 def test_colossalai_rule_misses_exactly_the_rows_the_review_table_predicts_at_every_split(family):
     model = build_model(family)
     ids, mask = as_batch(SIX[:5])
@@ -70,18 +71,19 @@ def test_the_matrix_marks_each_family_rule_and_case():
     text = format_matrix(table)
     assert text.startswith("judged by model.forward")
     assert "gpt2    first_pad_mod         ✓      ✓           ✓           ✗         ✓" in text
-    assert max(len(line) for line in text.splitlines()) <= 90  # read off a projector (issue 32)
+    assert max(len(line) for line in text.splitlines()) <= PROJECTOR_WIDTH  # read off a projector
 
 
-def test_nine_families_as_two_and_three_ranks_equal_model_forward():
+def test_every_family_as_two_and_three_ranks_equals_model_forward():
     jobs, batches = [], [as_batch(SIX), as_batch(TRAILING)]
     for family in ALL:
         model = build_model(family)
         for points in (2, (1, 3)):  # two ranks, three ranks: one start each for all the jobs
             for ids, mask in batches:
                 jobs.append(Job.infer(model, ids, mask, split_points=points, n_micro=2 if ids.shape[0] % 2 == 0 else 1))
-            ids, mask = as_batch(SIX[:5])
-            jobs.append(Job.infer(model, ids, mask, rule=COLOSSALAI_RULE[family], split_points=points))
+            if COLOSSALAI_RULE[family]:  # and its ColossalAI forward's rule, where it has one
+                ids, mask = as_batch(SIX[:5])
+                jobs.append(Job.infer(model, ids, mask, rule=COLOSSALAI_RULE[family], split_points=points))
     results = run(jobs, on="ranks", timeout_s=300)
     for job, result in zip(jobs, results, strict=True):
         reference = forward_logits(job.model, job.batch.input_ids, job.batch.attention_mask)

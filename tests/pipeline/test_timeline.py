@@ -1,13 +1,13 @@
 """Schedules placed in time, the activations each rank holds, and the timeline figure's marks."""
 
-import matplotlib.colors as mcolors  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+import matplotlib.colors as mcolors
+import pytest
+from matplotlib.patches import Rectangle
 
-from pp_demo.figures.palette import OKABE_ITO  # noqa: E402
-from pp_demo.figures.schedules import draw_timeline  # noqa: E402
-from pp_demo.pipeline.schedules import (  # noqa: E402
-    gpipe_slots,  # noqa: E402
+from pp_demo.figures.palette import OKABE_ITO
+from pp_demo.figures.schedules import draw_timeline
+from pp_demo.pipeline.schedules import (
+    gpipe_slots,
     peak_in_flight,
     schedule_order,
     timeline,

@@ -1,6 +1,6 @@
 """Job and run refuse bad input in one line (``BadInput``) before anything is built or started.
 
-Each case is one of issue 30's inputs, which used to fail far from their cause: 1-D ids as an
+Each case is an input that once failed far from its cause: 1-D ids as an
 IndexError in modeling_llama, float ids in the embedding, ids past the vocabulary as ``index
 out of range`` (on ranks, ``rank 0 failed``), ids as a list as an AttributeError, zero rows as
 ``cannot reshape``, labels past the class count as an IndexError, ``timeout_s=-5`` as "did not

@@ -17,7 +17,7 @@ from pp_demo.pooling.rules import RULES, get_rule, known_lengths, pooled_positio
 from pp_demo.pooling.survey import (
     CLASSES,
     INCIDENTS,
-    PROJECTOR,
+    PROJECTOR_WIDTH,
     RULE_CLASS,
     SURVEY,
     format_classes,
@@ -132,9 +132,9 @@ def test_the_rendered_table_comes_from_the_rows():
 
 
 def test_the_rendered_tables_fit_a_projector():
-    # issue 32: notebook 07 prints all three; a room reads them off a projector
+    # notebook 07 prints all three; a room reads them off a projector
     for text in (format_classes(), format_survey(), format_incidents()):
-        assert max(len(line) for line in text.splitlines()) <= PROJECTOR
+        assert max(len(line) for line in text.splitlines()) <= PROJECTOR_WIDTH
     assert all(ref in format_incidents() for ref in ("huggingface/trl#937", "huggingface/peft#3620"))
     assert "    rules: count" in format_classes().splitlines()
 

@@ -1,6 +1,5 @@
 """docs/architecture.md against the tree: the paths it names exist (CONTRIBUTING.md's too),
-the constants each recipe points at are in the file it names, and each recipe's count of
-source files is true."""
+and the constants each recipe points at are in the file it names."""
 
 import re
 
@@ -35,19 +34,85 @@ def test_the_page_has_the_four_recipes(repo):
 
 
 @pytest.mark.parametrize("title", ["Add a family", "Add a pooling rule", "Add a schedule", "Add an exercise"])
-def test_each_recipe_counts_its_source_files_and_its_constants_are_where_it_says(repo, title):
+def test_the_constants_each_recipe_points_at_are_in_the_file_it_names(repo, title):
+    # (which files a recipe must touch is checked by following it: tests/repo/test_recipes.py)
     body = _recipes(_text(repo))[title]
-    bullets = [b for b in re.split(r"\n(?=- )", body) if b.startswith("- `")]
-    sources = set()
+    bullets = [b.split("\n\n")[0] for b in re.split(r"\n(?=- )", body) if b.startswith("- `")]
+    assert bullets, f"{title}: no bullets"
     for bullet in bullets:
-        path = PATH.match(bullet[2:])[1]
-        if path.startswith(("pp_demo/", "tools/")) and path.endswith(".py"):
-            sources.add(path)
+        named = PATH.match(bullet[2:])
+        path = named[1] if named else bullet[3 : bullet.index("`", 3)]  # README.md: no folder
         if path.endswith(".py"):
             text = (repo / path).read_text(encoding="utf-8")
             missing = [c for c in CONSTANT.findall(bullet) if c not in text]
             assert missing == [], f"{title}: {path} has no {missing}"
-    # "Source files: 1 (+3 when ...)": the plain case, then what a variant adds
-    counted = re.search(r"^Source files: (\d+)(?: \(\+(\d+))?", body, flags=re.M)
-    said = int(counted[1]) + int(counted[2] or 0)
-    assert said == len(sources), f"{title}: the page says {said}, it lists {sorted(sources)}"
+
+
+# The package in four parts, each a list of folders and modules (a module belongs to the longest
+# entry its path starts with). docs/architecture.md's "Size" table states each part's lines.
+SPLIT = {
+    "core": [
+        "pp_demo/__init__.py",
+        "pp_demo/errors.py",
+        "pp_demo/pooling/__init__.py",
+        "pp_demo/pooling/rules.py",
+        "pp_demo/pooling/cases.py",
+        "pp_demo/pooling/padding_table.py",
+        "pp_demo/pipeline/__init__.py",
+        "pp_demo/pipeline/families.py",
+        "pp_demo/pipeline/stages.py",
+        "pp_demo/pipeline/jobs.py",
+        "pp_demo/pipeline/schedules.py",
+        "pp_demo/pipeline/in_process.py",
+        "pp_demo/pipeline/runner.py",
+        "pp_demo/pipeline/validate.py",
+        "pp_demo/verify/__init__.py",
+        "pp_demo/verify/compare.py",
+        "pp_demo/verify/tolerances.py",
+        "pp_demo/verify/where_pooled.py",
+    ],
+    "ranks": [
+        "pp_demo/pipeline/on_rank.py",
+        "pp_demo/pipeline/launch.py",
+        "pp_demo/pipeline/torchrun_env.py",
+        "pp_demo/pipeline/engine_probes.py",
+    ],
+    "notebooks' needs": [
+        "pp_demo/quiet.py",
+        "pp_demo/pooling/",
+        "pp_demo/figures/",
+        "pp_demo/exercises/",
+        "pp_demo/training/",
+        "pp_demo/colossalai/forwards.py",
+        "pp_demo/verify/family_matrix.py",
+        "pp_demo/workshop/explorer.py",
+        "pp_demo/workshop/tokenizer.py",
+        "pp_demo/workshop/lab.py",
+    ],
+    "maintainers' tools": ["pp_demo/", "pp_demo/colossalai/", "pp_demo/verify/", "pp_demo/bench/", "pp_demo/workshop/"],
+}
+PARTS = "core|ranks|notebooks' needs|maintainers' tools"
+SIZE_ROW = re.compile(rf"^\| ({PARTS}) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)
+
+
+def _part_of(path: str) -> str:
+    entries = [(entry, part) for part, listed in SPLIT.items() for entry in listed if path.startswith(entry)]
+    return max(entries, key=lambda e: len(e[0]))[1]
+
+
+def test_the_page_states_the_size_of_each_part_as_the_tree_has_it(repo):
+    lines = {part: 0 for part in SPLIT}
+    for path in sorted((repo / "pp_demo").rglob("*.py")):
+        lines[_part_of(path.relative_to(repo).as_posix())] += len(path.read_text().splitlines())
+    total = sum(lines.values())
+    stated = {part: (float(k), int(share)) for part, k, share in SIZE_ROW.findall(_text(repo))}
+    computed = {part: (round(n / 1000, 1), round(100 * n / total)) for part, n in lines.items()}
+    assert stated == computed, f"the page's Size table should read {computed} (lines {lines}, total {total})"
+    said_total = re.search(r"^The package is (\d+\.\d)k lines", _text(repo), flags=re.M)
+    assert said_total and float(said_total[1]) == round(total / 1000, 1)
+
+
+def test_each_entry_of_the_split_names_a_file_or_folder(repo):
+    entries = [entry for listed in SPLIT.values() for entry in listed]
+    assert sorted(e for e in entries if not (repo / e).exists()) == []
+    assert len(entries) == len(set(entries))

@@ -138,3 +138,89 @@ def test_the_patches_have_one_copy_the_package_ships():
     ]
     assert PATCHES == PACKAGE / "colossalai" / "patches"
     assert sorted({p.parent for p in everywhere}) == [PATCHES]
+
+
+# A file path the package's or the tests' code names (``tests/pipeline/test_looped.py``,
+# ``pp_demo/pooling/rules.py``), or a bare test file's name; placeholders name no one file.
+# (results/ holds what runs write: a path there may name a file a run has yet to write.)
+FILE_PATH = re.compile(r"\b(?:pp_demo|tests|tools|docs|notebooks)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.[a-z]+\b")
+TEST_FILE = re.compile(r"(?<![/\w])test_[a-z0-9_]+\.py\b")
+PATH_PLACEHOLDERS = re.compile(r"FOLDER|NN|test_x\b")
+
+
+def _code_files() -> list[Path]:
+    return sorted(p for folder in ("pp_demo", "tests", "tools") for p in (REPO / folder).rglob("*.py"))
+
+
+def _named_paths(text: str) -> tuple[set[str], set[str]]:
+    paths = {p for p in FILE_PATH.findall(text) if not PATH_PLACEHOLDERS.search(p)}
+    return paths, {name for name in TEST_FILE.findall(text) if not PATH_PLACEHOLDERS.search(name)}
+
+
+def test_every_file_path_in_the_code_and_its_docstrings_exists():
+    test_files = {p.name for p in (REPO / "tests").rglob("test_*.py")}
+    missing, named = [], 0
+    for path in _code_files():
+        if path == Path(__file__).resolve():  # its own examples below
+            continue
+        paths, names = _named_paths(path.read_text())
+        named += len(paths) + len(names)
+        where = path.relative_to(REPO)
+        missing += [f"{where}: {p}" for p in sorted(paths) if not (REPO / p).exists()]
+        missing += [f"{where}: {n}" for n in sorted(names) if n not in test_files]
+    assert named > 50  # the scan reads the files at all
+    assert missing == []
+
+
+def test_the_path_reader_finds_paths_and_names_and_skips_placeholders():
+    text = (
+        "tested by tests/pipeline/test_looped.py and test_rules.py; see pp_demo/pooling/rules.py.\n"
+        "a notebook's module pp_demo/exercises/nbNN.py, a test FOLDER/test_x.py, results/tmp/"
+    )
+    assert _named_paths(text) == (
+        {"tests/pipeline/test_looped.py", "pp_demo/pooling/rules.py"},
+        {"test_rules.py"},
+    )
+
+
+def test_no_internal_issue_number_is_named_in_the_code():
+    # a reader of the repository cannot look this tracker's issues up; the issues the code cites
+    # are other projects' (ColossalAI issue 6457, PEFT issue 3620), numbered in the hundreds and up
+    internal = re.compile(r"\b[Ii]ssues? #?(\d{1,2})\b")
+    named = [
+        f"{path.relative_to(REPO)}:{number}: {line.strip()}"
+        for path in _code_files()
+        if path != Path(__file__).resolve()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if internal.search(line)
+    ]
+    assert named == []
+
+
+def test_each_noqa_silences_a_rule_the_linter_runs():
+    # a noqa for a rule ruff does not select silences nothing and reads as if it did
+    import tomllib
+
+    selected = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["select"]
+    noqa = re.compile(r"#\s*noqa:\s*([A-Z]+[0-9]+)")
+    needless = [
+        f"{path.relative_to(REPO)}:{number}: {code}"
+        for path in _code_files()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        for code in noqa.findall(line)
+        if not any(code.startswith(family) and code[len(family)].isdigit() for family in selected)
+        or (code == "E402" and number < _first_code_line(path))
+    ]
+    assert needless == []
+
+
+def _first_code_line(path: Path) -> int:
+    """The line of the first top-level statement that is neither an import nor the docstring:
+    an import above it is at the top of the file, where E402 has nothing to say."""
+    code = [
+        n
+        for n in ast.parse(path.read_text()).body
+        if not isinstance(n, (ast.Import, ast.ImportFrom))
+        and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+    ]
+    return code[0].lineno if code else 10**9

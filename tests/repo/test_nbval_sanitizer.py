@@ -15,8 +15,10 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from pp_demo.workshop.gpu_check import NBVAL
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SANITIZE = "notebooks/sanitize.cfg"  # as in the Makefile's NBVAL, relative to the repo root
+SANITIZE = NBVAL[NBVAL.index("--nbval-sanitize-with") + 1]  # relative to the repo root
 STORED = "<object object at 0x7f0012345678>\n"
 
 

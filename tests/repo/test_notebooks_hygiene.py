@@ -10,6 +10,8 @@ import re
 
 import pytest
 
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
+
 MACHINE_PATHS = ("/root/", "/home/", "/tmp/", "/work/", "site-packages")
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 NOT_ATTEMPTED = re.compile(r"\[\d\d\.\d+\] not attempted yet\n?")
@@ -123,7 +125,7 @@ def test_exercises_are_stored_unattempted(notebook):
         assert "text/plain" not in str(cell["outputs"]), f"{name}: a check cell shows a value"
 
 
-PROJECTOR_COLUMNS = 90  # issue 32: a stored text output a room can read off a projector
+PROJECTOR_COLUMNS = PROJECTOR_WIDTH  # a stored text output a room can read off a projector
 
 
 def test_text_outputs_fit_a_projector(notebook):

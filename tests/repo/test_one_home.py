@@ -1,59 +1,72 @@
-"""Each fact of the package is written once: a grep of ``pp_demo/`` finds one definition.
+"""Each fact of the package is written once: no public name is defined in two of its modules.
 
-Issue 26 found these facts written in two to four places each; a copy that drifts is a
-table that disagrees with the command line. The test reads the source, so it fails on a
-second definition however it is spelled (an assignment, an annotated one, a ``def``).
+A copy that drifts is a table that disagrees with the command line, and one name with two
+meanings (three ``ATTENTION`` tables once) is read as one fact. The test reads every module's
+top-level statements, so it finds a second definition however it is spelled (an assignment, an
+annotated one, a tuple of names, a ``def`` or a ``class``) without a list of names to look for;
+an import is not a definition. Private names (``_x``) are their module's own business.
 """
 
+import ast
 import pathlib
 import re
-
-import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = {path.relative_to(REPO).as_posix(): path.read_text() for path in sorted((REPO / "pp_demo").rglob("*.py"))}
 
-# name -> the one module that defines it
-HOMES = {
-    "PADDED_RULES": "pp_demo/pooling/rules.py",
-    "RIGHT": "pp_demo/pooling/padding_table.py",
-    "WRONG": "pp_demo/pooling/padding_table.py",
-    "NO_ANSWER": "pp_demo/pooling/padding_table.py",
-    "mark": "pp_demo/pooling/padding_table.py",
-    "rules_for": "pp_demo/pipeline/families.py",
-    "REPRO_ROWS": "pp_demo/verify/compare.py",
-    "REPRO_FAMILIES": "pp_demo/verify/compare.py",
-    "parameter_copies": "pp_demo/pipeline/jobs.py",
-    "micro_batch_loss": "pp_demo/pipeline/jobs.py",
-    "accumulate": "pp_demo/pipeline/in_process.py",
-    "train_steps": "pp_demo/pipeline/in_process.py",
+# name -> why it is deliberately defined in each of these modules
+DELIBERATE = {
+    "main": "each console script's and each worker's entry point, run by its module's name",
+    "Outcome": "what one checker call did (verify/checker_worker.py) vs. one gpu-check step's result",
+    "Step": "a training step of a job (pipeline/jobs.py) vs. one step of gpu-check's plan",
+    "Forward": "a model's forward in one process (pipeline) vs. a ColossalAI forward taking the model",
+    "check_device": "the CLI's --device text (pipeline/validate.py) vs. the checker's device argument",
+    "run_check": "the handlers of two commands: the checker and gpu-check",
+    "start_ranks": "the doctor's two-rank probe vs. the ColossalAI engine's ranks",
+    "summary_lines": "each record's own summary: the benchmark's and the engine run's",
+    "load_results": "each reads its own committed record: the training study's and the benchmark's",
+    "Interval": "bench/: timers writes the intervals breakdown reads (bench/ is reworked on its own)",
+    "MODES": "bench/ and the engine run the same two modes; bench/ may import the engine's (reworked on its own)",
+    "RESULTS": "outputs.RESULTS is the folder; engine_cli's and bench/report.py's each the file of its record",
 }
 
 
-def _binding(name: str) -> re.Pattern[str]:
-    """A module-level binding of ``name``: ``NAME =``, ``NAME: T =``, ``A, NAME = ...``, ``def NAME(``
-    (a method of the same name, like ``Verdict.mark``, is indented and is not a second home)."""
-    return re.compile(rf"^(?:def {name}\(|(?:\w+\s*,\s*)*{name}\s*(?:,\s*\w+\s*)*(?::[^=\n]+)?=(?!=))", re.MULTILINE)
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a module's top-level statements bind, imports left out."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        targets += [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return {n for n in names if not n.startswith("_")}
 
 
-def _definitions(name: str) -> list[str]:
-    pattern = _binding(name)
-    return [path for path, text in SOURCES.items() for _ in pattern.finditer(text)]
+def _homes() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path, text in SOURCES.items():
+        for name in _defined(ast.parse(text)):
+            found.setdefault(name, []).append(path)
+    return found
 
 
-def test_the_pattern_finds_each_spelling_of_a_definition():
-    # the grep below is only as good as its pattern: try it on the spellings it must catch
-    pattern = _binding("X")
-    for line in ["X = 1", "X: tuple[str, ...] = ()", "A, X, B = 1, 2, 3", "def X(a):"]:
-        assert pattern.search(line), line
-    for line in ["if X == 1:", "f(X=1)", "Y = X", "    def X(self):", "XY = 1"]:
-        assert not pattern.search(line), line
+def test_the_reader_finds_each_spelling_of_a_definition_and_no_import():
+    spellings = ["X = 1", "Y: int = 2", "A, (B, C) = 1, (2, 3)", "def f(): pass", "class K: pass"]
+    not_definitions = ["import os", "from m import Z", "_p = 1", "if X:\n    W = 1", "print(V := 1)"]
+    tree = ast.parse("\n".join(spellings + not_definitions))
+    assert _defined(tree) == {"X", "Y", "A", "B", "C", "f", "K"}
 
 
-@pytest.mark.parametrize("name", sorted(HOMES))
-def test_each_fact_is_defined_once_in_its_home(name):
-    where = _definitions(name)
-    assert where == [HOMES[name]], f"{name} is defined in {where}, expected once in {HOMES[name]}"
+def test_no_public_name_is_defined_in_two_modules_unless_deliberate():
+    twice = {name: where for name, where in sorted(_homes().items()) if len(where) > 1}
+    assert len(_homes()) > 300  # the reader reads the package at all
+    assert {name: where for name, where in twice.items() if name not in DELIBERATE} == {}
+
+
+def test_each_deliberate_name_is_still_defined_twice():
+    # an entry whose duplicate is gone is a stale excuse
+    assert sorted(name for name in DELIBERATE if len(_homes().get(name, [])) < 2) == []
 
 
 def test_the_padded_rules_are_chosen_in_one_place():
@@ -70,7 +83,7 @@ def test_the_verdict_marks_are_written_in_one_place():
 
 def test_the_default_rules_of_a_family_are_chosen_in_one_place():
     # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, in families
-    spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai_rule, FIX\]", text)]
+    spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai(_rule)?, FIX\]", text)]
     assert spelled == ["pp_demo/pipeline/families.py"]
 
 

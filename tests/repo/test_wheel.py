@@ -105,6 +105,10 @@ def test_the_commands_run_from_the_wheel(installed):
             *("--out", str(run / "verify_pr.json")),
         ],
         "lab": ["-m", "pp_demo.workshop.lab", "--notebooks", str(REPO / "notebooks"), "--version"],
+        "gpu-check": ["-m", "pp_demo", "gpu-check", "--dry-run", "--checkout", str(REPO)],
+        "gpu-check here": ["-m", "pp_demo", "gpu-check", "--dry-run"],
+        "colossalai-engine": ["-m", "pp_demo", "colossalai-engine", "--help"],
+        "engine record": ["-c", "from pp_demo.colossalai.engine_cli import RESULTS; print(RESULTS)"],
         "report": [
             "-c",
             f"from pp_demo.bench import load_results, summary_lines; "
@@ -125,6 +129,11 @@ def test_the_commands_run_from_the_wheel(installed):
     assert "JupyterLab: http://127.0.0.1:" in done["lab"].stdout
     assert done["lab"].stdout.split()[-1][:1].isdigit()  # JupyterLab's own --version: it got that far
     assert done["report"].stdout.strip()
+    # the notebooks and the committed record are the working directory's, or the option's
+    assert "nbval 01_four_padding_rows (" in done["gpu-check"].stdout
+    assert "notebooks (skip: no notebooks/ folder in . (--checkout))" in done["gpu-check here"].stdout
+    assert "--schedule" in done["colossalai-engine"].stdout
+    assert done["engine record"].stdout.strip() == "results/colossalai_engine.json"
     assert not (run / "results").exists() and not (run / "verify_pr.json").exists()
     assert ok == {**dict.fromkeys(commands, 0), "bench": 2, "verify-pr": 2}, {
         n: d.stderr[-300:] for n, d in done.items() if d.returncode

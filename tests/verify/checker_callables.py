@@ -1,4 +1,4 @@
-"""Callables a new user might hand the checker, each written from its description in issue 29.
+"""Callables a new user might hand the checker, each a pipeline as a user would write it.
 
 The correct ones compute the logits from the model's own hidden states at the position
 ``model.forward`` pools (the rightmost non-pad token); the others go wrong in one way each.

@@ -1,7 +1,7 @@
 """The checker on two pipeline implementations nobody here wrote (examples/, docs/checker.md).
 
-Expected verdicts come from what each framework does with the pooled token, as issue 29
-measured it: the tracer captures transformers' own pooling, so its stages equal
+Expected verdicts come from what each framework does with the pooled token, as measured:
+the tracer captures transformers' own pooling, so its stages equal
 ``model.forward``; on two ranks torch 2.13 refuses a model input on the last stage; with no pad
 id and micro-batches of one row, transformers pools the last position of each row, so a
 right-padded row ``[x, x, x, x, pad, pad]`` is read at 5 where its true last real token is 3.

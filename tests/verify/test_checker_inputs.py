@@ -1,4 +1,4 @@
-"""Every input class of issue 29 ends in one line and the documented exit code.
+"""Every class of bad input to the checker ends in one line and the documented exit code.
 
 Exit codes as docs/checker.md documents them: 0 pass, 1 mismatch, 2 usage error, 3 the callable
 failed, 130 interrupted. The callables live in ``checker_callables.py`` beside this file; every

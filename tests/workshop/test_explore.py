@@ -8,6 +8,7 @@ from pp_demo.figures.pooling import draw_padding_table
 from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.padding_table import format_padding_table
 from pp_demo.pooling.rules import PADDED_RULES
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.workshop.explorer import exploration_html, explore, explorer_box, format_exploration, parse_row
 
 # row, mask -> (count, first_pad_mod, rightmost_non_pad) as the review table gives them,
@@ -70,7 +71,7 @@ def test_the_explorer_box_stores_one_short_line_of_text():
     box = explorer_box(widgets.Text(value="5 0 7 8 0 0", description="token ids"), widgets.HTML("x"))
     assert isinstance(box, widgets.VBox) and len(box.children) == 2
     text = box._repr_mimebundle_()["text/plain"]
-    assert len(text) <= 90 and "\n" not in text
+    assert len(text) <= PROJECTOR_WIDTH and "\n" not in text
 
 
 def test_positions_stay_raw_the_unwrapped_first_pad_says_minus_one():

@@ -5,9 +5,11 @@ run are replaced by tiny commands. Expected values come from the issue's list of
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -105,7 +107,7 @@ def test_steps_needing_two_gpus_are_skipped_on_one(monkeypatch, capsys, colossal
     skipped = {s.name for s in steps if s.skip == "needs 2 GPUs"}
     assert skipped == (TWO_GPU_STEPS if count == 1 else set())
     assert {s.name for s in steps if s.skip} == skipped | {"nbval 06_colossalai"}
-    monkeypatch.setattr(gpu_check, "plan", lambda n, parser: plan(n, AcceptsEverything()))
+    monkeypatch.setattr(gpu_check, "plan", lambda n, parser, root: plan(n, AcceptsEverything(), root))
     main(["gpu-check", "--dry-run"])
     out = capsys.readouterr().out
     assert out.startswith(f"on this machine ({count} GPU{'s' if count == 2 else ''}) the check would run:")
@@ -143,9 +145,10 @@ def tiny_steps():
 def test_the_check_runs_each_step_prints_one_table_and_writes_the_record(monkeypatch, tmp_path, capsys):
     see_gpus(monkeypatch, 1)
     monkeypatch.setattr(torch.cuda.nccl, "version", lambda: (2, 21, 5))
-    monkeypatch.setattr(gpu_check, "plan", lambda n, parser: tiny_steps())
+    monkeypatch.setattr(gpu_check, "plan", lambda n, parser, root: tiny_steps())
     out_file = tmp_path / "results" / "gpu_check.json"
-    assert run_check(argparse.Namespace(dry_run=False, out=str(out_file)), build_parser()) == 1  # a step failed
+    args = argparse.Namespace(dry_run=False, out=str(out_file), checkout=".")
+    assert run_check(args, build_parser()) == 1  # a step failed
     printed = capsys.readouterr().out.splitlines()
     table = printed[printed.index(next(line for line in printed if line.startswith("step "))) :]
     expected = {
@@ -178,3 +181,10 @@ def test_the_check_runs_each_step_prints_one_table_and_writes_the_record(monkeyp
     assert steps["differs from the cpu"]["note"].startswith("verdicts differ from the CPU run")
     assert steps["skipped"] == {**steps["skipped"], "verdict": "skip", "note": "needs 2 GPUs", "seconds": None}
     assert printed[-1] == f"wrote {out_file}"
+
+
+def test_the_notebooks_run_under_the_makefiles_nbval_flags():
+    # one spelling of strict nbval: `make test` and gpu-check run the notebooks alike
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    flags = re.search(r"^NBVAL\s*:=\s*(.+)$", makefile, re.M)[1].split()
+    assert tuple(flags) == gpu_check.NBVAL

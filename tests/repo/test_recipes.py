@@ -1,0 +1,213 @@
+"""docs/architecture.md's recipes, followed in a copy of the tree: the files a recipe had to
+touch for the tests it names to pass are the files the page lists, and the count it states.
+
+Each test copies the checkout (the files git knows), makes the recipe's edits as the page
+words them, runs the tests the page names on the copy, and reads which files changed from the
+copy's own git. The notebooks the page says to run again are exactly those that fail strict
+nbval in the copy: their stored outputs no longer hold.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pp_demo.workshop.gpu_check import NBVAL
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "architecture.md"
+COUNTS = re.compile(r"^Touches (\d+) source files?, (\d+) test files? and (\d+) notebooks?\b", re.M)
+BULLET_PATH = re.compile(r"^- `((?:pp_demo|tools|tests|notebooks|docs)/[^`]+|README\.md)`", re.M)
+
+
+def _recipe(title: str) -> tuple[tuple[int, int, int], set[str]]:
+    """The counts a recipe states and the paths its bullets name."""
+    text = PAGE.read_text(encoding="utf-8")
+    body = re.search(rf"^### {title}\n(.*?)(?=^#{{2,3}} |\Z)", text, flags=re.M | re.S)[1]
+    counts = COUNTS.search(body)
+    assert counts, f"{title}: no 'Touches N source files, M test files and K notebooks.' line"
+    return (int(counts[1]), int(counts[2]), int(counts[3])), set(BULLET_PATH.findall(body))
+
+
+def _git(tree: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A copy of the checkout's files under git, so the recipe's edits show as changes."""
+    listed = _git(REPO, "ls-files", "--cached", "--others", "--exclude-standard", "-z").split("\0")
+    copy = tmp_path / "tree"
+    for name in filter(None, listed):
+        if (REPO / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, copy / name)
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t"]):
+        _git(copy, *args)
+    return copy
+
+
+def _edit(tree: Path, path: str, old: str, new: str) -> None:
+    """Replace the one occurrence of ``old`` in ``path`` with ``new``."""
+    text = (tree / path).read_text()
+    assert text.count(old) == 1, f"{path}: the recipe's anchor {old!r} is not there once"
+    (tree / path).write_text(text.replace(old, new))
+
+
+def _add(tree: Path, path: str, after: str, new: str) -> None:
+    """Insert ``new`` after the one occurrence of ``after`` in ``path``."""
+    _edit(tree, path, after, after + new)
+
+
+def _pytest(tree: Path, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
+    return subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _touched(tree: Path) -> set[str]:
+    return {line[3:] for line in _git(tree, "status", "--porcelain").splitlines()}
+
+
+def _check_against_page(tree: Path, title: str) -> None:
+    (sources, tests, notebooks), listed = _recipe(title)
+    touched = _touched(tree)
+    page_notebooks = {p for p in listed if p.startswith("notebooks/")}
+    rerun = listed - touched  # named, not edited: notebooks to run again, and nothing else
+    assert touched <= listed and rerun <= page_notebooks, f"{title}: touched {sorted(touched)}, listed {sorted(listed)}"
+    kinds = [{p for p in listed if p.startswith(prefix)} for prefix in (("pp_demo/", "tools/"), "tests/")]
+    assert (sources, tests, notebooks) == (len(kinds[0]), len(kinds[1]), len(page_notebooks))
+    # the notebooks whose stored outputs no longer hold are the ones the page says to run again
+    ran = _pytest(tree, "-q", *NBVAL, "notebooks", timeout=600)
+    failing = set(re.findall(r"^FAILED (notebooks/[^:]+\.ipynb)::", ran.stdout, flags=re.M))
+    assert "passed" in ran.stdout and failing == rerun, ran.stdout[-1500:]
+
+
+PHI3 = """
+        Family("phi3", "Phi3ForSequenceClassification", "Phi3Config", _LLAMA_LIKE,
+               body="model", layers="layers", final=("norm",)),"""
+
+
+def test_add_a_family_as_the_page_says(tree):
+    # a family ColossalAI has no pipeline forward for: its row, and None in the review table
+    end = "\n    ]\n}\n# fmt: on"
+    _edit(tree, "pp_demo/pipeline/families.py", end, PHI3 + end)
+    gptj = '    "gptj": "first_pad_mod",\n'
+    _edit(tree, "tests/review_table.py", gptj, gptj + '    "phi3": None,\n')
+    ran = _pytest(
+        tree,
+        "tests/pipeline/test_families.py",
+        "tests/colossalai/test_verify_pr.py::test_the_changed_files_are_history_that_agrees_with_the_families_table",
+        "-m",
+        "not slow",
+        "-k",
+        "phi3 or every_family or history",
+        "-v",
+    )
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    phi3 = [line for line in ran.stdout.splitlines() if "phi3" in line and "PASSED" in line]
+    assert len(phi3) == 2, ran.stdout[-2000:]  # its fix at every split, under default and eager attention
+    _check_against_page(tree, "Add a family")
+
+
+def test_add_a_schedule_as_the_page_says(tree):
+    # torch's looped breadth-first schedule: two stages on each rank, like the interleaved one
+    interleaved = '        ScheduleSpec("interleaved-1f1b", "Interleaved1F1B", stages_per_rank=2),\n'
+    looped_bfs = '        ScheduleSpec("looped-bfs", "LoopedBFS", stages_per_rank=2),\n'
+    _edit(tree, "pp_demo/pipeline/schedules.py", interleaved, interleaved + looped_bfs)
+    _edit(tree, "pp_demo/pipeline/jobs.py", '"interleaved-1f1b"]', '"interleaved-1f1b", "looped-bfs"]')
+    test = "tests/pipeline/test_looped.py"
+    _add(tree, test, "LOOPED: ScheduleInterleaved1F1B", ', "looped-bfs": ScheduleLoopedBFS')
+    _edit(tree, test, "SCHEDULES.values()] == [1, 1, 2]", "SCHEDULES.values()] == [1, 1, 2, 2]")
+    _edit(tree, test, "'interleaved-1f1b', got 'zb'", "'interleaved-1f1b', 'looped-bfs', got 'zb'")
+    _edit(tree, test, "ScheduleInterleaved1F1B\n", "ScheduleInterleaved1F1B, ScheduleLoopedBFS\n")
+    ran = _pytest(tree, "-q", test, "tests/pipeline/test_schedules.py", "-m", "not slow", "-k", "not ranks")
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    _check_against_page(tree, "Add a schedule")
+
+
+ATTENDED_MAX = '''def attended_max(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The largest attended position (-1 where none is): class d, read with max, not argmax."""
+    _check_mask(attention_mask)
+    positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device).expand_as(attention_mask)
+    return torch.where(attention_mask.bool(), positions, -1).max(-1).values
+
+
+'''
+
+
+def test_add_a_pooling_rule_as_the_page_says(tree):
+    # another spelling of the mask rule (class d), not a core rule: the survey's class takes it
+    registry = "# ---------------------------------------------------------------- the registry"
+    _edit(tree, "pp_demo/pooling/rules.py", registry, ATTENDED_MAX + registry)
+    known = '        Rule(\n            "known_lengths",'
+    entry = '        Rule("attended_max", attended_max, ("attention_mask",), "attention mask, largest"),\n'
+    _edit(tree, "pp_demo/pooling/rules.py", known, entry + known)
+    cumsum = '    "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],\n'
+    by_hand = '    "attended_max":       [5,   3,   5,   3,   5,       -1,     3],\n'  # from its definition
+    _edit(tree, "tests/pooling/test_rules.py", cumsum, cumsum + by_hand)
+    _add(tree, "pp_demo/pooling/survey.py", '("attended_flip", "attended_cumsum"', ', "attended_max"')
+    failure = "pp_demo/pooling/failure.py"  # never wrong against the mask; against forward as flip is
+    _add(tree, failure, '("rightmost_attended", "attended_flip", "attended_cumsum"', ', "attended_max"')
+    _edit(tree, failure, 'FailureCondition("attended_flip", "forward",', '*(FailureCondition(rule, "forward",')
+    flip = '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"))'
+    _add(tree, failure, flip, '\n      for rule in ("attended_flip", "attended_max"))')
+    _edit(tree, "tests/workshop/test_explore.py", "len(PADDED_RULES) == 7", "len(PADDED_RULES) == 8")
+    _add(tree, "tests/pooling/test_survey.py", '        "attended_cumsum",\n', '        "attended_max",\n')
+    ran = _pytest(tree, "-q", "tests/pooling", "tests/workshop/test_explore.py", "-m", "not slow")
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    _check_against_page(tree, "Add a pooling rule")
+
+
+EXERCISE = '''
+
+@register(
+    "02.2",
+    "How many tensors does the first stage send the last one?",
+    solution=3,
+    why="the hidden states, and the ids and the mask the last stage's layers and pooling read",
+    wrong=(WrongAnswer(1, None, "counts the hidden states only"),),
+)
+def _judge_tensor_count(count: object) -> str | None:
+    return None if count == len(_SENT) else f"it sends {len(_SENT)}: {', '.join(_SENT)}"
+'''
+
+
+def _exercise_cells(notebook: dict) -> None:
+    """The page's two cells (and the question above them), stored unfilled, before the last cell."""
+    count = max(c.get("execution_count") or 0 for c in notebook["cells"])
+    question = {"cell_type": "markdown", "id": "recipe-q", "metadata": {}, "source": ["**02.2** How many tensors?"]}
+    stub = {"cell_type": "code", "execution_count": count + 1, "id": "recipe-stub", "metadata": {}, "outputs": []}
+    stub["source"] = ["answer = ...  # a number"]
+    check = {"cell_type": "code", "execution_count": count + 2, "id": "recipe-check", "metadata": {}}
+    check["source"] = ['check("02.2", answer)']
+    check["outputs"] = [{"name": "stdout", "output_type": "stream", "text": ["[02.2] not attempted yet\n"]}]
+    notebook["cells"][-1:-1] = [question, stub, check]
+
+
+def test_add_an_exercise_as_the_page_says(tree):
+    with (tree / "pp_demo/exercises/nb02.py").open("a") as module:
+        module.write(EXERCISE)
+    path = tree / "notebooks/02_two_stage_pipeline.ipynb"
+    notebook = json.loads(path.read_text())
+    _exercise_cells(notebook)
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    judges = "tests/exercises/test_exercise_judges.py"  # a right answer, two wrong ones, a shortcut
+    _edit(tree, judges, '    ("02.1", "input_ids"),\n', '    ("02.1", "input_ids"),\n    ("02.2", 3),\n')
+    wrong = '    ("02.1", "attention_mask", "the last stage\'s layers need it too"),\n'
+    _edit(tree, judges, wrong, wrong + '    ("02.2", 1, "it sends 3"),\n    ("02.2", 2, "it sends 3"),\n')
+    shortcut = '    ("09.2", {("llama", "left")}, "opt with left padding fails"),'
+    _edit(tree, judges, shortcut, shortcut + '\n    ("02.2", "3", "it sends 3"),')
+    for tool in ("tools.episodes", "apply"), ("tools.guide",):  # make episodes, make guide
+        made = subprocess.run([sys.executable, "-m", *tool], cwd=tree, capture_output=True, text=True, timeout=300)
+        assert made.returncode == 0, made.stderr[-1000:]
+    ran = _pytest(tree, "-q", "tests/exercises", "tests/repo/test_episodes.py", "tests/repo/test_notebooks_hygiene.py")
+    assert ran.returncode == 0, ran.stdout[-2000:]
+    _check_against_page(tree, "Add an exercise")
