@@ -32,7 +32,6 @@ ATOL = tolerance("cpu")
 """CPU fp32: the forwards run the same arithmetic as ``model.forward`` (the shared tolerance)."""
 
 
-
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker_batches``):
     left- or right-padded, some with a pad id among the real tokens (pad == eos), some ending in

@@ -166,7 +166,7 @@ def test_add_a_pooling_rule_as_the_page_says(tree):
     _check_against_page(tree, "Add a pooling rule")
 
 
-EXERCISE = '''
+EXERCISE = """
 
 @register(
     "02.2",
@@ -177,7 +177,7 @@ EXERCISE = '''
 )
 def _judge_tensor_count(count: object) -> str | None:
     return None if count == len(_SENT) else f"it sends {len(_SENT)}: {', '.join(_SENT)}"
-'''
+"""
 
 
 def _exercise_cells(notebook: dict) -> None:
