@@ -450,6 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # check runs itself again, as its own child
     try:
         with stop_on_interrupt():
             code: int = args.run(args)

@@ -67,7 +67,9 @@ def is_torchrun_rank() -> bool:
 
 def _first_to_speak() -> bool:
     """Under torchrun, True for the first rank of this run to ask, False for the others."""
-    key = f"{os.environ['TORCHELASTIC_RUN_ID']}-{os.environ['MASTER_PORT']}-{os.getppid()}"
+    # the agent: the parent, or the parent of the guard a check rank runs under (PP_DEMO_AGENT_PID)
+    agent = os.environ.get("PP_DEMO_AGENT_PID") or str(os.getppid())
+    key = f"{os.environ['TORCHELASTIC_RUN_ID']}-{os.environ['MASTER_PORT']}-{agent}"
     marker = os.path.join(tempfile.gettempdir(), f"pp_demo_said_{''.join(c for c in key if c.isalnum() or c == '-')}")
     with contextlib.suppress(OSError):  # a stale marker of an earlier run with the same key
         if time.time() - os.path.getmtime(marker) > _MARKER_LIFETIME_S:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import torch
 
+from pp_demo.bounds import tolerance_value
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pipeline.jobs import Inference, Job
@@ -95,7 +96,8 @@ class RowComparison:
 
 
 def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
-    """Per row: does it match the reference within ``atol``, and by how much it differs."""
+    """Per row: does it match the reference within ``atol`` (finite, more than 0), and by how much it differs."""
+    atol = tolerance_value(atol, "atol")
     if logits.shape != reference.shape:
         raise BadInput(
             f"logits of shape {tuple(logits.shape)} cannot be compared with "
