@@ -187,3 +187,31 @@ def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monke
         str(failed.value)
         == "rank 0 failed: the port picked for the ranks was taken by another program meanwhile: run again"
     )
+
+
+@pytest.mark.parametrize(
+    "changed, expected",
+    [
+        ({"RANK": "7"}, "RANK=7 with WORLD_SIZE=2: ranks run from 0 to 1"),
+        ({"LOCAL_RANK": "2"}, "LOCAL_RANK=2 with WORLD_SIZE=2: ranks run from 0 to 1"),
+        ({"RANK": "-1"}, "RANK='-1' is not a whole number >= 0"),
+        ({"WORLD_SIZE": "0", "RANK": "0"}, "WORLD_SIZE=0: a run has at least one rank"),
+        ({"MASTER_PORT": "70000"}, "MASTER_PORT=70000 is no port"),
+    ],
+)
+def test_a_rank_outside_the_world_is_refused_before_any_rendezvous(clean_env, changed, expected):
+    for name, value in {**FULL, "TORCHELASTIC_RUN_ID": "x", **changed}.items():
+        clean_env.setenv(name, value)
+    with pytest.raises(BadInput, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        check_torchrun_env()
+
+
+def test_the_command_refuses_a_rank_outside_the_world_in_one_line(clean_env, capsys):
+    from pp_demo.cli import main
+
+    for name, value in {**FULL, "TORCHELASTIC_RUN_ID": "x", "RANK": "7"}.items():
+        clean_env.setenv(name, value)
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "--distributed"])
+    assert exit_.value.code == 2
+    assert "RANK=7 with WORLD_SIZE=2" in capsys.readouterr().err.strip().splitlines()[-1]
