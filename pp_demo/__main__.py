@@ -1,5 +1,15 @@
 import sys
 
+# This file parses on Python 2.7 and every 3.x: on one older than 3.11 it says which Python to
+# use, in the doctor's own format, before importing anything written for 3.11.
+if sys.version_info[:2] < (3, 11):
+    sys.stdout.write(
+        "FAIL  python: %s is too old for pp_demo: install Python 3.11, 3.12 or 3.13 and run with it, "
+        "e.g. `make doctor PYTHON=python3.12` or `python3.12 -m pp_demo doctor`\n"
+        % ".".join(str(part) for part in sys.version_info[:3])
+    )
+    raise SystemExit(1)
+
 if sys.argv[1:2] == ["doctor"]:  # before the CLI's imports: the doctor runs where torch is missing
     from pp_demo.workshop.doctor import main
 
@@ -14,6 +24,6 @@ try:
 
         code = main()
 except KeyboardInterrupt:
-    print(INTERRUPTED, file=sys.stderr)
+    sys.stderr.write(INTERRUPTED + "\n")
     code = 130
 raise SystemExit(code)
