@@ -132,7 +132,13 @@ def _bench(args: argparse.Namespace) -> int:
         check_readme(args.readme)
     json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
     png_path = output_path(json_path.with_suffix(".png"), "bench_cpu.png")
-    check_not_fewer(json_path, "timed runs", _bench_runs(args.stages, args.micro_batches, args.repeats), _bench_record_runs, args.force)
+    check_not_fewer(
+        json_path,
+        "timed runs",
+        _bench_runs(args.stages, args.micro_batches, args.repeats),
+        _bench_record_runs,
+        args.force,
+    )
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "

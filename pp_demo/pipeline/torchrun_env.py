@@ -70,7 +70,10 @@ def _check_numbers() -> None:
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"):
         text = os.environ[name]
         if not text.isdigit():
-            raise BadInput(f"{name}={text!r} is not a whole number >= 0: unset the torchrun variables or let torchrun set them")
+            raise BadInput(
+                f"{name}={text!r} is not a whole number >= 0: "
+                "unset the torchrun variables or let torchrun set them"
+            )
         values[name] = int(text)
     world = values["WORLD_SIZE"]
     if world < 1:

@@ -73,6 +73,7 @@ def _tell(*fields: object) -> None:
     for write in _batch_watchers:
         write(*fields)
 
+
 # A callable is tested against every rule that pools padded rows (PADDED_RULES); without a pad id
 # only those that read the mask alone can say where they pool
 _MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]

@@ -115,9 +115,7 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
         env[JOURNAL] = str(journal)
         env.setdefault(AGENT_PID, str(os.getppid()))
         # the child finds what this process finds (a test's or a notebook's sys.path too)
-        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        )
+        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         child = subprocess.Popen(
             [sys.executable, "-m", "pp_demo", *argv],
             env=env,

@@ -95,7 +95,10 @@ def check_checkout(checkout: Path) -> Check:
         return Check(FAIL, "checkout", f"{checkout} is a file, not a folder: {fix}")
     if not (checkout / PINS).is_file() and not (checkout / NOTEBOOKS).is_dir():
         return Check(
-            WARN, "checkout", f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: not checked against the pins; {fix}"
+            WARN,
+            "checkout",
+            f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: "
+            f"not checked against the pins; {fix}",
         )
     return Check(OK, "checkout", str(checkout))
 

@@ -255,10 +255,13 @@ def _old_pythons():
     return [p for p in dict.fromkeys(found) if p]  # the test skips those of 3.11 and later
 
 
-@pytest.mark.parametrize("entry, expected", [
-    (["-m", "pp_demo", "doctor"], "FAIL  python: {} is too old for pp_demo: install Python 3.11, 3.12 or 3.13"),
-    (["-m", "tools.install_env", "--lock", "x"], "setup: Python {} is not one the lock is resolved for"),
-])
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        (["-m", "pp_demo", "doctor"], "FAIL  python: {} is too old for pp_demo: install Python 3.11, 3.12 or 3.13"),
+        (["-m", "tools.install_env", "--lock", "x"], "setup: Python {} is not one the lock is resolved for"),
+    ],
+)
 def test_an_old_python_is_told_in_one_line_which_to_use(entry, expected):
     pythons = _old_pythons()
     if not pythons:
@@ -266,7 +269,9 @@ def test_an_old_python_is_told_in_one_line_which_to_use(entry, expected):
     for python in pythons:
         version = subprocess.run(
             [python, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
-            capture_output=True, text=True, timeout=30,
+            capture_output=True,
+            text=True,
+            timeout=30,
         ).stdout.strip()
         if not version or tuple(map(int, version.split(".")[:2])) >= (3, 11):
             continue
