@@ -2,7 +2,7 @@
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -146,13 +146,15 @@ def _bench(args: argparse.Namespace) -> int:
         "warm-up)",
         flush=True,
     )
-    result = run_bench(
-        size,
-        tuple(args.stages),
-        tuple(args.micro_batches),
-        args.warmup,
-        args.repeats,
-        progress=lambda line: print(line, flush=True),
+    result = _interruptible(
+        lambda: run_bench(
+            size,
+            tuple(args.stages),
+            tuple(args.micro_batches),
+            args.warmup,
+            args.repeats,
+            progress=lambda line: print(line, flush=True),
+        )
     )
     print(format_bench(result))
     json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,6 +165,24 @@ def _bench(args: argparse.Namespace) -> int:
         write_readme_block(args.readme, result)
         print(f"rewrote the benchmark block of {args.readme}")
     return 0
+
+
+def _interruptible(work: Callable[[], Any]) -> Any:
+    """``work()``, whose processes (ranks, the bench's one-process runs) come from the fork
+    server: it and they ignore Ctrl-C (``pp_demo.pipeline.fork_server_signals``), so only
+    this process is told, and stops them here; ``main`` then says so in one line."""
+    import multiprocessing
+
+    from pp_demo.pipeline.launch import prepare_fork_server
+
+    prepare_fork_server()
+    try:
+        return work()
+    except KeyboardInterrupt:
+        for child in multiprocessing.active_children():
+            child.kill()
+            child.join()
+        raise
 
 
 def _check_bench_stages(layers: int, stages: Sequence[int]) -> None:
