@@ -54,7 +54,13 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
     check.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    check.add_argument("--atol", type=float, default=None, help="largest |diff| that matches (default: by dtype)")
+    check.add_argument(
+        "--atol",
+        type=float,
+        default=None,
+        help="largest |diff| that matches (default: by dtype); finite, > 0, and below the smallest difference "
+        "between the reference and another position on the battery",
+    )
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
     check.add_argument("--lengths", type=_positive_ints, nargs="+", default=[5, 9, 16], help="random batches' lengths")
     check.add_argument(
@@ -76,7 +82,10 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
         help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
     )
     check.add_argument(
-        "--timeout", type=_seconds, default=120.0, help="seconds per batch before the callable is abandoned"
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
     )
 
 
@@ -94,7 +103,10 @@ def run_check(args: argparse.Namespace) -> int:
 
     argv = getattr(args, "argv", None)
     if os.environ.get(JOURNAL) is None and argv is not None:
-        return guard(argv, _speaks())
+        code = guard(argv, _speaks())
+        if code == 2:  # a usage error, said by the child: ends the command as any other usage error does
+            raise SystemExit(2)
+        return code
     journal = Journal(os.environ.get(JOURNAL))
     try:
         code = _check_interruptible(args, journal)
