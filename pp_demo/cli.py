@@ -128,6 +128,8 @@ def _bench(args: argparse.Namespace) -> int:
     from pp_demo.figures.bench import draw_bench
 
     _check_bench_stages(args.layers, args.stages)
+    if args.hidden % 8:  # the bench's Llama has 8 attention heads (pp_demo.bench.work.BenchSize)
+        raise BadInput(f"--hidden {args.hidden}: the bench's model has 8 attention heads: give a multiple of 8")
     if args.readme:
         check_readme(args.readme)
     json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
@@ -531,3 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.pipeline.launch)
         print(INTERRUPTED, file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output left (`| head`): nothing more to say to it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
+        return 141

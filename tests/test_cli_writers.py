@@ -262,6 +262,7 @@ def test_a_bench_file_of_more_timed_runs_is_kept_without_force(capsys, checkout,
     [
         (["--layers", "1", "--stages", "2"], "--layers 1: a pipeline needs 2 layers or more (one per stage)"),
         (["--layers", "3", "--stages", "4"], "--stages 4 with --layers 3: each stage holds at least one layer"),
+        (["--hidden", "3"], "--hidden 3: the bench's model has 8 attention heads: give a multiple of 8"),
     ],
 )
 def test_bench_sizes_out_of_range_are_named_in_the_flags_words(capsys, checkout, no_work, argv, expected):
