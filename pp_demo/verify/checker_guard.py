@@ -108,7 +108,8 @@ def _wait(child: "subprocess.Popen[str]") -> int:
 
 def guard(argv: Sequence[str], speaks: bool) -> int:
     """Run ``python -m pp_demo ARGV`` (a ``check`` command) as a child; its exit code, or 3
-    with the verdict when it ended without one. Only ``speaks`` prints that verdict."""
+    with the verdict when it ended without one, printed by this rank even if it does not
+    ``speak`` (under torchrun, naming the rank)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_check_") as folder:
         journal = Path(folder) / "journal"
         env = dict(os.environ)
@@ -143,6 +144,9 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
         events = _read(journal)
     if any(e[0] == "end" for e in events) or code in (130, -signal.SIGINT):
         return 130 if code == -signal.SIGINT else code
-    if speaks:
-        print(verdict_of_a_lost_child(events, code), flush=True)
+    # said by this rank whatever its number: the rank that would speak cannot know why this one is gone
+    verdict = verdict_of_a_lost_child(events, code)
+    if not speaks:
+        verdict = verdict.replace("\n", f" (rank {os.environ.get('RANK')} of {os.environ.get('WORLD_SIZE')})\n", 1)
+    print(verdict, flush=True)
     return EXIT_CALLABLE_FAILED
