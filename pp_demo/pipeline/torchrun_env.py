@@ -71,8 +71,7 @@ def _check_numbers() -> None:
         text = os.environ[name]
         if not text.isdigit():
             raise BadInput(
-                f"{name}={text!r} is not a whole number >= 0: "
-                "unset the torchrun variables or let torchrun set them"
+                f"{name}={text!r} is not a whole number >= 0: unset the torchrun variables or let torchrun set them"
             )
         values[name] = int(text)
     world = values["WORLD_SIZE"]

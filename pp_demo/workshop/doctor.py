@@ -97,8 +97,7 @@ def check_checkout(checkout: Path) -> Check:
         return Check(
             WARN,
             "checkout",
-            f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: "
-            f"not checked against the pins; {fix}",
+            f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: not checked against the pins; {fix}",
         )
     return Check(OK, "checkout", str(checkout))
 
