@@ -12,7 +12,8 @@ NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.c
 # from PyTorch's CPU index (probed once); never PyPI's multi-GB CUDA build in its place. On macOS
 # and Windows PyPI's build. Name a source yourself with TORCH_INDEX=url or TORCH_FIND_LINKS=dir;
 # WHEELHOUSE=dir installs from that folder alone (`make wheelhouse` fills one), with no index.
-# On a GPU box TORCH=cu128 (any cuNNN) takes the CUDA build from PyTorch's CUDA index.
+# On a GPU box TORCH=cu128 takes the CUDA build from PyTorch's CUDA index: TORCH is cpu or one of the
+# CUDA builds PyTorch publishes for the locked torch (tools/torch_source.py, TORCH_BUILDS).
 # INSTALLER=uv|pip|auto (auto: uv, or pip where uv cannot be installed). PYTORCH_WHEELS: where
 # PyTorch's indexes are (a mirror of https://download.pytorch.org/whl).
 TORCH_INDEX      ?=
@@ -45,7 +46,10 @@ $(VENV)/.installed: pyproject.toml $(LOCK) tools/install_env.py tools/torch_sour
 	$(PIP_CHECK)
 	touch $@
 
+# An existing venv is reused only for the torch build it holds: another TORCH stops here, in
+# one line (tools/install_env.py), instead of silently keeping the build installed first.
 setup: $(VENV)/.installed
+	@$(PYTHON) -m tools.install_env --venv $(VENV) --torch $(TORCH) $(if $(TORCH_INDEX),--torch-index $(TORCH_INDEX)) --check-build
 
 # What a contributor and CI add: ruff, mypy, pre-commit (`make lint`, `make typecheck`, `make
 # hooks`) and Playwright (`make test-browser`), from their own lock on top of the first.

@@ -2,8 +2,8 @@
 
 Folders by concern; imports flow down this list, never up (``tests/repo/test_import_rule.py``):
 
-- ``errors``, ``quiet``, ``outputs``: the input-error type; imports that print nothing; where a
-  command may write. Standard library only.
+- ``errors``, ``bounds``, ``quiet``, ``outputs``: the input-error type; the bounds of the numbers a
+  user types; imports that print nothing; where a command may write. Standard library only.
 - ``pooling/``: pooling rules, padding cases and the two references, the padding table, packed batches.
 - ``pipeline/``: a model family as a row, the stage split, jobs, schedules, and ``run(jobs, on=...)``.
 - ``verify/``: tolerances, comparison with ``model.forward``, where a row was pooled, the checker.
@@ -13,10 +13,13 @@ Folders by concern; imports flow down this list, never up (``tests/repo/test_imp
 - ``cli``: ``python -m pp_demo``, on top.
 
 Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
+
+This file and ``__main__.py`` parse on any Python, 2.7 included (no f-strings, no annotations):
+``python -m pp_demo`` on a Python too old then says in one line which Python to use, instead of
+ending in a SyntaxError (``tests/workshop/test_doctor.py``).
 """
 
 import importlib
-from typing import Any
 
 __version__ = "0.1.0"
 
@@ -59,7 +62,7 @@ _WHERE = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = list(_WHERE)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name):  # type: (str) -> object
     if name not in _WHERE:
-        raise AttributeError(f"module 'pp_demo' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+        raise AttributeError("module 'pp_demo' has no attribute " + repr(name))
+    return getattr(importlib.import_module("." + _WHERE[name], __name__), name)

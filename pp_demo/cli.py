@@ -2,12 +2,13 @@
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
+from pp_demo.bounds import count_value
 from pp_demo.errors import BadInput
-from pp_demo.outputs import SCRATCH, check_folder_writable, is_committed_result, output_path
+from pp_demo.outputs import SCRATCH, check_folder_writable, check_not_fewer, is_committed_result, output_path
 from pp_demo.pipeline.families import FAMILIES, rules_for
 from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
 from pp_demo.pooling.cases import CASES, get_case, row_text
@@ -49,6 +50,13 @@ def _positive(text: str) -> int:
     """An argparse type: an int >= 1 (sizes and counts; 0 would fail deep inside a rank)."""
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _at_least_0(text: str) -> int:
+    """An argparse type: an int >= 0 (untimed runs)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer of 0 or more, got {text!r}")
     return int(text)
 
 
@@ -119,8 +127,18 @@ def _bench(args: argparse.Namespace) -> int:
     from pp_demo.bench.report import RESULTS
     from pp_demo.figures.bench import draw_bench
 
+    _check_bench_stages(args.layers, args.stages)
+    if args.hidden % 8:  # the bench's Llama has 8 attention heads (pp_demo.bench.work.BenchSize)
+        raise BadInput(f"--hidden {args.hidden}: the bench's model has 8 attention heads: give a multiple of 8")
     json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
     png_path = output_path(json_path.with_suffix(".png"), "bench_cpu.png")
+    check_not_fewer(
+        json_path,
+        "timed runs",
+        _bench_runs(args.stages, args.micro_batches, args.repeats),
+        _bench_record_runs,
+        args.force,
+    )
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
@@ -128,17 +146,19 @@ def _bench(args: argparse.Namespace) -> int:
         f"rounds, after {args.warmup} warm-up)",
         flush=True,
     )
-    result = run_bench(
-        size,
-        tuple(args.stages),
-        tuple(args.micro_batches),
-        args.warmup,
-        args.repeats,
-        progress=lambda line: print(line, flush=True),
-        rounds=args.rounds,
-        wait_s=args.wait,
-        replaces_committed=json_path.resolve() == RESULTS.resolve(),
-        force=args.force,
+    result = _interruptible(
+        lambda: run_bench(
+            size,
+            tuple(args.stages),
+            tuple(args.micro_batches),
+            args.warmup,
+            args.repeats,
+            progress=lambda line: print(line, flush=True),
+            rounds=args.rounds,
+            wait_s=args.wait,
+            replaces_committed=json_path.resolve() == RESULTS.resolve(),
+            force=args.force,
+        )
     )
     print(format_bench(result))
     json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,6 +166,51 @@ def _bench(args: argparse.Namespace) -> int:
     draw_bench(result).savefig(png_path, dpi=100)
     print(f"wrote {json_path} and {png_path}")
     return 0
+
+
+def _interruptible(work: Callable[[], Any]) -> Any:
+    """``work()``, whose processes (ranks, the bench's one-process runs) come from the fork
+    server: it and they ignore Ctrl-C (``pp_demo.pipeline.fork_server_signals``), so only
+    this process is told, and stops them here; ``main`` then says so in one line."""
+    import multiprocessing
+
+    from pp_demo.pipeline.launch import prepare_fork_server
+
+    prepare_fork_server()
+    try:
+        return work()
+    except KeyboardInterrupt:
+        for child in multiprocessing.active_children():
+            child.kill()
+            child.join()
+        raise
+
+
+def _check_bench_stages(layers: int, stages: Sequence[int]) -> None:
+    """Each stage holds at least one layer, and a pipeline has two stages or more: said in the
+    flags' own words, before any rank starts."""
+    if layers < 2:
+        raise BadInput(f"--layers {layers}: a pipeline needs 2 layers or more (one per stage); give --layers 2 or more")
+    for p in stages:
+        if not 2 <= p <= layers:
+            raise BadInput(
+                f"--stages {p} with --layers {layers}: each stage holds at least one layer, so give --stages "
+                f"from 2 to {layers} (or more --layers)"
+            )
+
+
+def _bench_runs(stages: Sequence[int], micro_batches: Sequence[int], repeats: int) -> int:
+    return len(stages) * len(micro_batches) * repeats
+
+
+def _bench_record_runs(record: dict[str, Any]) -> int:
+    settings = record["settings"]
+    return _bench_runs(settings["stages"], settings["micro_batches"], settings["repeats"])
+
+
+def _study_seeds(record: dict[str, Any]) -> int:
+    seeds = record["settings"]["seeds"] if "settings" in record else record["seeds"]
+    return len(seeds)
 
 
 def _stage_count(args: argparse.Namespace) -> int:
@@ -205,18 +270,20 @@ def _study_folder(args: argparse.Namespace, name: str) -> Path:
     if (folder / name).is_dir():
         raise BadInput(f"--out {folder}: {folder / name} is a folder, not a file")
     committed = folder / name
-    if is_committed_result(committed):
+    if is_committed_result(committed) and not args.force:
         seeds = len(json.loads(committed.read_text())["settings"]["seeds"])
         if args.seeds < seeds:
             print(f"the committed {committed} has {seeds} seeds, this run {args.seeds}: writing to {SCRATCH}")
             check_folder_writable(SCRATCH, "--out")
-            return SCRATCH
+            folder = SCRATCH
+    check_not_fewer(folder / name, "seeds", args.seeds, _study_seeds, args.force)
     return folder
 
 
 def _train_study(args: argparse.Namespace) -> int:
     from pp_demo.training.study import main, results_path
 
+    count_value(args.seeds, "--seeds", 1, 1000)
     committed = results_path()
     folder = _study_folder(args, committed.name)
     print(f"wrote {main(folder, args.seeds)}")
@@ -396,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--layers", type=_positive, default=6, help="decoder layers (default: %(default)s)")
     bench.add_argument("--seq", type=_positive, default=128, help="sequence length (default: %(default)s)")
     bench.add_argument("--batch", type=_positive, default=16, help="rows per batch (default: %(default)s)")
-    bench.add_argument("--warmup", type=int, default=1, help="untimed runs first (default: %(default)s)")
+    bench.add_argument("--warmup", type=_at_least_0, default=1, help="untimed runs first (default: %(default)s)")
     bench.add_argument(
         "--repeats", type=_positive, default=3, help="timed runs per round, the fastest kept (default: %(default)s)"
     )
@@ -415,7 +482,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--force",
         action="store_true",
-        help="replace the committed results even from a run that started busier (the file says so)",
+        help="replace a bench file of more timed runs than this one, or the committed results from a run that"
+        " started busier (the file says so)",
     )
     bench.add_argument(
         "--out",
@@ -440,6 +508,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder of training_study_<transformers version>.json (default: results/tmp; --out results replaces the"
         " committed file, given at least as many seeds)",
     )
+    study.add_argument("--force", action="store_true", help="replace a results file of more seeds than this run")
     study.set_defaults(run=_train_study)
     verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
     verify.add_argument(
@@ -467,8 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # check runs itself again, as its own child
     try:
         with stop_on_interrupt():
+            if args.job != "doctor":  # every job that may join ranks: the variables first, before any rendezvous
+                check_torchrun_env()
             code: int = args.run(args)
         return code
     except BadInput as error:  # pp_demo's own input errors only: anything else keeps its traceback
@@ -478,3 +550,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.pipeline.launch)
         print(INTERRUPTED, file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output left (`| head`): nothing more to say to it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
+        return 141

@@ -8,11 +8,18 @@ and the folder the file lands in must exist and take a file, or be creatable.
 The files in ``results/`` are committed and read by the notebooks. A run without ``--out``
 writes under ``results/tmp/`` (ignored by git) instead, and says so; replacing a committed file
 takes ``--out`` naming it (``docs/cli.md``, "Regenerating the committed results").
+
+In any folder, a study, bench or engine record of more seeds or runs is never replaced by one
+of fewer unless the command is given ``--force`` (``check_not_fewer``): minutes or hours of
+runs are not lost to a quick try with the same ``--out``.
 """
 
+import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pp_demo.errors import BadInput
 
@@ -24,6 +31,7 @@ __all__ = [
     "output_path",
     "check_folder_writable",
     "is_committed_result",
+    "check_not_fewer",
 ]
 
 RESULTS = Path("results")  # relative to the checkout, like every default path of the CLI
@@ -77,3 +85,22 @@ def is_committed_result(path: Path) -> bool:
     the folder the command runs in, or of the checkout it runs in a folder of (``in_checkout``)."""
     folders = {RESULTS.resolve(), in_checkout(RESULTS).resolve()}
     return path.is_file() and path.resolve().parent in folders
+
+
+def check_not_fewer(
+    path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool, flag: str = "--out"
+) -> None:
+    """Refuse to replace the record at ``path`` that holds more ``what`` (seeds, runs) than
+    this run's ``count``, read with ``count_of(record)``; ``force`` replaces it anyway. A file
+    that is not such a record (no JSON, another shape) is left to the writer as before."""
+    if force or not path.is_file():
+        return
+    try:
+        held = int(count_of(json.loads(path.read_text())))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return
+    if count < held:
+        raise BadInput(
+            f"{flag} {path} holds {held} {what}, this run would write {count}: replacing it with fewer takes "
+            f"--force; or give {held} or more, or another {flag}"
+        )

@@ -236,3 +236,52 @@ def test_gpu_check_refuses_an_out_it_cannot_write_before_any_step(capsys, checko
     assert "--out a_file/gpu_check.json: a_file is a file, not a folder" in _error(
         capsys, "gpu-check", "--out", "a_file/gpu_check.json"
     )
+
+
+# ------------------------------------------------------------------ a record of more runs is kept
+
+
+def test_a_study_of_more_seeds_in_any_folder_is_kept_without_force(capsys, checkout, quick_study):
+    Path("mine").mkdir()
+    (Path("mine") / STUDY_NAME).write_text(json.dumps({"settings": {"seeds": [0, 1, 2]}}))
+    line = _error(capsys, "train-study", "--seeds", "1", "--out", "mine")
+    assert f"--out mine/{STUDY_NAME} holds 3 seeds, this run would write 1" in line and "--force" in line
+    assert json.loads((Path("mine") / STUDY_NAME).read_text()) == {"settings": {"seeds": [0, 1, 2]}}
+    assert cli.main(["train-study", "--seeds", "1", "--out", "mine", "--force"]) == 0
+    assert json.loads((Path("mine") / STUDY_NAME).read_text()) == {"seeds": [0]}
+
+
+def test_a_bench_file_of_more_timed_runs_is_kept_without_force(capsys, checkout, no_work):
+    shutil.copy(REPO / "results" / "bench_cpu.json", "mine.json")  # 2 x 3 configurations, 3 repeats: 18 runs
+    line = _error(capsys, "bench", "--out", "mine", "--stages", "2", "--repeats", "1")
+    assert "--out mine.json holds 18 timed runs, this run would write 3" in line
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["--layers", "1", "--stages", "2"], "--layers 1: a pipeline needs 2 layers or more (one per stage)"),
+        (["--layers", "3", "--stages", "4"], "--stages 4 with --layers 3: each stage holds at least one layer"),
+        (["--hidden", "3"], "--hidden 3: the bench's model has 8 attention heads: give a multiple of 8"),
+    ],
+)
+def test_bench_sizes_out_of_range_are_named_in_the_flags_words(capsys, checkout, no_work, argv, expected):
+    assert expected in _error(capsys, "bench", *argv)
+
+
+@pytest.mark.parametrize("seeds", ["0", "-2"])
+def test_a_study_of_no_seeds_is_refused(capsys, checkout, no_work, seeds):
+    assert "--seeds is an integer of at least 1 and at most 1000" in _error(capsys, "train-study", "--seeds", seeds)
+
+
+def test_the_engine_checks_its_out_and_timeout_before_the_ranks_start(capsys, checkout, monkeypatch):
+    import pp_demo.colossalai.engine_cli as engine_cli
+
+    monkeypatch.setattr(engine_cli, "run_trees", lambda *a, **k: pytest.fail("the ranks started"))
+    Path("a_file").write_text("not a folder\n")
+    assert "is a file" in _error(capsys, "colossalai-engine", "--out", "a_file/inside/run.json")
+    for timeout in ("0", "-1", "inf"):
+        line = _error(capsys, "colossalai-engine", "--case-timeout", timeout)
+        assert "--case-timeout is a number of seconds more than 0" in line
+    Path("engine.json").write_text(json.dumps({"unpatched": {"records": [{}] * 50}}))
+    assert "holds 50 case records" in _error(capsys, "colossalai-engine", "--out", "engine.json")

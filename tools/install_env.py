@@ -3,7 +3,9 @@
     python -m tools.install_env --venv .venv --lock constraints/pinned.lock.txt
 
 1. The Python that runs this must be one the lock is resolved for (3.11-3.13).
-2. The venv is made with it (``python -m venv``), if it is not there yet.
+2. The venv is made with it (``python -m venv``), if it is not there yet. A venv that holds
+   torch of another build than ``--torch`` asks for (cpu, cu128, ...) is refused, never reused
+   as it is: ``make setup TORCH=cu128`` over a CPU venv would otherwise keep the CPU build.
 3. Where torch comes from is decided (tools/torch_source.py) before anything is downloaded, so a
    laptop with no source of the right build stops within seconds, in one line.
 4. The installer: uv, several times faster than pip, itself installed from pip's sources into a
@@ -101,10 +103,41 @@ def get_uv(tools: Path, wanted: str) -> Path | None:
     return None
 
 
+def installed_torch_build(venv: Path) -> str | None:
+    """The build label of the torch in ``venv`` (``cpu``, ``cu128``; ``pypi`` for PyPI's
+    unlabelled build), read from its metadata; None when it holds no torch."""
+    patterns = ("lib/python*/site-packages/torch-*.dist-info/METADATA", "Lib/site-packages/torch-*.dist-info/METADATA")
+    for pattern in patterns:
+        for metadata in sorted(venv.glob(pattern)):
+            for line in metadata.read_text(errors="replace").splitlines():
+                if line.startswith("Version:"):
+                    _, _, label = line.partition("+")
+                    return label.strip() or "pypi"
+    return None
+
+
+def build_mismatch(venv: Path, wanted: str, platform: str = sys.platform) -> str | None:
+    """Why the venv cannot be reused for ``TORCH=wanted``, or None when it can."""
+    built = installed_torch_build(venv)
+    if built is None:
+        return None
+    same = built == wanted or (built == "pypi" and wanted == "cpu" and platform != "linux")
+    if same:
+        return None
+    shown = "PyPI's build" if built == "pypi" else f"TORCH={built}"
+    return (
+        f"{venv.as_posix()} holds torch built for {shown}, and TORCH={wanted} asks for another: remove it "
+        f"(`make clean`, or delete {venv.as_posix()}) and run `make setup TORCH={wanted}` again"
+    )
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Make a venv holding exactly the lock (see the module doc).")
     parser.add_argument("--venv", type=Path, default=Path(".venv"))
-    parser.add_argument("--lock", type=Path, action="append", required=True, help="a lock to install (repeatable)")
+    parser.add_argument("--lock", type=Path, action="append", help="a lock to install (repeatable)")
+    parser.add_argument(
+        "--check-build", action="store_true", help="only say whether the venv's torch is the --torch build (make setup)"
+    )
     parser.add_argument("--installer", choices=("auto", "uv", "pip"), default="auto")
     parser.add_argument("--tools", type=Path, default=Path(".venv-tools"), help="the venv uv is installed into")
     parser.add_argument("--torch", default="cpu", help="cpu (the default) or a CUDA build such as cu128")
@@ -134,10 +167,19 @@ def torch_plan(args: argparse.Namespace, python: Path) -> torch_source.TorchPlan
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    problem = check_python()
+    problem = check_python() or (None if args.no_torch else build_mismatch(args.venv, args.torch))
+    if problem is None and args.torch not in torch_source.TORCH_BUILDS and not args.torch_index:
+        problem = (
+            f"TORCH={args.torch} is not a build PyTorch publishes: use one of {', '.join(torch_source.TORCH_BUILDS)}"
+        )
     if problem:
         print(f"setup: {problem}", file=sys.stderr)
         return 1
+    if args.check_build:
+        return 0
+    if not args.lock:
+        print("setup: give --lock FILE (a lock to install)", file=sys.stderr)
+        return 2
     python = venv_python(args.venv)
     if not python.exists():
         run([sys.executable, "-m", "venv", str(args.venv)])

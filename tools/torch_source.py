@@ -9,7 +9,9 @@ The lock pins one torch release (``torch==2.13.0``) for every platform, but not 
   from PyTorch's CPU index, probed once with a short timeout. If neither has it, setup stops with
   one line that names the three ways out.
 - On macOS and Windows PyPI's torch is the CPU build (with MPS on Apple silicon): taken from there.
-- ``TORCH=cu128`` (any ``cuNNN``) asks for the CUDA build from PyTorch's CUDA index, on a GPU box.
+- ``TORCH=cu128`` asks for a CUDA build from PyTorch's CUDA index, on a GPU box: one of
+  ``CUDA_BUILDS``, the builds PyTorch publishes for the locked release; another ``cuNNN`` is
+  refused in one line naming them, unless its index is named (``TORCH_INDEX=url``).
 
 Standard library only: this runs before the venv has anything in it, with any Python.
 """
@@ -26,6 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PYTORCH_WHEELS = "https://download.pytorch.org/whl"
+# The builds of the locked torch on PyTorch's index (download.pytorch.org/whl/torch/): the CPU
+# build and these CUDA builds. A newer one, published later, is taken with TORCH_INDEX=its index.
+CUDA_BUILDS = ("cu126", "cu128", "cu130")
+TORCH_BUILDS = ("cpu", *CUDA_BUILDS)
 PROBE_TIMEOUT_S = 10
 FIX = (
     "give a source: make setup TORCH_INDEX=<an index with PyTorch's CPU wheels> or "
@@ -81,9 +87,10 @@ def plan(
     given = named_sources(torch_index, find_links, wheelhouse)
     named = wheelhouse or torch_index or find_links
     if flavour != "cpu":
-        if not re.fullmatch(r"cu\d{3}", flavour):
+        if not re.fullmatch(r"cu\d{3}", flavour) or (flavour not in CUDA_BUILDS and not torch_index):
             raise NoTorchSource(
-                f"TORCH={flavour} is not a build: use TORCH=cpu (the default) or a CUDA one, TORCH=cu128"
+                f"TORCH={flavour} is not a build PyTorch publishes for torch {version}: use TORCH=cpu (the default) "
+                f"or one of its CUDA builds, {', '.join(CUDA_BUILDS)} (another one: name its index, TORCH_INDEX=url)"
             )
         if platform == "darwin":
             raise NoTorchSource("macOS has no CUDA build of torch: leave TORCH unset (the CPU/MPS build)")

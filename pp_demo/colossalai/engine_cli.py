@@ -198,9 +198,32 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
     os._exit(3)
 
 
+def _check_before_the_run(args: argparse.Namespace) -> None:
+    """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
+    a record of more runs there), the case timeout, NCCL on a torch without it."""
+    from pp_demo.bounds import seconds
+    from pp_demo.outputs import check_not_fewer, output_path
+
+    seconds(args.case_timeout, "--case-timeout")
+    if args.backend == "nccl":
+        import torch.distributed as dist
+
+        if not dist.is_nccl_available():
+            raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
+    if args.out:
+        args.out = str(output_path(args.out, RESULTS.name))
+        runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))
+        check_not_fewer(pathlib.Path(args.out), "case records", runs, _records, args.force)
+
+
+def _records(record: dict[str, Any]) -> int:
+    return sum(len(run["records"]) for run in record.values())
+
+
 def main(args: argparse.Namespace) -> int:
     from pp_demo.pipeline.launch import launched_by_torchrun
 
+    _check_before_the_run(args)
     if launched_by_torchrun():
         return _under_torchrun(args)
     runs = run_trees(args, lambda line: print(line, flush=True))
@@ -260,5 +283,8 @@ def add_parser(jobs: Any) -> None:
         action="store_true",
         help="also run the family x schedule pairs ColossalAI 0.5.0 cannot run, to see how they fail",
     )
-    engine.add_argument("--out", default=None, help="also write every record to this JSON file")
+    engine.add_argument(
+        "--out", default=None, help="also write every record to this JSON file (or colossalai_engine.json in a folder)"
+    )
+    engine.add_argument("--force", action="store_true", help="replace an --out file of more case records than this run")
     engine.set_defaults(run=main)

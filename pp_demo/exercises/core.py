@@ -7,6 +7,7 @@ common wrong answers with the misconception each reveals. The facilitator guide
 described in ``pp_demo.exercises``.
 """
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -29,6 +30,7 @@ __all__ = [
 
 NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
+ANSWER_TIMEOUT_S = 10.0  # the slowest judge, with a right answer, takes about 1.5 s on a laptop
 
 
 class WrongAnswer(NamedTuple):
@@ -94,27 +96,58 @@ def _is_stub(answer: object) -> bool:
     return answer is Ellipsis
 
 
-def status(key: str, answer: object) -> str:
-    """The status of ``answer`` to exercise ``key``, as text."""
+def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str:
+    """The status of ``answer`` to exercise ``key``, as text. Never raises, never hangs: the
+    judge (which calls a function answer) runs in a daemon thread given ``timeout_s`` seconds;
+    an answer that loops is left running there, and one that exits (``sys.exit``) or is
+    interrupted is a ``not yet:`` line like any other mistake."""
     exercise = EXERCISES.get(key)
     if exercise is None:
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
     if _is_stub(answer):
         return NOT_ATTEMPTED
+    box: list[str | None] = []
+
+    def judge() -> None:
+        box.append(_judged(exercise, answer))
+
+    worker = threading.Thread(target=judge, name=f"pp_demo-exercise-{key}", daemon=True)
+    worker.start()
+    try:
+        worker.join(timeout_s)
+    except KeyboardInterrupt:  # the kernel's interrupt button: the check ends, the answer is left
+        return "not yet: interrupted before your answer returned (it is left running in the background)"
+    if not box:
+        return (
+            f"not yet: your answer did not return within {timeout_s:g} s (a loop that never ends?); "
+            "it is left running in the background: restart the kernel if the notebook slows down"
+        )
+    problem = box[0]
+    if problem == NOT_ATTEMPTED:
+        return NOT_ATTEMPTED
+    return CORRECT if problem is None else f"not yet: {problem}"
+
+
+def _judged(exercise: Exercise, answer: object) -> str | None:
+    """The judge's verdict on ``answer`` (None: right), ``NOT_ATTEMPTED``, or what the answer
+    did wrong (raised, exited, called a refused function)."""
     with calls_watched(refused_code(exercise.refuse)) as called:
         try:
             problem = exercise.judge(answer)
         except NotAttempted:
             return NOT_ATTEMPTED
-        except Exception as error:  # the reader's code may raise anything; report, don't crash
-            problem = f"your answer raised {type(error).__name__}: {error}"
+        except SystemExit as error:  # sys.exit() in the answer: the kernel must not exit with it
+            problem = f"your answer called sys.exit({'' if error.code is None else repr(error.code)}): return a value"
+        except BaseException as error:  # the reader's code may raise anything; report, don't crash
+            said = str(error)
+            problem = f"your answer raised {type(error).__name__}" + (f": {said}" if said else "")
     if called:  # whatever it returned, it was not written from the definition
         problem = f"your answer calls {called[0]}: write it yourself from the definition"
-    return CORRECT if problem is None else f"not yet: {problem}"
+    return problem
 
 
 def check(key: str, answer: object) -> None:
-    """Print the one status line of ``answer`` to exercise ``key``."""
+    """Print the one status line of ``answer`` to exercise ``key``; never raises, never hangs."""
     print(f"[{key}] {status(key, answer)}")
 
 

@@ -25,6 +25,7 @@ import torch
 import transformers
 
 from pp_demo.errors import BadInput
+from pp_demo.pipeline.build_checks import check_built_config, check_overrides
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX
 
@@ -147,10 +148,16 @@ def build_model(
     ``overrides`` change config fields (e.g. ``pad_token_id=None`` to see the error).
     """
     row = get_family(family)
+    config_class = getattr(transformers, row.config)
+    check_overrides(family, config_class, overrides, seed, num_labels)  # known fields only, sane values
     kwargs = {**row.tiny, "pad_token_id": PAD, "num_labels": num_labels, **overrides}
     if attn_implementation is not None:
         kwargs["attn_implementation"] = attn_implementation
-    config = getattr(transformers, row.config)(**kwargs)
+    try:
+        config = config_class(**kwargs)
+    except (ValueError, TypeError) as error:  # the config's own checks (heads that do not divide, ...)
+        raise BadInput(f"a {family} config with {overrides}: {str(error).splitlines()[0]}") from None
+    check_built_config(family, config, head_dim_given="head_dim" in kwargs)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = row.classifier_class(config)

@@ -28,7 +28,7 @@ from torch import nn
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.schedules import get_schedule
 from pp_demo.pipeline.stages import check_split_points, count_layers, even_split_points
-from pp_demo.pipeline.validate import check_fault, check_tensors
+from pp_demo.pipeline.validate import check_fault, check_model_values, check_tensors
 from pp_demo.pooling.rules import FIX, get_rule
 
 __all__ = [
@@ -214,6 +214,7 @@ def check_job(job: Job, n_stages: int) -> None:
         raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
         raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
+    check_model_values(job.model)
     for b in job.batches:
         check_tensors(b, job.model.config, needs_labels=job.mode != "infer", ignored=IGNORED)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}

@@ -33,6 +33,7 @@ from pp_demo.pipeline.torchrun_env import port_taken
 
 __all__ = [
     "PipelineError",
+    "prepare_fork_server",
     "spawn_ranks",
     "launched_by_torchrun",
     "torchrun_world_size",
@@ -82,7 +83,15 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
 # is a fresh single-threaded process, not the caller (a notebook kernel with threads).
 # (Windows has no fork server: there each start spawns fresh interpreters.)
 _START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-_PRELOAD = ["pp_demo.pipeline.on_rank", "pp_demo.pipeline.families", "transformers"]
+# the first one makes the server (and the ranks it forks) ignore Ctrl-C: the caller stops them
+_PRELOAD = ["pp_demo.pipeline.fork_server_signals", "pp_demo.pipeline.on_rank", "pp_demo.pipeline.families"]
+_PRELOAD += ["transformers"]
+
+
+def prepare_fork_server() -> None:
+    """What the fork server imports when it first starts (any later start of this session
+    reuses it): call before anything in this process starts a forkserver process."""
+    multiprocessing.set_forkserver_preload(_PRELOAD)
 
 
 def _free_port() -> int:
@@ -130,7 +139,7 @@ def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 
     """
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
-        multiprocessing.set_forkserver_preload(_PRELOAD)  # read when the server first starts
+        prepare_fork_server()
         init_method = f"tcp://127.0.0.1:{_free_port()}"
         context = mp.start_processes(
             _spawned_rank,

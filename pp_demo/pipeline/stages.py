@@ -182,6 +182,7 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     """The split points as a tuple: ``None`` is half the layers (two stages), an int is one
     point (two stages). Each stage holds at least one layer, so the points are strictly
     increasing ints in 1..num_layers-1; anything else is refused in one line."""
+    _check_splittable(num_layers)
     if split_points is None:
         return (num_layers // 2,)
     points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
@@ -199,8 +200,17 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
 
 
+def _check_splittable(num_layers: int) -> None:
+    if num_layers < 2:
+        raise BadInput(
+            f"a model with {num_layers} layer(s) cannot be split into stages: each stage holds at least one "
+            "layer, so a pipeline needs a model of 2 layers or more (num_hidden_layers=2)"
+        )
+
+
 def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
     """Points that cut ``num_layers`` layers into ``n_stages`` stages as evenly as possible."""
+    _check_splittable(num_layers)
     if not isinstance(n_stages, int) or not 2 <= n_stages <= num_layers:
         raise BadInput(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
     return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))

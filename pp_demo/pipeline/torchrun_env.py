@@ -51,13 +51,40 @@ _MARKER_LIFETIME_S = 60  # the ranks of one run find the same input error within
 def check_torchrun_env() -> None:
     """Refuse, in one line, an environment that is partly torchrun's."""
     present = [name for name in TORCHRUN_VARS if os.environ.get(name)]
-    if not any(name in present for name in _RANK_VARS) or len(present) == len(TORCHRUN_VARS):
+    if not any(name in present for name in _RANK_VARS):
+        return
+    if len(present) == len(TORCHRUN_VARS):
+        _check_numbers()
         return
     missing = [name for name in TORCHRUN_VARS if name not in present]
     raise BadInput(
         f"a half-set torchrun environment: {', '.join(present)} set but {', '.join(missing)} not; "
         "unset them (a leftover of another run?) or start the ranks with torchrun"
     )
+
+
+def _check_numbers() -> None:
+    """RANK and LOCAL_RANK inside WORLD_SIZE, a port a socket can have: before any rendezvous,
+    which would otherwise wait for ranks that never come (then fail in c10d's C++ stack)."""
+    values = {}
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"):
+        text = os.environ[name]
+        if not text.isdigit():
+            raise BadInput(
+                f"{name}={text!r} is not a whole number >= 0: unset the torchrun variables or let torchrun set them"
+            )
+        values[name] = int(text)
+    world = values["WORLD_SIZE"]
+    if world < 1:
+        raise BadInput("WORLD_SIZE=0: a run has at least one rank (torchrun --nproc-per-node N sets it)")
+    for name in ("RANK", "LOCAL_RANK"):
+        if values[name] >= world:
+            raise BadInput(
+                f"{name}={values[name]} with WORLD_SIZE={world}: ranks run from 0 to {world - 1}; "
+                "unset the torchrun variables (a leftover of another run?) or let torchrun set them"
+            )
+    if not 1 <= values["MASTER_PORT"] <= 65535:
+        raise BadInput(f"MASTER_PORT={values['MASTER_PORT']} is no port: give one in 1..65535")
 
 
 def is_torchrun_rank() -> bool:
@@ -67,7 +94,9 @@ def is_torchrun_rank() -> bool:
 
 def _first_to_speak() -> bool:
     """Under torchrun, True for the first rank of this run to ask, False for the others."""
-    key = f"{os.environ['TORCHELASTIC_RUN_ID']}-{os.environ['MASTER_PORT']}-{os.getppid()}"
+    # the agent: the parent, or the parent of the guard a check rank runs under (PP_DEMO_AGENT_PID)
+    agent = os.environ.get("PP_DEMO_AGENT_PID") or str(os.getppid())
+    key = f"{os.environ['TORCHELASTIC_RUN_ID']}-{os.environ['MASTER_PORT']}-{agent}"
     marker = os.path.join(tempfile.gettempdir(), f"pp_demo_said_{''.join(c for c in key if c.isalnum() or c == '-')}")
     with contextlib.suppress(OSError):  # a stale marker of an earlier run with the same key
         if time.time() - os.path.getmtime(marker) > _MARKER_LIFETIME_S:

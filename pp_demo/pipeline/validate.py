@@ -19,7 +19,8 @@ import torch
 
 from pp_demo.errors import BadInput
 
-__all__ = ["check_device", "check_tensors", "check_fault", "check_run_arguments", "check_main_guard"]
+__all__ = ["check_device", "check_tensors", "check_model_values", "check_fault", "check_run_arguments"]
+__all__ += ["check_main_guard"]
 
 
 def _shape(t: torch.Tensor) -> str:
@@ -71,6 +72,8 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
         raise BadInput(f"{name} must be {dims}-D, got shape {_shape(value)}{hint}")
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
+    if value.is_meta:
+        raise BadInput(f"{name} is on the meta device (a shape without values): give it on cpu or a GPU")
     return value
 
 
@@ -85,6 +88,8 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | No
     if low < 0 or high >= vocab:
         raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
     mask = batch.attention_mask
+    if isinstance(mask, torch.Tensor) and mask.is_meta:
+        raise BadInput("attention_mask is on the meta device (a shape without values): give it on cpu or a GPU")
     if mask is None:
         raise BadInput(
             "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
@@ -113,6 +118,17 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | No
     devices = sorted({str(t.device) for t in tensors})
     if len(devices) > 1:
         raise BadInput(f"the ids, mask and labels of a batch must be on one device, got {', '.join(devices)}")
+
+
+def check_model_values(model: Any) -> None:
+    """A model whose weights hold values: one left on the meta device (built empty, never
+    loaded) has shapes only, and its forward cannot compute a logit."""
+    meta = [name for name, p in model.named_parameters() if p.is_meta]
+    if meta:
+        raise BadInput(
+            f"the model's weights are on the meta device ({meta[0]}{' and more' if len(meta) > 1 else ''}): "
+            "load or materialise them first (model.to_empty(device='cpu') and load_state_dict)"
+        )
 
 
 def check_fault(fault: Any, n_stages: int, forwards: int) -> None:

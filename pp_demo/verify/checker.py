@@ -16,14 +16,16 @@ callable's signature receives the checkpoint folder (so each rank can load its o
 the micro-batch count. Under torchrun see ``pp_demo.verify.checker_ranks``.
 """
 
+import contextlib
 import copy
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from pp_demo.bounds import seconds, strings
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
 from pp_demo.verify.checker_batches import battery, default_batch_sizes
@@ -43,10 +45,34 @@ from pp_demo.verify.checker_inputs import (
 from pp_demo.verify.checker_ranks import Ranks, first_failure, join_ranks
 from pp_demo.verify.checker_report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
 from pp_demo.verify.checker_worker import as_logits, call_in_worker
-from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.tolerances import check_separates, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
 __all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker_report
+
+# What the callable can do to the process it runs in, and what this module then sees: an
+# exception (SystemExit too) or a hang past timeout_s is a verdict; os._exit, a crash in C or a
+# signal ends the caller's process with it, and no verdict can be given from inside. The
+# command ``python -m pp_demo check`` therefore runs this in a child it watches
+# (pp_demo.verify.checker_guard); ``watching_batches`` tells that child's journal each batch.
+_batch_watchers: list[Callable[..., None]] = []
+
+
+@contextlib.contextmanager
+def watching_batches(write: Callable[..., None]) -> Iterator[None]:
+    """Within the block, ``write("start", i, n, name, shape)`` before the callable runs on a
+    batch and ``write("done", i, verdict)`` after (``verdict``: ``ok`` or what went wrong)."""
+    _batch_watchers.append(write)
+    try:
+        yield
+    finally:
+        _batch_watchers.remove(write)
+
+
+def _tell(*fields: object) -> None:
+    for write in _batch_watchers:
+        write(*fields)
+
 
 # A callable is tested against every rule that pools padded rows (PADDED_RULES); without a pad id
 # only those that read the mask alone can say where they pool
@@ -100,6 +126,7 @@ def _reference(model: Any, batch: Batch, device: str) -> _Reference:
 def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> CaseCheck:
     coarser = torch.finfo(got.dtype).eps > torch.finfo(ref.dtype).eps
     finite = torch.isfinite(got).all(-1)
+    infinite = torch.isinf(got).any(-1)
     near = pooled_mask(ref.per_position, got, atol)
     diff = (got.float() - ref.logits).abs().amax(-1)
     rows = []
@@ -115,7 +142,14 @@ def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> Cas
         matches = bool(finite[b]) and bool(diff[b] <= atol)
         rows.append(
             RowCheck(
-                matches, float(diff[b]), pooled_at, ref.positions[b], ref.true_last[b], rounded_to, not bool(finite[b])
+                matches,
+                float(diff[b]),
+                pooled_at,
+                ref.positions[b],
+                ref.true_last[b],
+                rounded_to,
+                not bool(finite[b]),
+                bool(infinite[b]),
             )
         )
     return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
@@ -198,12 +232,21 @@ def check_forward(
     """Run the battery through ``forward`` and judge every batch; returns a ``Report``.
 
     Raises ``pp_demo.errors.BadInput`` (one line) for an input the checker cannot work with;
-    whatever the callable does (raise, hang past ``timeout_s``, return something else) is a
-    verdict in the report instead. ``progress`` receives one line per batch."""
+    whatever the callable does (raise, ``sys.exit``, hang past ``timeout_s``, return something
+    else) is a verdict in the report instead. A callable that ends the process itself
+    (``os._exit``, a crash, a signal) ends the caller with it: the command line's ``check`` runs
+    this in a child process to judge even that. ``timeout_s``: seconds per batch, more than 0 and
+    at most a day (``None``: wait as long as it takes). ``atol`` given by hand must stay below
+    the difference between the reference and any other position on the battery (refused otherwise,
+    with the tolerances that fit the logits). ``progress`` receives one line per batch."""
     dtype = as_dtype(dtype)
     device = check_device(device)
     check_atol(atol)
     check_seed(seed)
+    if timeout_s is not None:
+        timeout_s = seconds(timeout_s, "timeout_s")
+    if cases is not None:
+        cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
     check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
     batch_sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
     check_attention(attn_implementation)
@@ -211,20 +254,26 @@ def check_forward(
     check_model(model)
     reference_model = _prepared(model, dtype, device, attn_implementation)
     batches, notes = _battery(reference_model, seed, lengths, batch_sizes, cases, micro_batches)
+    given_atol = atol is not None
     atol = tolerance(device, dtype) if atol is None else float(atol)
     ranks = join_ranks(device, timeout_s or 600.0)
     judging = ranks is None or ranks.is_last
-    references = [_reference(reference_model, b, device) for b in batches] if judging else []
+    # every rank judges a tolerance given by hand (a refusal on the last rank alone would strand the others)
+    references = [_reference(reference_model, b, device) for b in batches] if judging or given_atol else []
+    if given_atol:
+        check_separates(atol, *_separation(references, tolerance(device, dtype)), dtype)
     extras = _extras(forward, model_path, micro_batches)
     if progress is not None and judging:
         plural = "es" if len(batches) != 1 else ""
         progress(f"checking {len(batches)} batch{plural} against {report_reference(reference_model)}")
     checked: list[CaseCheck] = []
     for i, batch in enumerate(batches):
+        _tell("start", i + 1, len(batches), batch.name, "x".join(map(str, batch.input_ids.shape)))
         case = _run_batch(
             forward, reference_model, batch, references[i] if judging else None, extras, atol, timeout_s, device, ranks
         )
         checked.append(case)
+        _tell("done", i + 1, "ok" if case.passed else case.status())
         if progress is not None and judging:
             progress(f"batch {i + 1}/{len(batches)} {batch.name} ({case.shape}): {case.status()}")
         if ranks is not None and case.failure is not None:
@@ -235,6 +284,20 @@ def check_forward(
         report = ranks.from_last(report)
     assert report is not None
     return report
+
+
+def _separation(references: list[_Reference], default_atol: float) -> tuple[float, float]:
+    """The smallest max |logit difference| between a row's reference and any other position's
+    logits (positions within the default tolerance of the reference coincide with it and are
+    left out), and the largest |logit| of the references."""
+    nearest, size = float("inf"), 0.0
+    for ref in references:
+        apart = (ref.per_position - ref.logits[:, None, :]).abs().amax(-1)
+        distinct = apart[apart > default_atol]
+        if distinct.numel():
+            nearest = min(nearest, float(distinct.min()))
+        size = max(size, float(ref.logits.abs().max()))
+    return nearest, size
 
 
 def report_reference(model: Any) -> str:

@@ -4,14 +4,21 @@ Exit codes (``pp_demo.verify.checker_report``): 0 pass, 1 mismatch, 2 usage erro
 the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
 progress line per batch goes to stderr, the report to stdout; under torchrun only the last rank
 (the one holding the logits) prints, and every rank exits with the same code.
+
+The command runs the checker in a child process it watches (``pp_demo.verify.checker_guard``),
+so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3.
 """
 
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.verify.checker_batches import NAMED, RANDOM
+
+if TYPE_CHECKING:
+    from pp_demo.verify.checker_guard import Journal
 
 __all__ = ["add_check_arguments", "run_check"]
 
@@ -23,13 +30,14 @@ def _positive_ints(text: str) -> int:
 
 
 def _seconds(text: str) -> float:
+    from pp_demo.bounds import seconds
+    from pp_demo.errors import BadInput
+
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"the timeout must be more than 0 seconds, got {text!r}")
-    return value
+        return seconds(float(text), "--timeout")
+    except ValueError as error:  # BadInput is one
+        message = str(error) if isinstance(error, BadInput) else f"--timeout takes seconds, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def add_check_arguments(check: argparse.ArgumentParser) -> None:
@@ -46,7 +54,13 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
     check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
     check.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    check.add_argument("--atol", type=float, default=None, help="largest |diff| that matches (default: by dtype)")
+    check.add_argument(
+        "--atol",
+        type=float,
+        default=None,
+        help="largest |diff| that matches (default: by dtype); finite, > 0, and below the smallest difference "
+        "between the reference and another position on the battery",
+    )
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
     check.add_argument("--lengths", type=_positive_ints, nargs="+", default=[5, 9, 16], help="random batches' lengths")
     check.add_argument(
@@ -68,7 +82,10 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
         help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
     )
     check.add_argument(
-        "--timeout", type=_seconds, default=120.0, help="seconds per batch before the callable is abandoned"
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
     )
 
 
@@ -80,22 +97,47 @@ def _speaks() -> bool:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    """The guard, which starts the checker as its child; or, in the child, the checker."""
+    from pp_demo.errors import BadInput
+    from pp_demo.verify.checker_guard import JOURNAL, Journal, guard
+
+    argv = getattr(args, "argv", None)
+    if os.environ.get(JOURNAL) is None and argv is not None:
+        code = guard(argv, _speaks())
+        if code == 2:  # a usage error, said by the child: ends the command as any other usage error does
+            raise SystemExit(2)
+        return code
+    journal = Journal(os.environ.get(JOURNAL))
+    try:
+        code = _check_interruptible(args, journal)
+    except BadInput:
+        journal.write("end", 2)
+        raise
+    journal.write("end", code)
+    return code
+
+
+def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
+    import signal
+
     from pp_demo.verify.checker_report import EXIT_INTERRUPTED
 
     try:
-        return _check(args, _speaks())
+        return _check(args, _speaks(), journal)
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C (the guard's) changes nothing now
         if _speaks():
             print("interrupted (Ctrl-C): no verdict", file=sys.stderr, flush=True)
         return EXIT_INTERRUPTED
 
 
-def _check(args: argparse.Namespace, speaks: bool) -> int:
+def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
     from pp_demo.pipeline.launch import launched_by_torchrun
-    from pp_demo.verify.checker import check_forward
+    from pp_demo.verify.checker import check_forward, watching_batches
     from pp_demo.verify.checker_inputs import CallableImportFailed, load_callable, load_model
     from pp_demo.verify.checker_report import EXIT_CALLABLE_FAILED
 
+    journal.write("import", args.callable.partition(":")[0])
     try:
         forward = load_callable(args.callable)
     except CallableImportFailed as error:
@@ -104,24 +146,26 @@ def _check(args: argparse.Namespace, speaks: bool) -> int:
         return EXIT_CALLABLE_FAILED
     family = args.family or ("llama" if args.model_path is None else None)
     model = load_model(family, args.model_path, args.attn)
-    report = check_forward(
-        model,
-        forward,
-        dtype=args.dtype,
-        attn_implementation=args.attn,
-        device=args.device,
-        atol=args.atol,
-        seed=args.seed,
-        lengths=args.lengths,
-        batch_sizes=args.batch_sizes,
-        cases=args.cases,
-        micro_batches=args.micro_batches,
-        timeout_s=args.timeout,
-        model_path=args.model_path,
-        progress=(lambda line: print(line, file=sys.stderr, flush=True)) if speaks else None,
-    )
+    with watching_batches(journal.write):
+        report = check_forward(
+            model,
+            forward,
+            dtype=args.dtype,
+            attn_implementation=args.attn,
+            device=args.device,
+            atol=args.atol,
+            seed=args.seed,
+            lengths=args.lengths,
+            batch_sizes=args.batch_sizes,
+            cases=args.cases,
+            micro_batches=args.micro_batches,
+            timeout_s=args.timeout,
+            model_path=args.model_path,
+            progress=(lambda line: print(line, file=sys.stderr, flush=True)) if speaks else None,
+        )
     if speaks:
         print(report.summary(), flush=True)
+    journal.write("end", report.exit_code)
     if launched_by_torchrun():
         # every rank has the report now; leave without the interpreter's teardown, which can
         # crash in a process group a callable left busy (and a worker may still wait on a peer)

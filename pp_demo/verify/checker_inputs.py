@@ -7,13 +7,14 @@ verdict of the checker, never a ``BadInput``.
 """
 
 import importlib
-import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from pp_demo.bounds import seed_value, tolerance_value
 from pp_demo.errors import BadInput
 from pp_demo.verify.checker_batches import named_length
 from pp_demo.verify.tolerances import DTYPES
@@ -71,10 +72,8 @@ def check_attention(name: str | None) -> None:
 
 
 def check_atol(atol: float | None) -> None:
-    if atol is None:
-        return
-    if isinstance(atol, bool) or not isinstance(atol, int | float) or math.isnan(atol) or atol <= 0:
-        raise BadInput(f"atol must be a positive number (a largest |logit difference|), got {atol!r}")
+    if atol is not None:
+        tolerance_value(atol, "atol")
 
 
 def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batches: int) -> None:
@@ -86,8 +85,7 @@ def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batche
 
 
 def check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise BadInput(f"seed must be an integer, got {seed!r}")
+    seed_value(seed, "seed")
 
 
 def check_model(model: Any) -> None:
@@ -135,6 +133,12 @@ def load_callable(path: str) -> Callable[..., Any]:
     module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
     if not module_name or not attribute:
         raise BadInput(f"give the callable as package.module:function, got {path!r}")
+    if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+        dotted = module_name.removesuffix(".py").replace(os.sep, ".").replace("/", ".").strip(".")
+        raise BadInput(
+            f"{module_name} is a file path; give the module's name instead ({dotted}:{attribute}, "
+            "run from the folder above it), not the path of its file"
+        )
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
@@ -146,9 +150,13 @@ def load_callable(path: str) -> Callable[..., Any]:
         raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
     except Exception as error:  # a syntax error, or code that raises at import: the user's code
         raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
-    function: Callable[..., Any] | None = getattr(module, attribute, None)
+    if not hasattr(module, attribute):
+        names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))[:8]
+        known = f"; its callables include {', '.join(names)}" if names else ""
+        raise BadInput(f"{module_name} has no {attribute!r} (a misspelt name?){known}")
+    function: Callable[..., Any] | None = getattr(module, attribute)
     if not callable(function):
-        raise BadInput(f"{attribute!r} in {module_name} is not a callable")
+        raise BadInput(f"{attribute!r} in {module_name} is a {type(function).__name__}, not a callable")
     return function
 
 

@@ -21,6 +21,7 @@ import torch
 import torch.distributed as dist
 
 from pp_demo.pipeline.launch import launched_by_torchrun
+from pp_demo.pipeline.torchrun_env import check_torchrun_env
 
 __all__ = ["Ranks", "join_ranks", "first_failure"]
 
@@ -53,6 +54,7 @@ def join_ranks(device: str, timeout_s: float) -> Ranks | None:
     ``None`` outside torchrun."""
     if not launched_by_torchrun():
         return None
+    check_torchrun_env()  # a rank outside the world would wait at the rendezvous
     if not dist.is_initialized():
         backend = "nccl" if torch.device(device).type == "cuda" else "gloo"
         dist.init_process_group(backend, timeout=timedelta(seconds=max(timeout_s, 60)))

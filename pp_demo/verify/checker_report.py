@@ -34,6 +34,7 @@ class RowCheck:
     true_last: int | None  # last real token by the mask (None: no real token)
     rounded_to: str | None = None  # the callable's coarser dtype, when only its rounding hides pooled_at
     nan: bool = False  # the callable's logits for this row are not finite
+    inf: bool = False  # ... and among them an inf (nan alone: NaN only)
 
 
 @dataclass
@@ -108,9 +109,11 @@ class Report:
 def _mismatch_line(case: CaseCheck, by_forward: bool) -> str:
     bad = [i for i, r in enumerate(case.rows) if not r.matches]
     row = case.rows[bad[0]]
-    nan = [i for i, r in enumerate(case.rows) if r.nan]
-    if nan:
-        return f"  {case.name}: NaN in rows {nan} of your logits; rows {bad} differ"
+    nan = [i for i, r in enumerate(case.rows) if r.nan and not r.inf]
+    inf = [i for i, r in enumerate(case.rows) if r.inf]
+    if nan or inf:
+        found = [f"{what} in rows {rows}" for what, rows in (("NaN", nan), ("inf", inf)) if rows]
+        return f"  {case.name}: {' and '.join(found)} of your logits; rows {bad} differ"
     return (
         f"  {case.name}: rows {bad} differ; row {bad[0]} {case.input_ids[bad[0]].tolist()} pooled at "
         f"{_where(row, by_forward)}, {_reference(by_forward)} {row.forward_pools}, max |diff| {row.max_abs_diff:.3g}"

@@ -9,6 +9,7 @@ raised. What it returns is then checked to be logits: a tensor of the reference'
 values (not on the meta device), on the reference's device.
 """
 
+import inspect
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,6 +82,9 @@ def call_in_worker(
 
 def as_logits(value: Any, shape: tuple[int, ...], device: torch.device) -> tuple[torch.Tensor | None, str | None]:
     """The returned value as float logits of ``shape``, or what is wrong with it (one line)."""
+    if inspect.iscoroutine(value):
+        value.close()  # never awaited: closed here, so Python does not warn about it later
+        return None, "returned a coroutine (an async def forward): give a plain def that returns the logits"
     if hasattr(value, "logits") and not isinstance(value, torch.Tensor):
         return None, f"returned a {type(value).__name__}, not logits (return its .logits)"
     if isinstance(value, list | tuple):

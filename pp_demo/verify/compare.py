@@ -18,13 +18,14 @@ from typing import Any, Literal
 
 import torch
 
+from pp_demo.bounds import seed_value, strings, tolerance_value
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.jobs import Inference, Job
 from pp_demo.pipeline.runner import run
 from pp_demo.pooling.cases import as_batch
 from pp_demo.pooling.rules import FIX
-from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
 
 __all__ = [
     "RowComparison",
@@ -96,7 +97,8 @@ class RowComparison:
 
 
 def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> RowComparison:
-    """Per row: does it match the reference within ``atol``, and by how much it differs."""
+    """Per row: does it match the reference within ``atol`` (finite, more than 0), and by how much it differs."""
+    atol = tolerance_value(atol, "atol")
     if logits.shape != reference.shape:
         raise BadInput(
             f"logits of shape {tuple(logits.shape)} cannot be compared with "
@@ -104,6 +106,15 @@ def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> 
         )
     diff = (logits.float().to(reference.device) - reference.float()).abs().amax(-1).cpu()
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
+
+
+def _as_dtype(dtype: "torch.dtype | str") -> torch.dtype:
+    """A precision of ``DTYPES``, given as a torch dtype or by its name (``"bf16"``)."""
+    if isinstance(dtype, str):
+        return dtype_named(dtype)
+    if dtype not in DTYPES.values():
+        raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
+    return dtype
 
 
 def reproduce_runs(
@@ -114,7 +125,7 @@ def reproduce_runs(
     seed: int = 0,
     device: str | None = None,
     rows: Sequence[str] = REPRO_ROWS,
-    dtype: torch.dtype = torch.float32,
+    dtype: "torch.dtype | str" = torch.float32,
 ) -> list[RowComparison] | None:
     """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
     ``split_points``, on the reproduction batch, all runs in one call of the runner
@@ -123,6 +134,11 @@ def reproduce_runs(
     same model; its ``model.forward`` in that dtype is the reference. Each comparison's
     tolerance follows the device the pipeline ran on and the dtype. ``None`` on a torchrun
     rank without results."""
+    seed_value(seed, "seed")
+    rows = strings(rows, "rows", '["left", "right"]')
+    if not rows:
+        raise BadInput(f"rows names the padding cases of the batch, at least one (default: {list(REPRO_ROWS)})")
+    dtype = _as_dtype(dtype)
     device = device or default_device()
     runs = list(runs)
     models = {family: build_model(family, seed=seed).to(device=device, dtype=dtype) for family, _ in runs}
@@ -150,7 +166,7 @@ def reproduce(
     seed: int = 0,
     device: str | None = None,
     rows: Sequence[str] = REPRO_ROWS,
-    dtype: torch.dtype = torch.float32,
+    dtype: "torch.dtype | str" = torch.float32,
 ) -> RowComparison:
     """The bug in one call, every stage in this process (``reproduce_runs`` for more)."""
     comparisons = reproduce_runs([(family, rule)], split_points, n_micro, "process", seed, device, rows, dtype)

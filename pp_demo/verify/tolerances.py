@@ -11,13 +11,17 @@ fp32 in both (the bug's smallest difference in half precision is 0.047; tests/ve
 test_precision.py). For a model whose logits are larger, the steps are too: ``check --atol``.
 Every bound sits below the pooled-token bug's differences (0.047 and up on the tiny models);
 a wrong pooled position is never within it.
+
+A tolerance given by hand is bounded the same way (``check_separates``): it must stay below the
+smallest difference between the reference's logits and those of any other position of the
+battery, or a forward pooling that other position would pass.
 """
 
 import torch
 
 from pp_demo.errors import BadInput
 
-__all__ = ["tolerance", "DTYPES", "dtype_named"]
+__all__ = ["tolerance", "DTYPES", "dtype_named", "check_separates"]
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 """The precisions a run can be asked for by name (``--dtype``), fp32 the default."""
@@ -38,3 +42,21 @@ def dtype_named(name: str) -> torch.dtype:
         return DTYPES[name]
     except KeyError:
         raise BadInput(f"unknown precision {name!r}; use one of {', '.join(DTYPES)}") from None
+
+
+def check_separates(atol: float, separation: float, logit_size: float, dtype: torch.dtype) -> None:
+    """Refuse an ``atol`` at or above ``separation``: the smallest max |logit difference|
+    between the reference's logits and another position's on the battery, so a forward that
+    pools that position would pass. The refusal suggests tolerances of a step or two of
+    ``dtype`` at the logits' size (``logit_size``: their largest |value|)."""
+    if atol < separation:
+        return
+    steps = ", ".join(
+        f"{name} {2 * max(logit_size, 1e-3) * torch.finfo(kind).eps:.1g}" for name, kind in DTYPES.items()
+    )
+    ours = next((name for name, kind in DTYPES.items() if kind == dtype), str(dtype))
+    raise BadInput(
+        f"atol {atol:g} would let a wrong pooled position pass: on this battery the nearest other position's "
+        f"logits differ from the reference's by {separation:.3g}; give an atol below that. The logits here are up "
+        f"to {logit_size:.3g} in size, where two steps of each precision are: {steps} (the model runs in {ours})"
+    )

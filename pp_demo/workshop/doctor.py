@@ -97,6 +97,22 @@ def check_python(version_info: tuple[Any, ...] = sys.version_info, platform: str
     return Check(OK, "python", f"{version} ({sys.executable})")
 
 
+def check_checkout(checkout: Path) -> Check:
+    """``--checkout`` names the workbook's folder: its pins and notebooks are read from there."""
+    fix = "run from the workbook's folder (the one with notebooks/), or give --checkout PATH to it"
+    if not checkout.exists():
+        return Check(FAIL, "checkout", f"{checkout} does not exist: {fix}")
+    if not checkout.is_dir():
+        return Check(FAIL, "checkout", f"{checkout} is a file, not a folder: {fix}")
+    if not (checkout / PINS).is_file() and not (checkout / NOTEBOOKS).is_dir():
+        return Check(
+            WARN,
+            "checkout",
+            f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: not checked against the pins; {fix}",
+        )
+    return Check(OK, "checkout", str(checkout))
+
+
 def check_platform() -> Check:
     """Supported operating system and processor (pp_demo.workshop.machine)."""
     return Check(*machine.platform_support())
@@ -313,7 +329,8 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     pins and the notebooks' folder are read from ``checkout`` where it has them."""
     pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
     notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
-    checks = [check_python(), check_platform(), *(check_package(name, pins) for name in REQUIRED)]
+    checks = [check_python(), check_platform(), check_checkout(checkout)]
+    checks += [check_package(name, pins) for name in REQUIRED]
     torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
     build = check_torch_build()
     checks += [build] if build else []

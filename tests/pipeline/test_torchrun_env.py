@@ -187,3 +187,59 @@ def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monke
         str(failed.value)
         == "rank 0 failed: the port picked for the ranks was taken by another program meanwhile: run again"
     )
+
+
+@pytest.mark.parametrize(
+    "changed, expected",
+    [
+        ({"RANK": "7"}, "RANK=7 with WORLD_SIZE=2: ranks run from 0 to 1"),
+        ({"LOCAL_RANK": "2"}, "LOCAL_RANK=2 with WORLD_SIZE=2: ranks run from 0 to 1"),
+        ({"RANK": "-1"}, "RANK='-1' is not a whole number >= 0"),
+        ({"WORLD_SIZE": "0", "RANK": "0"}, "WORLD_SIZE=0: a run has at least one rank"),
+        ({"MASTER_PORT": "70000"}, "MASTER_PORT=70000 is no port"),
+    ],
+)
+def test_a_rank_outside_the_world_is_refused_before_any_rendezvous(clean_env, changed, expected):
+    for name, value in {**FULL, "TORCHELASTIC_RUN_ID": "x", **changed}.items():
+        clean_env.setenv(name, value)
+    with pytest.raises(BadInput, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        check_torchrun_env()
+
+
+def test_the_command_refuses_a_rank_outside_the_world_in_one_line(clean_env, capsys):
+    from pp_demo.cli import main
+
+    for name, value in {**FULL, "TORCHELASTIC_RUN_ID": "x", "RANK": "7"}.items():
+        clean_env.setenv(name, value)
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "--distributed"])
+    assert exit_.value.code == 2
+    assert "RANK=7 with WORLD_SIZE=2" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_the_fork_server_alone_ignores_ctrl_c():
+    """Imported first by the fork server (started as ``python -c``), the module makes it ignore
+    SIGINT; imported anywhere else it changes nothing."""
+    probe = "import signal, sys; import pp_demo.pipeline.fork_server_signals; "
+    probe += "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    as_server = [sys.executable, "-c", "import multiprocessing.forkserver; " + probe]
+    elsewhere = [sys.executable, "-c", probe]
+    assert subprocess.run(as_server, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "True"
+    assert subprocess.run(elsewhere, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "False"
+
+
+@pytest.mark.distributed
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_ctrl_c_while_the_fork_server_imports_says_one_line():
+    """The fork server imports torch and transformers for seconds after it appears: a Ctrl-C
+    then used to print its interrupted import's traceback around the one line."""
+
+    def session(pid):
+        return [p for p, (_, sid) in _processes().items() if sid == pid and p != pid]
+
+    command = [sys.executable, "-m", "pp_demo", "reproduce", "--distributed"]
+    code, out, err, _ = _interrupt(command, session, at_least=1, after_s=0.3)
+    assert code in (130, -signal.SIGINT) and "Traceback" not in err
+    assert err.strip().splitlines() == [INTERRUPTED]

@@ -190,3 +190,108 @@ def test_the_same_script_under_the_guard_runs(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "(2, 3)"
+
+
+# ---- models built from known fields only; meta tensors; strings where lists are expected
+
+
+@pytest.mark.parametrize(
+    "family, overrides, expected",
+    [
+        (
+            "llama",
+            {"num_hidden_layer": 2},
+            "LlamaConfig has no field 'num_hidden_layer' (did you mean num_hidden_layers?)",
+        ),
+        ("llama", {"num_labels": 0}, "num_labels is an integer of at least 1, got 0"),
+        (
+            "llama",
+            {"num_hidden_layers": -1},
+            "num_hidden_layers of the llama config is an integer of at least 1, got -1",
+        ),
+        ("gpt2", {"n_layer": 0}, "num_hidden_layers of the gpt2 config is an integer of at least 1, got 0"),
+        ("llama", {"vocab_size": 1}, "vocab_size of the llama config is an integer of at least 2, got 1"),
+        ("llama", {"num_attention_heads": 3}, "hidden_size 16 does not split into 3 attention heads"),
+        ("llama", {"pad_token_id": 99}, "pad_token_id 99 is outside the vocabulary (ids 0..31)"),
+        ("llama", {"seed": -1}, "seed is an integer from 0 to 2**64 - 1, got -1"),
+    ],
+)
+def test_build_model_takes_known_fields_and_sane_values_only(family, overrides, expected):
+    from pp_demo.pipeline.families import build_model
+
+    with pytest.raises(BadInput) as refused:
+        build_model(family, **overrides)
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_build_model_still_takes_the_fields_of_each_family_by_alias():
+    from pp_demo.pipeline.families import build_model
+
+    assert build_model("gpt2", n_positions=8).config.n_positions == 8
+    assert build_model("gpt2", num_hidden_layers=2).config.n_layer == 2  # the alias of n_layer
+    assert build_model("llama", pad_token_id=None).config.pad_token_id is None
+
+
+@pytest.mark.parametrize("where", ["ids", "mask", "model"])
+def test_meta_tensors_are_refused_in_one_line_by_run(where):
+    from pp_demo.pipeline.families import build_model
+    from pp_demo.pipeline.jobs import Job
+    from pp_demo.pipeline.runner import run
+
+    model = build_model("llama")
+    ids, mask = torch.tensor([[0, 5, 6, 7]]), torch.tensor([[0, 1, 1, 1]])
+    if where == "ids":
+        ids = ids.to("meta")
+    elif where == "mask":
+        mask = mask.to("meta")
+    else:
+        model = model.to("meta")
+    with pytest.raises(BadInput, match="on the meta device"):
+        run([Job.infer(model, ids, mask)])
+
+
+def test_a_one_layer_model_without_a_split_says_it_cannot_be_split():
+    from pp_demo.pipeline.families import build_model
+    from pp_demo.pipeline.in_process import pipeline_logits
+
+    ids, mask = torch.tensor([[0, 5, 6, 7]]), torch.tensor([[0, 1, 1, 1]])
+    with pytest.raises(BadInput, match=r"a model with 1 layer\(s\) cannot be split into stages"):
+        pipeline_logits(build_model("llama", num_hidden_layers=1), ids, mask)
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"rows": ()}, "rows names the padding cases of the batch, at least one"),
+        ({"rows": "left"}, "rows takes a list of names, got the string 'left'"),
+        ({"seed": "x"}, "seed is an integer from 0 to 2**64 - 1, got 'x'"),
+        ({"dtype": "fp64"}, "unknown precision 'fp64'; use one of fp32, bf16, fp16"),
+    ],
+)
+def test_reproduce_names_what_is_wrong(options, expected):
+    from pp_demo.verify.compare import reproduce
+
+    with pytest.raises(BadInput) as refused:
+        reproduce("llama", **options)
+    assert expected in str(refused.value)
+
+
+def test_reproduce_takes_a_precision_by_its_name_as_check_forward_does():
+    from pp_demo.verify.compare import reproduce
+
+    assert reproduce("llama", "count", dtype="bf16").matches == reproduce("llama", "count").matches
+
+
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        ({"rules": "count"}, "rules takes a list of rule names, got the string 'count': give ['count']"),
+        ({"cases": "left"}, "cases takes a list of case names, got the string 'left': give ['left']"),
+    ],
+)
+def test_padding_table_refuses_a_string_where_a_list_is_expected(options, expected):
+    from pp_demo.pooling.padding_table import padding_table
+
+    with pytest.raises(BadInput) as refused:
+        padding_table(**options)
+    assert str(refused.value) == expected

@@ -106,6 +106,7 @@ def test_the_layers_are_the_ones_the_package_is_built_from():
     # The order the issue and the architecture page give; the docstring is where it is read from.
     assert _layers() == [
         "errors",
+        "bounds",
         "quiet",
         "outputs",
         "pooling",

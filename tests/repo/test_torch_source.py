@@ -151,3 +151,71 @@ def test_setup_with_no_torch_source_stops_within_a_minute_in_one_line(tmp_path):
     assert len(lines) == 1 and "TORCH_INDEX=" in lines[0] and "TORCH=cu128" in lines[0]
     installed = list((tmp_path / "venv").glob("lib/python*/site-packages/torch"))
     assert installed == []
+
+
+# ---- the TORCH switch names what PyTorch publishes; a venv of another build is never reused
+
+
+def _venv_with_torch(folder, version):
+    metadata = folder / "lib" / "python3.12" / "site-packages" / f"torch-{version}.dist-info" / "METADATA"
+    metadata.parent.mkdir(parents=True)
+    metadata.write_text(f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n")
+    return folder
+
+
+def test_a_cuda_build_pytorch_does_not_publish_is_named_with_the_ones_it_does():
+    with pytest.raises(NoTorchSource) as refused:
+        plan("linux", "2.13.0", flavour="cu999")
+    assert "TORCH=cu999 is not a build PyTorch publishes for torch 2.13.0" in str(refused.value)
+    assert all(build in str(refused.value) for build in torch_source.CUDA_BUILDS)
+    # a build published later is taken from the index its user names
+    assert plan("linux", "2.13.0", flavour="cu999", torch_index="https://mirror/cu999").requirement.endswith("+cu999")
+
+
+@pytest.mark.parametrize("build", torch_source.TORCH_BUILDS)
+def test_every_published_build_is_planned(build):
+    chosen = plan("linux", "2.13.0", flavour=build, pip_offers=Asked(True), index_offers=Asked(True))
+    assert chosen.requirement == f"torch==2.13.0+{build}"
+
+
+def test_a_venv_of_another_torch_build_is_refused_with_the_fix(tmp_path):
+    from tools.install_env import build_mismatch, installed_torch_build
+
+    venv = _venv_with_torch(tmp_path / "venv", "2.13.0+cpu")
+    assert installed_torch_build(venv) == "cpu"
+    assert build_mismatch(venv, "cpu") is None
+    problem = build_mismatch(venv, "cu128")
+    assert "holds torch built for TORCH=cpu, and TORCH=cu128 asks for another" in problem
+    assert "make setup TORCH=cu128" in problem
+    assert build_mismatch(tmp_path / "none", "cu128") is None  # no venv yet: it is made for cu128
+    mac = _venv_with_torch(tmp_path / "mac", "2.13.0")
+    assert build_mismatch(mac, "cpu", platform="darwin") is None  # PyPI's macOS build is the CPU one
+    assert "PyPI's build" in build_mismatch(mac, "cpu", platform="linux")
+
+
+@pytest.mark.parametrize(
+    "torch, expected",
+    [
+        ("cu128", "holds torch built for TORCH=cpu, and TORCH=cu128 asks for another"),
+        ("cu999", "holds torch built for TORCH=cpu, and TORCH=cu999 asks for another"),
+        ("gpu", "holds torch built for TORCH=cpu, and TORCH=gpu asks for another"),
+    ],
+)
+def test_the_setup_check_refuses_another_build_in_one_line(tmp_path, torch, expected):
+    venv = _venv_with_torch(tmp_path / "venv", "2.13.0+cpu")
+    command = [sys.executable, "-m", "tools.install_env", "--venv", str(venv), "--torch", torch, "--check-build"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.strip().splitlines() == [done.stderr.strip()]
+    assert expected in done.stderr
+
+
+def test_a_fresh_setup_with_an_unpublished_build_stops_before_making_anything(tmp_path):
+    command = [sys.executable, "-m", "tools.install_env", "--venv", str(tmp_path / "v"), "--torch", "cu999"]
+    done = subprocess.run([*command, "--check-build"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "TORCH=cu999 is not a build PyTorch publishes: use one of cpu, cu" in done.stderr
+    assert not (tmp_path / "v").exists()
+
+
+def test_make_setup_checks_the_build_of_an_existing_venv():
+    done = subprocess.run(["make", "-n", "setup", "TORCH=cu128"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert "-m tools.install_env --venv .venv --torch cu128" in done.stdout and "--check-build" in done.stdout

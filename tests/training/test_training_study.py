@@ -137,7 +137,7 @@ def test_the_eos_variant_keeps_labels_and_puts_the_pad_id_among_real_tokens():
 def test_a_study_without_seeds_is_refused(capsys):
     with pytest.raises(SystemExit) as stop:
         cli_main(["train-study", "--seeds", "0"])
-    assert stop.value.code == 2 and "at least one seed" in capsys.readouterr().err
+    assert stop.value.code == 2 and "--seeds is an integer of at least 1" in capsys.readouterr().err
 
 
 def test_the_study_figure_draws_every_seed_and_side():  # sizes: tests/figures/test_projector.py

@@ -4,6 +4,8 @@ The correct ones compute the logits from the model's own hidden states at the po
 ``model.forward`` pools (the rightmost non-pad token); the others go wrong in one way each.
 """
 
+import os
+import signal
 import sys
 import threading
 
@@ -89,3 +91,21 @@ def takes_the_path(model, ids, mask, model_path=None, micro_batches=1):
     own = AutoModelForSequenceClassification.from_pretrained(model_path).eval()
     assert ids.shape[0] % micro_batches == 0
     return correct(own, ids, mask)
+
+
+def hard_exit(model, ids, mask):
+    os._exit(0)  # no Python handler sees this: the process is simply gone
+
+
+def segfaults(model, ids, mask):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def returns_inf(model, ids, mask):
+    logits = correct(model, ids, mask).clone()
+    logits[0, 0] = float("inf")
+    return logits
+
+
+async def is_async(model, ids, mask):
+    return correct(model, ids, mask)

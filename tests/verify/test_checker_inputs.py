@@ -107,9 +107,9 @@ def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path
     [
         (["nodots"], "give the callable as package.module:function"),
         (["no_such_module_here:forward"], "cannot import no_such_module_here"),
-        (["pp_demo.pooling.rules:RULES"], "'RULES' in pp_demo.pooling.rules is not a callable"),
-        (["checker_callables:correct", "--atol", "-1"], "atol must be a positive number"),
-        (["checker_callables:correct", "--atol", "nan"], "atol must be a positive number"),
+        (["pp_demo.pooling.rules:RULES"], "'RULES' in pp_demo.pooling.rules is a dict, not a callable"),
+        (["checker_callables:correct", "--atol", "-1"], "atol is a finite number more than 0"),
+        (["checker_callables:correct", "--atol", "nan"], "atol is a finite number more than 0"),
         (["checker_callables:correct", "--lengths", "0"], "lengths must be integers >= 2"),
         (["checker_callables:correct", "--batch-sizes", "0"], "batch sizes must be integers >= 1"),
         (["checker_callables:correct", "--micro-batches", "2", "--batch-sizes", "3"], "do not split into 2"),
@@ -179,15 +179,21 @@ def llama():
 @pytest.mark.parametrize(
     "options, expected",
     [
-        ({"atol": -1}, "atol must be a positive number"),
-        ({"atol": float("nan")}, "atol must be a positive number"),
+        ({"atol": -1}, "atol is a finite number more than 0"),
+        ({"atol": float("nan")}, "atol is a finite number more than 0"),
         ({"lengths": (0,)}, "lengths must be integers >= 2"),
         ({"batch_sizes": (0,)}, "batch sizes must be integers >= 1"),
         ({"attn_implementation": "bogus"}, "unknown attention implementation 'bogus'; use eager or sdpa"),
         ({"dtype": "fp64"}, "dtype 'fp64' is not one the checker runs; use fp32, bf16 or fp16"),
-        ({"seed": "x"}, "seed must be an integer, got 'x'"),
+        ({"seed": "x"}, "seed is an integer from 0 to 2**64 - 1, got 'x'"),
         ({"cases": ["bogus"]}, "unknown case(s) bogus"),
         ({"micro_batches": 0}, "micro_batches must be an integer >= 1"),
+        ({"atol": float("inf")}, "atol is a finite number more than 0"),
+        ({"timeout_s": 0}, "timeout_s is a number of seconds more than 0 and at most 86400 (a day), got 0"),
+        ({"timeout_s": -1}, "timeout_s is a number of seconds more than 0 and at most 86400"),
+        ({"timeout_s": float("inf")}, "timeout_s is a number of seconds more than 0 and at most 86400"),
+        ({"cases": "left"}, "cases takes a list of names, got the string 'left'"),
+        ({"seed": -1}, "seed is an integer from 0 to 2**64 - 1, got -1"),
     ],
 )
 def test_the_api_refuses_bad_options_in_one_line(llama, options, expected):

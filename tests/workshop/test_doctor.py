@@ -228,3 +228,82 @@ def test_the_doctor_imports_on_the_old_python_it_is_run_with_to_say_so():
             a for a in annotations for n in ast.walk(a) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr)
         ]
         assert unions == [], f"pp_demo/{module}: a 3.10 union annotation, evaluated at import"
+
+
+# ---- a checkout that is none, and a Python too old to parse the package
+
+
+def test_a_checkout_that_is_none_is_a_fail_or_a_warning_with_the_fix(tmp_path, repo):
+    (tmp_path / "a_file").write_text("x\n")
+    (tmp_path / "empty").mkdir()
+    for path, status, said in [
+        (tmp_path / "missing", FAIL, "does not exist"),
+        (tmp_path / "a_file", FAIL, "is a file, not a folder"),
+        (tmp_path / "empty", WARN, "holds no constraints/pinned.txt nor notebooks/"),
+    ]:
+        check = doctor.check_checkout(path)
+        assert check.status == status and said in check.detail and "--checkout PATH" in check.detail
+    assert doctor.check_checkout(repo).status == OK
+
+
+def test_the_doctor_command_fails_on_a_missing_checkout(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(doctor, "run_checks", lambda checkout: [doctor.check_checkout(checkout)])
+    assert doctor.main(["--checkout", str(tmp_path / "missing")]) == 1
+    assert "all set" not in capsys.readouterr().out
+
+
+SHIMS = ["pp_demo/__init__.py", "pp_demo/__main__.py", "tools/__init__.py"]
+
+
+@pytest.mark.parametrize("path", SHIMS)
+def test_the_entry_points_parse_without_the_syntax_of_newer_pythons(path):
+    """What ``python -m pp_demo`` and ``python -m tools.install_env`` parse before their version
+    check: no f-strings, annotations, walrus or async (3.4's grammar), nor a print statement's
+    keyword arguments, which Python 2.7 reads as a syntax error."""
+    import ast
+
+    source = (ROOT / path).read_text()
+    tree = ast.parse(source, feature_version=(3, 4))
+    for node in ast.walk(tree):
+        assert not isinstance(node, ast.JoinedStr | ast.AnnAssign), (path, node.lineno)
+        if isinstance(node, ast.FunctionDef):
+            assert node.returns is None and all(a.annotation is None for a in node.args.args), path
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            assert not node.keywords, (path, node.lineno)
+
+
+def _old_pythons():
+    """Candidate Pythons on this machine (PATH, or pyenv's versions); none is fine."""
+    import glob
+    import shutil
+
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = [shutil.which(f"python{v}") for v in ("2.7", "3.8", "3.9", "3.10")]
+    found += sorted(glob.glob(os.path.join(root, "versions", "[23].*", "bin", "python")))
+    return [p for p in dict.fromkeys(found) if p]  # the test skips those of 3.11 and later
+
+
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        (["-m", "pp_demo", "doctor"], "FAIL  python: {} is too old for pp_demo: install Python 3.11, 3.12 or 3.13"),
+        (["-m", "tools.install_env", "--lock", "x"], "setup: Python {} is not one the lock is resolved for"),
+    ],
+)
+def test_an_old_python_is_told_in_one_line_which_to_use(entry, expected):
+    pythons = _old_pythons()
+    if not pythons:
+        pytest.skip("no Python older than 3.11 here (the syntax test above still holds)")
+    for python in pythons:
+        version = subprocess.run(
+            [python, "-c", "import sys; print('.'.join(map(str, sys.version_info[:3])))"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+        if not version or tuple(map(int, version.split(".")[:2])) >= (3, 11):
+            continue
+        done = subprocess.run([python, *entry], cwd=ROOT, capture_output=True, text=True, timeout=30)
+        lines = (done.stdout + done.stderr).strip().splitlines()
+        assert done.returncode == 1 and len(lines) == 1, (python, lines)
+        assert lines[0].startswith(expected.format(version)), lines

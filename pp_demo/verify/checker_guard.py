@@ -1,0 +1,152 @@
+"""``python -m pp_demo check`` judges from outside the process the callable runs in.
+
+A callable can end its process in ways no Python handler sees: ``os._exit(0)``, a crash in C
+(a segfault), a signal. Had it run in the command's own process, the command would end with
+the callable's exit status, and ``os._exit(0)`` would read as a pass to a CI job. So the
+command (the *guard*) starts the checker again as a child process and relays its output; the
+child writes a journal as it goes (which batch it is calling, each batch's verdict, its exit
+code at the end). A child that ends without writing its exit code ended because of the callable
+(or of the import of its module): the guard names the batch it was on and how the process
+ended, and exits 3, never 0.
+
+The guard needs only the standard library: it never imports the user's module, torch or the
+model. Under torchrun every rank is a guard with its own child, which joins the rendezvous with
+the rank's variables.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+__all__ = ["JOURNAL", "AGENT_PID", "guard", "Journal"]
+
+JOURNAL = "PP_DEMO_CHECK_JOURNAL"  # set in the child: the file it writes its journal to
+AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.pipeline.torchrun_env
+EXIT_CALLABLE_FAILED = 3  # pp_demo.verify.checker_report's, without importing torch here
+_INTERRUPT_GRACE_S = 30  # after Ctrl-C, how long the child may take to say so and stop
+
+
+class Journal:
+    """The child's side: one tab-separated line per event, flushed as written."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+
+    def write(self, *fields: object) -> None:
+        if self.path is not None:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write("\t".join(" ".join(str(x).split()) for x in fields) + "\n")
+
+
+def _relay(source: IO[str], target: "IO[str]") -> None:
+    for line in source:
+        target.write(line)
+        target.flush()
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed the checker's process ({name})"
+    hint = ": os._exit?" if code == 0 else ""
+    return f"ended the checker's process (exit status {code}{hint}) without returning"
+
+
+def verdict_of_a_lost_child(events: list[list[str]], code: int) -> str:
+    """The report's lines for a child that ended without its verdict, from its journal."""
+    how = _how_it_ended(code)
+    starts = [e for e in events if e[0] == "start"]
+    done = [e for e in events if e[0] == "done"]
+    importing = [e for e in events if e[0] == "import"]
+    if not starts:
+        if importing:
+            return f"FAIL (your callable failed): importing {importing[-1][1]} {how}"
+        return f"FAIL (the checker failed): its process ended (exit status {code}) before any batch ran"
+    _, index, total, name, shape = starts[-1]
+    passed = sum(e[2] == "ok" for e in done)
+    left = int(total) - int(index)
+    lines = [
+        f"FAIL (your callable failed): {passed}/{total} batches match the reference",
+        f"  batch {name} ({shape}): your callable {how}",
+    ]
+    if left:
+        lines.append(f"  not run after that: the {left} later batch(es)")
+    return "\n".join(lines)
+
+
+def _read(path: Path) -> list[list[str]]:
+    if not path.is_file():
+        return []
+    return [line.rstrip("\n").split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _wait(child: "subprocess.Popen[str]") -> int:
+    """The child's exit code. Ctrl-C reaches the child too (same process group), which says so
+    and stops; the guard waits for that, then stops it if it did not."""
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        try:  # a terminal's Ctrl-C reached the child as well; a signal sent to the guard alone did not
+            return child.wait(timeout=0.5)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            child.send_signal(signal.SIGINT)
+        try:
+            return child.wait(timeout=_INTERRUPT_GRACE_S)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            child.kill()
+            return child.wait()
+
+
+def guard(argv: Sequence[str], speaks: bool) -> int:
+    """Run ``python -m pp_demo ARGV`` (a ``check`` command) as a child; its exit code, or 3
+    with the verdict when it ended without one, printed by this rank even if it does not
+    ``speak`` (under torchrun, naming the rank)."""
+    with tempfile.TemporaryDirectory(prefix="pp_demo_check_") as folder:
+        journal = Path(folder) / "journal"
+        env = dict(os.environ)
+        env[JOURNAL] = str(journal)
+        env.setdefault(AGENT_PID, str(os.getppid()))
+        # the child finds what this process finds (a test's or a notebook's sys.path too)
+        env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "pp_demo", *argv],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        )
+        assert child.stdout is not None and child.stderr is not None
+        relays = [
+            threading.Thread(target=_relay, args=(child.stdout, sys.stdout), daemon=True),
+            threading.Thread(target=_relay, args=(child.stderr, sys.stderr), daemon=True),
+        ]
+        for relay in relays:
+            relay.start()
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, lambda *_: child.terminate()) if main else None  # torchrun's stop
+        try:
+            code = _wait(child)
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
+        for relay in relays:
+            relay.join(timeout=5)
+        events = _read(journal)
+    if any(e[0] == "end" for e in events) or code in (130, -signal.SIGINT):
+        return 130 if code == -signal.SIGINT else code
+    # said by this rank whatever its number: the rank that would speak cannot know why this one is gone
+    verdict = verdict_of_a_lost_child(events, code)
+    if not speaks:
+        verdict = verdict.replace("\n", f" (rank {os.environ.get('RANK')} of {os.environ.get('WORLD_SIZE')})\n", 1)
+    print(verdict, flush=True)
+    return EXIT_CALLABLE_FAILED
