@@ -138,7 +138,7 @@ def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown
         # the micro-batch limit: the m micro-batches in turn, one process, over the limit speedup
         mb = micro_batch(results, row)
         in_turn, whole = (results["one_process_s"][f"{row['mode']}/{m}"] for m in (row["m"], 0))
-        assert mb["micro_batch_cost"] == pytest.approx(in_turn / whole, abs=2e-4)
+        assert mb["micro_batch_cost"] == pytest.approx(in_turn / whole, rel=1e-3)  # of rounded times
         assert mb["of_micro_batch_limit"] == pytest.approx(in_turn / row["limit"] / row["pipeline_s"], rel=1e-3)
         assert len(row["breakdown"]) == row["p"]
         for rank in row["breakdown"]:
@@ -165,6 +165,8 @@ def test_no_ratio_exceeds_its_bound(results):
 def test_a_run_is_quiet_when_it_started_with_less_than_half_the_cpus_busy(results):
     from pp_demo.bench.report import measured_quietly
 
+    # a file from before the quiet guard: judged by its start's load (a guarded run says so itself)
+    results = {k: v for k, v in results.items() if k != "quiet_start"}
     assert measured_quietly(
         {
             **results,

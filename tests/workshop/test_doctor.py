@@ -98,6 +98,13 @@ def test_a_missing_colossalai_is_only_a_warning(monkeypatch):
     assert check.status == WARN and "notebook 06" in check.detail and "make colossalai" in check.detail
 
 
+def test_on_windows_a_missing_colossalai_is_not_sent_to_an_install_that_cannot_work(monkeypatch):
+    monkeypatch.setattr(doctor.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(doctor.sys, "platform", "win32")
+    check = doctor.check_colossalai()
+    assert check.status == WARN and "make colossalai" not in check.detail and "WSL" in check.detail
+
+
 def test_an_unwritable_temp_dir_fails_and_says_to_set_tmpdir(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     check = doctor.check_temp_dir()
