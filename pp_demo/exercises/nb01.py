@@ -112,8 +112,12 @@ def _judge_forward_rule(rule: object) -> str | None:
         got = rule(torch.tensor(rows), PAD)
         if _is_stub(got):
             raise NotAttempted
-        if not isinstance(got, torch.Tensor) or got.shape != (len(rows),):
-            return f"on {label} ({len(rows)} rows) it returned {got!r}, not one position per row"
+        if not isinstance(got, torch.Tensor):
+            return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
+        if got.shape != (len(rows),):
+            return f"on {label} ({len(rows)} rows) it returned shape {tuple(got.shape)}, not one position per row"
+        if got.is_floating_point() or got.is_complex():
+            return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it integer (.long())"
         for i, row in enumerate(rows):
             lands_on, want = int(got[i]) % len(row), forward_pools(row, PAD)
             if lands_on != want:
