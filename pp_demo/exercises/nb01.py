@@ -117,7 +117,7 @@ def _judge_forward_rule(rule: object) -> str | None:
         if got.shape != (len(rows),):
             return f"on {label} ({len(rows)} rows) it returned shape {tuple(got.shape)}, not one position per row"
         if got.is_floating_point() or got.is_complex():
-            return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it integer (.long())"
+            return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
         for i, row in enumerate(rows):
             lands_on, want = int(got[i]) % len(row), forward_pools(row, PAD)
             if lands_on != want:

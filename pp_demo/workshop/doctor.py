@@ -142,7 +142,9 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
 def check_colossalai() -> Check:
     if importlib.util.find_spec("colossalai") is None:
         # ColossalAI 0.5.0's sdist refuses to build on win32 (docs/install.md): no fix to offer there
-        fix = "it cannot install on native Windows (WSL2 can)" if sys.platform == "win32" else "`make colossalai` installs it"
+        fix = "`make colossalai` installs it"
+        if sys.platform == "win32":
+            fix = "it cannot install on native Windows (WSL2 can)"
         return Check(WARN, "colossalai", f"not installed: only notebook 06 needs it, and no homework does; {fix}")
     try:
         return Check(OK, "colossalai", importlib.metadata.version("colossalai"))

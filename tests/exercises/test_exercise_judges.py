@@ -79,7 +79,7 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     # one too far: length - 0 = 6 wraps to position 0 on the same row
     ("01.1", lambda ids, pad: ids.shape[-1] - (ids != pad).flip(-1).int().argmax(-1), "your rule pools 0"),
     # the right positions, but not as a tensor of integers: said as such, never as a wrong position
-    ("01.1", lambda ids, pad: (ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1)).tolist(), "a list, not a tensor"),
+    ("01.1", lambda ids, pad: (ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1)).tolist(), "a list, not"),
     ("01.1", lambda ids, pad: torch.full((len(ids),), float("nan")), "torch.float32 values: a position indexes"),
     ("01.2", ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]), "the first pad id is at 3; one before it, 2, lands on 2"),
     ("01.2", ([0, 0, 5, 6], [0, 0, 1, 1]), "one before it, -1, lands on 3: the true last real token"),
