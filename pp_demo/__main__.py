@@ -3,10 +3,12 @@ import sys
 # This file parses on Python 2.7 and every 3.x: on one older than 3.11 it says which Python to
 # use, in the doctor's own format, before importing anything written for 3.11.
 if sys.version_info[:2] < (3, 11):
+    # a Mac's python3 from Apple's command-line tools is 3.9: say where a newer one comes from
+    where = " (on a Mac: `brew install python@3.12`, or python.org's installer)" if sys.platform == "darwin" else ""
     sys.stdout.write(
-        "FAIL  python: %s is too old for pp_demo: install Python 3.11, 3.12 or 3.13 and run with it, "
+        "FAIL  python: %s is too old for pp_demo: install Python 3.11, 3.12 or 3.13%s and run with it, "
         "e.g. `make doctor PYTHON=python3.12` or `python3.12 -m pp_demo doctor`\n"
-        % ".".join(str(part) for part in sys.version_info[:3])
+        % (".".join(str(part) for part in sys.version_info[:3]), where)
     )
     raise SystemExit(1)
 

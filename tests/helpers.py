@@ -19,6 +19,16 @@ def cli_error(capsys, *argv):
     return lines[0]
 
 
+def run_check(capsys, *args):
+    """``python -m pp_demo check ARGS`` in this process: its exit status, stdout and stderr."""
+    try:
+        code = main(["check", *args])
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def one_process_step(model, ids, mask, labels):
     """``model.forward``'s loss and gradients on the whole batch: the reference of a pipelined step."""
     model.zero_grad(set_to_none=True)

@@ -17,10 +17,13 @@ from dataclasses import dataclass, field
 
 import torch
 
+# the exit statuses live with the guard process, which must say them without importing torch
+from .checker_guard import EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
+
 __all__ = ["EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_CALLABLE_FAILED", "EXIT_INTERRUPTED"]
 __all__ += ["RowCheck", "CaseCheck", "Report", "FORWARD", "TRUE_LAST"]
 
-EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
 FORWARD = "the position model.forward pools"
 TRUE_LAST = "the true last real token (attention mask): the model has no pad id, so model.forward refuses batches"
 

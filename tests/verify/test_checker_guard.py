@@ -7,8 +7,8 @@ callable runs, with the bound and the tolerances that fit the logits.
 """
 
 import pytest
+from helpers import run_check as cli
 
-from pp_demo.cli import main
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.in_process import count_rule_pipeline
@@ -17,15 +17,6 @@ from pp_demo.verify.checker_guard import verdict_of_a_lost_child
 from pp_demo.verify.compare import compare_rows
 
 TWO = ["--cases", "left", "right"]
-
-
-def cli(capsys, *args):
-    try:
-        code = main(["check", *args])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(

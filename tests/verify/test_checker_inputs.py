@@ -13,8 +13,8 @@ import sys
 
 import pytest
 import torch
+from helpers import run_check as cli
 
-from pp_demo.cli import main
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
 from pp_demo.verify.checker import check_forward
@@ -22,15 +22,6 @@ from pp_demo.verify.checker import check_forward
 HERE = os.path.dirname(__file__)
 REPO = os.path.dirname(os.path.dirname(HERE))
 LEFT = ["--cases", "left"]
-
-
-def cli(capsys, *args):
-    try:
-        code = main(["check", *args])
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(err):

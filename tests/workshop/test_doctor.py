@@ -314,3 +314,16 @@ def test_an_old_python_is_told_in_one_line_which_to_use(entry, expected):
         lines = (done.stdout + done.stderr).strip().splitlines()
         assert done.returncode == 1 and len(lines) == 1, (python, lines)
         assert lines[0].startswith(expected.format(version)), lines
+
+
+@pytest.mark.parametrize("platform, said", [("darwin", "brew install python@3.12"), ("linux", "make doctor PYTHON=")])
+def test_on_an_old_python_a_mac_is_told_where_a_newer_one_comes_from(platform, said):
+    # the entry point's own check, on this interpreter made to look like a Mac's python3 (3.9)
+    code = (
+        f"import runpy, sys; sys.version_info = (3, 9, 18, 'final', 0); sys.platform = {platform!r}; "
+        "sys.argv = ['pp_demo', 'doctor']; runpy.run_module('pp_demo', run_name='__main__')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1 and said in lines[0], (done.stdout, done.stderr)
+    assert ("brew" in lines[0]) == (platform == "darwin")
