@@ -157,8 +157,13 @@ def test_add_a_pooling_rule_as_the_page_says(tree):
     failure = "pp_demo/pooling/failure.py"  # never wrong against the mask; against forward as flip is
     _add(tree, failure, '("rightmost_attended", "attended_flip", "attended_cumsum"', ', "attended_max"')
     _edit(tree, failure, 'FailureCondition("attended_flip", "forward",', '*(FailureCondition(rule, "forward",')
-    flip = '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"))'
+    flip = '(*_MASK_RULE_VS_FORWARD[1], r"^p{2,}$"), plain=_EOS_AFTER_TEXT)'
     _add(tree, failure, flip, '\n      for rule in ("attended_flip", "attended_max"))')
+    readings = "tests/pooling/test_failure_readings.py"  # both conditions, read again by hand: flip's
+    _add(tree, readings, '("rightmost_attended", "attended_flip", "attended_cumsum"', ', "attended_max"')
+    _edit(tree, readings, '    ("attended_flip", "forward"): (', '    **{(rule, "forward"): (')
+    flip_reading = '        lambda s: _eos_after(s) or (set(s) == {"p"} and len(s) > 1),\n    ),\n'
+    _edit(tree, readings, flip_reading, flip_reading[:-2] + '\n    for rule in ("attended_flip", "attended_max")},\n')
     _edit(tree, "tests/workshop/test_explore.py", "len(PADDED_RULES) == 7", "len(PADDED_RULES) == 8")
     _add(tree, "tests/pooling/test_survey.py", '        "attended_cumsum",\n', '        "attended_max",\n')
     ran = _pytest(tree, "-q", "tests/pooling", "tests/workshop/test_explore.py", "-m", "not slow")
@@ -170,22 +175,29 @@ EXERCISE = """
 
 @register(
     "02.2",
-    "How many tensors does the first stage send the last one?",
+    "On the row [0,0,5,6] (pad id 0), which position does the last stage with the fix pool?",
     solution=3,
-    why="the hidden states, and the ids and the mask the last stage's layers and pooling read",
-    wrong=(WrongAnswer(1, None, "counts the hidden states only"),),
+    why="the rightmost id that is not the pad id is the 6, at position 3",
+    wrong=(WrongAnswer(1, None, "the count rule's position: the padding comes first"),),
 )
-def _judge_tensor_count(count: object) -> str | None:
-    return None if count == len(_SENT) else f"it sends {len(_SENT)}: {', '.join(_SENT)}"
+def _judge_fix_position(position: object) -> str | None:
+    if position == 3:
+        return None
+    return "on [0,0,5,6] the fix looks for the rightmost id that is not the pad id; count positions from 0"
 """
 
 
 def _exercise_cells(notebook: dict) -> None:
     """The page's two cells (and the question above them), stored unfilled, before the last cell."""
     count = max(c.get("execution_count") or 0 for c in notebook["cells"])
-    question = {"cell_type": "markdown", "id": "recipe-q", "metadata": {}, "source": ["**02.2** How many tensors?"]}
+    question = {
+        "cell_type": "markdown",
+        "id": "recipe-q",
+        "metadata": {},
+        "source": ["**02.2** Where does the fix pool on [0,0,5,6]?"],
+    }
     stub = {"cell_type": "code", "execution_count": count + 1, "id": "recipe-stub", "metadata": {}, "outputs": []}
-    stub["source"] = ["answer = ...  # a number"]
+    stub["source"] = ["answer = ...  # an int"]
     check = {"cell_type": "code", "execution_count": count + 2, "id": "recipe-check", "metadata": {}}
     check["source"] = ['check("02.2", answer)']
     check["outputs"] = [{"name": "stdout", "output_type": "stream", "text": ["[02.2] not attempted yet\n"]}]
@@ -202,9 +214,9 @@ def test_add_an_exercise_as_the_page_says(tree):
     judges = "tests/exercises/test_exercise_judges.py"  # a right answer, two wrong ones, a shortcut
     _edit(tree, judges, '    ("02.1", "input_ids"),\n', '    ("02.1", "input_ids"),\n    ("02.2", 3),\n')
     wrong = '    ("02.1", "attention_mask", "the last stage\'s layers need it too"),\n'
-    _edit(tree, judges, wrong, wrong + '    ("02.2", 1, "it sends 3"),\n    ("02.2", 2, "it sends 3"),\n')
-    shortcut = '    ("09.2", {("llama", "left")}, "opt with left padding fails"),'
-    _edit(tree, judges, shortcut, shortcut + '\n    ("02.2", "3", "it sends 3"),')
+    _edit(tree, judges, wrong, wrong + '    ("02.2", 1, "the rightmost id"),\n    ("02.2", 2, "the rightmost id"),\n')
+    shortcut = '    ("02.1", "attention_mask", "the left row [0,0,5,6,7,8]"),  # the tensor the question names'
+    _edit(tree, judges, shortcut, shortcut + '\n    ("02.2", "3", "the rightmost id"),  # the int as text')
     for tool in ("tools.episodes", "apply"), ("tools.guide",):  # make episodes, make guide
         made = subprocess.run([sys.executable, "-m", *tool], cwd=tree, capture_output=True, text=True, timeout=300)
         assert made.returncode == 0, made.stderr[-1000:]
