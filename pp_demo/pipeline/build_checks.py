@@ -13,7 +13,7 @@ from typing import Any
 from pp_demo.bounds import count_value, seed_value
 from pp_demo.errors import BadInput
 
-__all__ = ["check_overrides", "check_built_config"]
+__all__ = ["check_overrides", "check_heads", "check_built_config"]
 
 
 def _known_keys(config_class: Any) -> set[str]:
@@ -43,7 +43,25 @@ def check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
     hidden = count_value(config.hidden_size, f"hidden_size of the {family} config", 1)
     heads = count_value(config.num_attention_heads, f"num_attention_heads of the {family} config", 1)
     if not head_dim_given and hidden % heads:
-        raise BadInput(f"hidden_size {hidden} does not split into {heads} attention heads: give a multiple of {heads}")
+        _heads_refused(hidden, heads)
     pad = config.pad_token_id
     if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < config.vocab_size):
         raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{config.vocab_size - 1}), or None")
+
+
+def check_heads(config_class: Any, kwargs: dict[str, Any]) -> None:
+    """Heads that split the hidden size, before the config is built: transformers 5's configs
+    refuse it themselves, in their own words, and 4.51.3's build it (``check_built_config``)."""
+    names = getattr(config_class, "attribute_map", {})  # gpt2 and bloom spell them n_embd, n_head
+
+    def given(field: str) -> Any:
+        return kwargs.get(names.get(field, field), kwargs.get(field))
+
+    hidden, heads = given("hidden_size"), given("num_attention_heads")
+    sizes = [v for v in (hidden, heads) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    if "head_dim" not in kwargs and len(sizes) == 2 and hidden % heads:
+        _heads_refused(hidden, heads)
+
+
+def _heads_refused(hidden: int, heads: int) -> None:
+    raise BadInput(f"hidden_size {hidden} does not split into {heads} attention heads: give a multiple of {heads}")

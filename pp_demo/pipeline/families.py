@@ -25,7 +25,7 @@ import torch
 import transformers
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.build_checks import check_built_config, check_overrides
+from pp_demo.pipeline.build_checks import check_built_config, check_heads, check_overrides
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX
 
@@ -153,9 +153,10 @@ def build_model(
     kwargs = {**row.tiny, "pad_token_id": PAD, "num_labels": num_labels, **overrides}
     if attn_implementation is not None:
         kwargs["attn_implementation"] = attn_implementation
+    check_heads(config_class, kwargs)
     try:
         config = config_class(**kwargs)
-    except (ValueError, TypeError) as error:  # the config's own checks (heads that do not divide, ...)
+    except Exception as error:  # the config's own checks (transformers 5: huggingface_hub's validation)
         raise BadInput(f"a {family} config with {overrides}: {str(error).splitlines()[0]}") from None
     check_built_config(family, config, head_dim_given="head_dim" in kwargs)
     with torch.random.fork_rng(devices=[]):
