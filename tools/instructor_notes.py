@@ -12,8 +12,12 @@ glossary term is used in the notebooks.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+GLOSSARY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "glossary.md"
 
 
 @dataclass(frozen=True)
@@ -113,15 +117,9 @@ EPISODES = {
     ),
 }
 
+# The guide's table takes every term of docs/glossary.md (the one home of their definitions, which
+# the notebooks link) and adds these, the workbook's own words, which the notebooks define in place.
 GLOSSARY = {
-    "stage": "a consecutive piece of the model's layers; the first holds the embedding, the last the head",
-    "rank": "one process of a distributed run; here one stage per rank (two for an interleaved schedule)",
-    "micro-batch": "a slice of the batch's rows; micro-batches flow through the stages one after the other",
-    "bubble": "the slots in which a stage sits idle while the pipeline fills and drains",
-    "GPipe": "a schedule that runs every forward, then every backward",
-    "1F1B": "one forward, one backward: a schedule that frees activations early; training runs it",
-    "pooled token": "the one position per row whose logits a sequence classifier returns",
-    "pad id": "the token id that fills a row out to the batch's length",
     "left padding": "pads before the real tokens, as batched generation needs",
     "pad == eos": "a tokenizer whose pad token is its end-of-sequence token, so a pad id can be real",
     "attention mask": "1 for a real token, 0 for padding: the only input that knows which is which",
@@ -129,6 +127,16 @@ GLOSSARY = {
     "model.forward's position": "the reference a pipeline must reproduce: the rightmost non-pad id",
     "review table": "four padded rows from the pull request's review, the rows this workbook is built on",
 }
+
+
+def glossary_page_terms(page: Path = GLOSSARY_PAGE) -> dict[str, str]:
+    """Each ``###`` term of the glossary page with the first paragraph of its definition."""
+    terms: dict[str, str] = {}
+    for block in re.split(r"^### ", page.read_text(encoding="utf-8"), flags=re.M)[1:]:
+        term, _, body = block.partition("\n")
+        paragraph = " ".join(body.strip().split("\n\n")[0].split())
+        terms[term.strip()] = paragraph.rstrip(".")
+    return terms
 
 ROOM = {
     "Learner profile": (
@@ -180,8 +188,10 @@ def guide_lines(episodes: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["## The room", ""]
     for title, text in ROOM.items():
         lines += [f"**{title}.** {text}", ""]
-    lines += ["## Glossary", "", "| term | meaning |", "|---|---|"]
-    lines += [f"| {term} | {meaning} |" for term, meaning in GLOSSARY.items()]
+    lines += ["## Glossary", "", "In full, linked from every notebook: [glossary.md](glossary.md).", ""]
+    lines += ["| term | meaning |", "|---|---|"]
+    terms = {**glossary_page_terms(), **GLOSSARY}
+    lines += [f"| {term} | {meaning.replace('|', '/')} |" for term, meaning in terms.items()]
     lines += ["", "## Instructor notes, per episode", ""]
     for number, notes in EPISODES.items():
         lines += [

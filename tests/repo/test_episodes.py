@@ -208,6 +208,12 @@ def test_every_notebook_has_instructor_notes_and_the_guide_shows_the_room(notebo
     for title in ("Learner profile", "Prerequisites", "A machine that breaks", "Feedback"):
         assert f"**{title}.**" in guide
     assert timing.CONSTANTS_TEXT in guide  # the timing model is printed where the minutes are
+    from tools import instructor_notes
+
+    # the guide's glossary takes the glossary page's terms (their one home) and adds its own
+    page = instructor_notes.glossary_page_terms()
+    assert page and all(f"| {term} | " in guide for term in page)
+    assert not set(page) & set(instructor_notes.GLOSSARY)
 
 
 def test_every_glossary_term_is_used_in_the_notebooks(notebooks):
