@@ -2,7 +2,7 @@
 
 Folders by concern; imports flow down this list, never up (``tests/repo/test_import_rule.py``):
 
-- ``errors``, ``bounds``, ``quiet``, ``outputs``: the input-error type; the bounds of the numbers a
+- ``errors``, ``bounds``, ``silent_imports``, ``output_paths``: the input-error type; the bounds of the numbers a
   user types; imports that print nothing; where a command may write. Standard library only.
 - ``pooling/``: pooling rules, padding cases and the two references, the padding table, packed batches.
 - ``pipeline/``: a model family as a row, the stage split, jobs, schedules, and ``run(jobs, on=...)``.
@@ -43,13 +43,13 @@ _HOMES = {
     "verify.tolerances": ["tolerance"],
     "verify.compare": ["RowComparison", "compare_rows", "forward_logits", "reproduce", "reproduction_line"],
     "verify.family_matrix": ["pipeline_matrix", "format_matrix"],
-    "verify.checker": ["check_forward", "assert_matches_forward"],
-    "verify.checker_report": ["Report"],
+    "verify.checker.judge": ["check_forward", "assert_matches_forward"],
+    "verify.checker.report": ["Report"],
     "verify.onnx_export": ["PooledRows", "export_onnx", "run_onnx"],
     "colossalai.forwards": ["colossalai_forward", "colossalai_forwards", "pipeline_forward", "call_one_stage"],
-    "colossalai.sdists": ["split_patch"],
-    "colossalai.claims": ["first_pad_wrong"],
-    "colossalai.verify_pr": ["format_verdicts"],
+    "colossalai.pull_request.sdists": ["split_patch"],
+    "colossalai.pull_request.claims": ["first_pad_wrong"],
+    "colossalai.pull_request.verify": ["format_verdicts"],
     "training.loop": ["TrainingBatch", "make_batches", "fresh_model", "train_unpipelined", "accuracy_by_side"],
     "training.study": ["RUNS", "StudySettings", "train_through_stages", "pad_sight", "outcome"],
     "figures.pooling": ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"],

@@ -8,7 +8,7 @@ from typing import Any, Literal, NoReturn
 
 from pp_demo.bounds import count_value
 from pp_demo.errors import BadInput
-from pp_demo.outputs import SCRATCH, check_folder_writable, check_not_fewer, is_committed_result, output_path
+from pp_demo.output_paths import SCRATCH, check_folder_writable, check_not_fewer, is_committed_result, output_path
 from pp_demo.pipeline.families import FAMILIES, rules_for
 from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
 from pp_demo.pooling.cases import CASES, get_case, row_text
@@ -115,7 +115,7 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _run_checker(args: argparse.Namespace) -> int:
-    from pp_demo.verify.checker_cli import run_check
+    from pp_demo.verify.checker.cli import run_check
 
     return run_check(args)
 
@@ -128,7 +128,7 @@ def _bench(args: argparse.Namespace) -> int:
     from pp_demo.figures.bench import draw_bench
 
     _check_bench_stages(args.layers, args.stages)
-    if args.hidden % 8:  # the bench's Llama has 8 attention heads (pp_demo.bench.work.BenchSize)
+    if args.hidden % 8:  # the bench's Llama has 8 attention heads (pp_demo.bench.one_process.BenchSize)
         raise BadInput(f"--hidden {args.hidden}: the bench's model has 8 attention heads: give a multiple of 8")
     json_path = output_path(args.out or SCRATCH / "bench_cpu", "bench_cpu.json").with_suffix(".json")
     png_path = output_path(json_path.with_suffix(".png"), "bench_cpu.png")
@@ -293,7 +293,7 @@ def _train_study(args: argparse.Namespace) -> int:
 
 
 def _verify_pr(args: argparse.Namespace) -> int:
-    from pp_demo.colossalai.verify_pr import main
+    from pp_demo.colossalai.pull_request.verify import main
 
     return main(args.cache, args.wheelhouse, args.out if args.out is not None else str(SCRATCH / "verify_pr.json"))
 
@@ -429,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dtype(families)
     families.set_defaults(run=_families)
 
-    from pp_demo.verify.checker_cli import add_check_arguments
+    from pp_demo.verify.checker.cli import add_check_arguments
 
     check = jobs.add_parser(
         "check",
@@ -527,7 +527,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(run=_verify_pr)
     _add_gpu_check(jobs)
-    from pp_demo.colossalai.engine_cli import add_parser as add_engine_parser
+    from pp_demo.colossalai.engine.cli import add_parser as add_engine_parser
 
     add_engine_parser(jobs)  # colossalai-engine: the bug on ColossalAI's own plugin
     return parser

@@ -15,8 +15,8 @@ import pytest
 import transformers
 
 import pp_demo.bench
-import pp_demo.colossalai.verify_pr as verify_pr
-import pp_demo.outputs
+import pp_demo.colossalai.pull_request.verify as verify_pr
+import pp_demo.output_paths
 import pp_demo.training.study as study
 from pp_demo import cli
 
@@ -79,8 +79,8 @@ def test_an_out_inside_a_file_is_refused_before_any_work(capsys, checkout, no_wo
 @pytest.mark.parametrize("job", list(WRITERS))
 def test_an_out_in_a_read_only_folder_is_refused_before_any_work(capsys, checkout, no_work, monkeypatch, job):
     Path("read_only").mkdir()
-    real = pp_demo.outputs._can_write_in
-    monkeypatch.setattr(pp_demo.outputs, "_can_write_in", lambda folder: folder.name != "read_only" and real(folder))
+    real = pp_demo.output_paths._can_write_in
+    monkeypatch.setattr(pp_demo.output_paths, "_can_write_in", lambda folder: folder.name != "read_only" and real(folder))
     line = _error(capsys, job, "--out", "read_only/out")
     assert "--out read_only/out: cannot write in read_only (read-only?)" in line
 
@@ -108,7 +108,7 @@ def test_verify_pr_refuses_a_read_only_empty_cache_instead_of_blaming_the_networ
     capsys, checkout, no_work, monkeypatch
 ):
     Path("cache").mkdir()
-    monkeypatch.setattr(pp_demo.outputs, "_can_write_in", lambda folder: folder.name != "cache")
+    monkeypatch.setattr(pp_demo.output_paths, "_can_write_in", lambda folder: folder.name != "cache")
     line = _error(capsys, "verify-pr", "--cache", "cache")
     assert "--cache cache: cannot write in cache (read-only?): it holds no patched trees yet" in line
     assert "network" not in line
@@ -177,7 +177,7 @@ def test_every_writer_defaults_outside_the_committed_files():
     parser = cli.build_parser()
     for job in WRITERS:
         assert parser.parse_args([job]).out is None  # resolved to results/tmp by the command
-    assert Path("results/tmp") == pp_demo.outputs.SCRATCH
+    assert Path("results/tmp") == pp_demo.output_paths.SCRATCH
     assert "/results/tmp/" in (REPO / ".gitignore").read_text().split()
 
 
@@ -204,7 +204,7 @@ def test_out_naming_the_committed_file_replaces_it(capsys, checkout, quick_bench
 
 
 def test_verify_pr_prints_one_progress_line_per_variant(capsys, tmp_path, monkeypatch):
-    from pp_demo.colossalai.sdists import SDISTS, VARIANTS
+    from pp_demo.colossalai.pull_request.sdists import SDISTS, VARIANTS
 
     class Done:  # a worker that has finished: its output file holds what it saw
         returncode = 0
@@ -275,7 +275,7 @@ def test_a_study_of_no_seeds_is_refused(capsys, checkout, no_work, seeds):
 
 
 def test_the_engine_checks_its_out_and_timeout_before_the_ranks_start(capsys, checkout, monkeypatch):
-    import pp_demo.colossalai.engine_cli as engine_cli
+    import pp_demo.colossalai.engine.cli as engine_cli
 
     monkeypatch.setattr(engine_cli, "run_trees", lambda *a, **k: pytest.fail("the ranks started"))
     Path("a_file").write_text("not a folder\n")

@@ -36,7 +36,7 @@ from .breakdown import pipeline_row
 from .quiet_start import QUIET_LOAD, WAIT_S, check_quiet_start, wait_for_quiet
 from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines
 from .timers import BenchJob
-from .work import BenchSize, capacity, one_process_times
+from .one_process import BenchSize, capacity, one_process_times
 
 __all__ = [
     "BenchSize",

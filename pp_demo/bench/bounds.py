@@ -7,7 +7,7 @@ slot costs one stage's work, so p·m units of work take m + p - 1 slots: the ide
 is p·m / (m + p - 1).
 
 This machine does not give n busy one-thread processes n times one: two give c (measured,
-``pp_demo.bench.work.capacity``), and with two cores n > 2 cannot get more than two give.
+``pp_demo.bench.one_process.capacity``), and with two cores n > 2 cannot get more than two give.
 So a slot with one busy stage lasts one slot unit, a slot with n >= 2 busy stages (n units
 of work) n / c units at best, and the limit speedup is p·m over the sum of those; with p = 2
 and c = 2 it is the ideal. For p = 3 on two cores the slots with three busy stages are

@@ -1,6 +1,6 @@
 """A peer in ``python -m pp_demo bench``: ColossalAI's plugin doing the same training step.
 
-Same Llama-shaped model and batch as the benchmark (``pp_demo.bench.work.BenchSize``), the same
+Same Llama-shaped model and batch as the benchmark (``pp_demo.bench.one_process.BenchSize``), the same
 m micro-batches, 1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(
 pp_size=2)`` with its defaults (its metadata cache on: the shapes never change here, and pp_demo
 builds its stages once per shape too) + ``booster.execute_pipeline``. Timed from inside the
@@ -53,8 +53,8 @@ def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]
     import torch.distributed as dist
 
     from pp_demo.bench.timers import Recorder
-    from pp_demo.bench.work import BenchSize
-    from pp_demo.quiet import import_quietly, quiet
+    from pp_demo.bench.one_process import BenchSize
+    from pp_demo.silent_imports import import_quietly, quiet
 
     bench = BenchSize(**size)
     torch.manual_seed(0)
@@ -87,7 +87,7 @@ def main(job_path: str, out_dir: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from pp_demo.colossalai.engine_worker import prepare_colossalai
+    from pp_demo.colossalai.engine.worker import prepare_colossalai
 
     torch.set_num_threads(1)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -107,7 +107,7 @@ def time_colossalai(
 ) -> dict[int, list[Any]]:
     """``{m: per rank, its timed steps}`` of ColossalAI's plugin on two ranks (one start for all m),
     each step ``(start, end, intervals, cpu)`` as pp_demo's ranks record theirs (``timers``)."""
-    from pp_demo.colossalai.engine import start_ranks, stop_ranks
+    from pp_demo.colossalai.engine.run import start_ranks, stop_ranks
 
     with tempfile.TemporaryDirectory(prefix="pp_demo_bench_") as name:
         folder = pathlib.Path(name)

@@ -26,7 +26,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import schedules as engine
 
-from .work import BenchSize
+from .one_process import BenchSize
 
 __all__ = ["BenchJob", "Recorder"]
 

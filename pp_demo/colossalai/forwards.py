@@ -11,7 +11,7 @@ that runs the family's ``*_for_sequence_classification_forward`` from
 ``colossalai.shardformer.modeling`` on a one-stage pipeline: the stage holds every layer
 (``stage_index=[0, num_layers]``), as the pull request's test does, so one call embeds, runs
 the layers and pools with ColossalAI's own last-stage code. ``colossalai_forward`` picks the
-callable by the model's class, in the shape ``pp_demo.verify.checker`` takes::
+callable by the model's class, in the shape ``pp_demo.verify.checker.judge`` takes::
 
     python -m pp_demo check pp_demo.colossalai.forwards:colossalai_forward --family opt
 """
@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from pp_demo.pipeline.families import family_of
-from pp_demo.quiet import import_quietly
+from pp_demo.silent_imports import import_quietly
 
 __all__ = [
     "FORWARD_ATTENTION",
@@ -86,7 +86,7 @@ def _import_quietly(name: str) -> ModuleType:
         # RMSNorm, tensornvme's async save) and decorates kernels with torch.jit.script,
         # which torch 2.13 deprecates; bitsandbytes, which its chain imports, logs a kernel
         # probe on CPUs with avx512_bf16. None of that code runs here; on stderr it would
-        # fail strict nbval, so warnings and logging are both silenced (pp_demo.quiet).
+        # fail strict nbval, so warnings and logging are both silenced (pp_demo.silent_imports).
         return import_quietly(name)
     except ImportError as error:
         raise ImportError(f"{_MISSING} ({error})") from error
@@ -243,7 +243,7 @@ def forwards_in_tree() -> dict[str, object]:
 
 def forget_imported_tree() -> None:
     """Drop the imported ColossalAI and what was made from it, so that the next call imports
-    another tree from ``sys.path`` (pp_demo.colossalai.verify_pr runs several variants in one process)."""
+    another tree from ``sys.path`` (pp_demo.colossalai.pull_request.verify runs several variants in one process)."""
     import sys
 
     for name in [n for n in sys.modules if n == "colossalai" or n.startswith("colossalai.")]:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from pp_demo.colossalai.verify_pr_worker import claim_batches
+from pp_demo.colossalai.pull_request.worker import claim_batches
 from pp_demo.pooling.cases import PAD
 
 from .core import (
@@ -74,7 +74,7 @@ _KEEP_THE_COUNT = ("llama", "opt")  # 09.2: the change is applied to qwen2.py on
 def _failing_pairs() -> set[tuple[str, str]]:
     """From the definitions: a family fails on a side when its forward still counts and the
     count lands off the last non-pad id on a row of that side's test batch (claim 2's rows,
-    ``pp_demo.colossalai.verify_pr_worker.claim_batches``)."""
+    ``pp_demo.colossalai.pull_request.worker.claim_batches``)."""
     test = claim_batches()
     count_misses = {
         side: any(count_pools(row, PAD) != forward_pools(row, PAD) for row in test[f"{side}-padded"][0].tolist())

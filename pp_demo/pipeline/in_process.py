@@ -143,7 +143,7 @@ def pipeline_logits(
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """pp_demo's pipeline with the fix, as a ``(model, ids, mask) -> logits`` callable for
-    ``pp_demo.verify.checker`` (``python -m pp_demo check pp_demo.pipeline.in_process:fixed_pipeline``)."""
+    ``pp_demo.verify.checker.judge`` (``python -m pp_demo check pp_demo.pipeline.in_process:fixed_pipeline``)."""
     return pipeline_logits(model, input_ids, attention_mask, rule="rightmost_non_pad")
 
 

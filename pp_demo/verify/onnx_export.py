@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from pp_demo.pooling.rules import get_rule
-from pp_demo.quiet import import_quietly
+from pp_demo.silent_imports import import_quietly
 
 __all__ = ["PooledRows", "export_onnx", "run_onnx", "EXPORTERS"]
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pp_demo.outputs import NOTEBOOKS
-from pp_demo.workshop import machine
-from pp_demo.workshop.machine import FAIL, OK, SKIP, WARN
+from pp_demo.output_paths import NOTEBOOKS
+from pp_demo.workshop import platform_checks as machine
+from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 
 __all__ = ["Check", "read_pins", "run_checks", "main"]
 
@@ -40,7 +40,7 @@ PROBE_TIMEOUT_S = 120
 # What the notebooks import from pp_demo; notebook 06 also imports ColossalAI (quietly).
 NOTEBOOK_MODULES = (
     "pp_demo.cli",
-    "pp_demo.verify.checker",
+    "pp_demo.verify.checker.judge",
     "pp_demo.exercises",
     "pp_demo.figures.pooling",
     "pp_demo.verify.family_matrix",
@@ -114,7 +114,7 @@ def check_checkout(checkout: Path) -> Check:
 
 
 def check_platform() -> Check:
-    """Supported operating system and processor (pp_demo.workshop.machine)."""
+    """Supported operating system and processor (pp_demo.workshop.platform_checks)."""
     return Check(*machine.platform_support())
 
 

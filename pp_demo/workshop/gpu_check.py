@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pp_demo.outputs import NOTEBOOKS, output_path
-from pp_demo.workshop.machine import FAIL, SKIP
+from pp_demo.output_paths import NOTEBOOKS, output_path
+from pp_demo.workshop.platform_checks import FAIL, SKIP
 
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pp_demo.outputs import NOTEBOOKS  # the checkout's, from its root (`make lab`)
+from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 from pp_demo.workshop.doctor import free_port
 
 __all__ = ["lab_command", "main"]

@@ -17,7 +17,7 @@ from pp_demo.colossalai.forwards import FORWARDS, call_one_stage, colossalai_for
 from pp_demo.pipeline.families import build_model, get_family
 from pp_demo.pipeline.in_process import pipeline_logits
 from pp_demo.pooling.cases import as_batch
-from pp_demo.verify.checker import check_forward
+from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 

@@ -78,7 +78,7 @@ SPLIT = {
         "pp_demo/pipeline/engine_probes.py",
     ],
     "notebooks' needs": [
-        "pp_demo/quiet.py",
+        "pp_demo/silent_imports.py",
         "pp_demo/pooling/",
         "pp_demo/figures/",
         "pp_demo/exercises/",

@@ -1,7 +1,7 @@
 """The import rule: pp_demo's imports flow one way, down the list in the package docstring.
 
 The layers are read from ``pp_demo/__init__``'s docstring, in the order it names them
-(``errors`` < ``quiet`` < ``pooling/`` < ... < ``cli``). A module may import from its own
+(``errors`` < ``silent_imports`` < ``pooling/`` < ... < ``cli``). A module may import from its own
 folder in any order, and from any folder listed before its own; never from one listed after.
 Every import counts: at the top of a file, inside a function (a lazy import), relative or
 absolute. And the modules' own graph has no cycle, inside a folder either.
@@ -107,8 +107,8 @@ def test_the_layers_are_the_ones_the_package_is_built_from():
     assert _layers() == [
         "errors",
         "bounds",
-        "quiet",
-        "outputs",
+        "silent_imports",
+        "output_paths",
         "pooling",
         "pipeline",
         "verify",
@@ -147,14 +147,14 @@ def test_the_parser_sees_lazy_relative_and_absolute_imports():
     # `from .x import y` inside a folder and `from pp_demo.pkg import module` must all be found.
     source = (
         "import torch\nfrom .report import load_results\n\ndef f():\n    from . import timers\n"
-        "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker import check_forward\n"
+        "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker.judge import check_forward\n"
         "    from pp_demo.pipeline import jobs\n"
     )
     assert imports_of("pp_demo.bench", source, is_package=True) == {
         "pp_demo.bench.report",
         "pp_demo.bench.timers",
         "pp_demo.pooling.padding_table",
-        "pp_demo.verify.checker",
+        "pp_demo.verify.checker.judge",
         "pp_demo.pipeline.jobs",
     }
     assert imports_of("pp_demo.exercises.nb02", "from .core import register\n") == {"pp_demo.exercises.core"}

@@ -35,7 +35,7 @@ def test_every_make_variable_the_page_lists_is_one_the_makefile_reads():
 
 
 def test_the_gpu_warning_shown_on_the_page_is_the_one_doctor_prints():
-    from pp_demo.workshop.machine import torch_build_check
+    from pp_demo.workshop.platform_checks import torch_build_check
 
     status, name, detail = torch_build_check("2.13.0+cpu", [], "GPU 0: NVIDIA H200", "linux")
     assert f"{status}  {name}: {detail}" in DOC

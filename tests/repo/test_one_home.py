@@ -94,7 +94,7 @@ def test_one_optimiser_loop_trains_in_a_process():
     optimizers = [path for path, text in SOURCES.items() for _ in re.finditer(r"torch\.optim\.\w+\(", text)]
     assert sorted(optimizers) == [
         "pp_demo/bench/colossalai_peer.py",
-        "pp_demo/colossalai/engine_worker.py",
+        "pp_demo/colossalai/engine/worker.py",
         "pp_demo/pipeline/in_process.py",
         "pp_demo/pipeline/on_rank.py",
     ]

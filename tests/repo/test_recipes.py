@@ -104,7 +104,7 @@ def test_add_a_family_as_the_page_says(tree):
     ran = _pytest(
         tree,
         "tests/pipeline/test_families.py",
-        "tests/colossalai/test_verify_pr.py::test_the_changed_files_are_history_that_agrees_with_the_families_table",
+        "tests/colossalai/pull_request/test_verify_pr.py::test_the_changed_files_are_history_that_agrees_with_the_families_table",
         "-m",
         "not slow",
         "-k",

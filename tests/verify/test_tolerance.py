@@ -8,7 +8,7 @@ import torch
 
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.in_process import fixed_pipeline
-from pp_demo.verify.checker import check_forward
+from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.tolerances import tolerance
 
 

@@ -13,7 +13,7 @@ a copy of the model the callable never sees. The callable gets a fresh deep copy
 per batch (trace it, wrap it, change it in place) and clones of the ids and mask; the caller's
 model is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in the
 callable's signature receives the checkpoint folder (so each rank can load its own weights) or
-the micro-batch count. Under torchrun see ``pp_demo.verify.checker_ranks``.
+the micro-batch count. Under torchrun see ``pp_demo.verify.checker.ranks``.
 """
 
 import contextlib
@@ -28,8 +28,8 @@ import torch
 from pp_demo.bounds import seconds, strings
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
-from pp_demo.verify.checker_batches import battery, default_batch_sizes
-from pp_demo.verify.checker_inputs import (
+from pp_demo.verify.checker.batches import battery, default_batch_sizes
+from pp_demo.verify.checker.inputs import (
     as_callable,
     as_dtype,
     check_atol,
@@ -42,19 +42,19 @@ from pp_demo.verify.checker_inputs import (
     load_callable,
     load_model,
 )
-from pp_demo.verify.checker_ranks import Ranks, first_failure, join_ranks
-from pp_demo.verify.checker_report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
-from pp_demo.verify.checker_worker import as_logits, call_in_worker
+from pp_demo.verify.checker.ranks import Ranks, first_failure, join_ranks
+from pp_demo.verify.checker.report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
+from pp_demo.verify.checker.worker import as_logits, call_in_worker
 from pp_demo.verify.tolerances import check_separates, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
-__all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker_report
+__all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker.report
 
 # What the callable can do to the process it runs in, and what this module then sees: an
 # exception (SystemExit too) or a hang past timeout_s is a verdict; os._exit, a crash in C or a
 # signal ends the caller's process with it, and no verdict can be given from inside. The
 # command ``python -m pp_demo check`` therefore runs this in a child it watches
-# (pp_demo.verify.checker_guard); ``watching_batches`` tells that child's journal each batch.
+# (pp_demo.verify.checker.guard); ``watching_batches`` tells that child's journal each batch.
 _batch_watchers: list[Callable[..., None]] = []
 
 

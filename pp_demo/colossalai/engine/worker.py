@@ -1,7 +1,7 @@
 """One rank of ColossalAI's own pipeline engine: ``HybridParallelPlugin(pp_size=2)``, ``Booster``,
 ``booster.execute_pipeline``, on every case of a job, in one process start.
 
-Started by ``pp_demo.colossalai.engine`` (``python -m pp_demo.colossalai.engine_worker JOB OUT``,
+Started by ``pp_demo.colossalai.engine.run`` (``python -m pp_demo.colossalai.engine.worker JOB OUT``,
 with ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set and the tree to test first on
 ``PYTHONPATH``), or called in-process under torchrun (``run_cases``). Per case the last rank
 records, against ``model.forward`` of the same seeded model: the logits, where each row was
@@ -27,10 +27,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.colossalai.engine import Case
+from pp_demo.colossalai.engine.run import Case
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION, cuda_set_device_is_a_no_op
 from pp_demo.pipeline.families import build_model
-from pp_demo.quiet import import_quietly, quiet
+from pp_demo.silent_imports import import_quietly, quiet
 from pp_demo.verify.tolerances import DTYPES, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 

@@ -1,6 +1,6 @@
 """The part of ``verify-pr`` that imports ColossalAI: one process per sdist, all its variants.
 
-Run as ``python -m pp_demo.colossalai.verify_pr_worker JOB.json OUT.json`` with the first variant's tree
+Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first variant's tree
 first on ``PYTHONPATH``. JOB is ``{"sdist": stem, "trees": {variant: folder}}``. For each
 variant it imports ``colossalai`` from that folder (dropping the previous import, so one
 process serves every variant: torch and transformers are imported once), records whether
@@ -22,7 +22,7 @@ import torch
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
-from pp_demo.verify.checker_batches import _random_row
+from pp_demo.verify.checker.batches import _random_row
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
@@ -33,7 +33,7 @@ ATOL = tolerance("cpu")
 
 
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker_batches``):
+    """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker.batches``):
     left- or right-padded, some with a pad id among the real tokens (pad == eos), some ending in
     a real token equal to pad. Rows of pad ids only are skipped: every position of such a row
     holds the same id, so logits cannot tell where it was pooled (claim 4 judges positions by

@@ -4,8 +4,8 @@ notebook 06 and ``verify-pr`` call ColossalAI's pipeline *forwards* as one stage
 A ColossalAI user runs the plugin: ``Booster.boost``, ``booster.execute_pipeline``, one process
 per stage. ``run_engine(tree, cases)`` does that on two ranks (gloo on the CPU by default) for
 one ColossalAI tree: the installed package (``tree=None``) or a ``verify-pr`` variant of the
-0.5.0 sdist (``pp_demo.colossalai.sdists``). A process imports one tree, so the ranks start once
-per tree and run all its cases (``pp_demo.colossalai.engine_worker``), and each run proves which
+0.5.0 sdist (``pp_demo.colossalai.pull_request.sdists``). A process imports one tree, so the ranks start once
+per tree and run all its cases (``pp_demo.colossalai.engine.worker``), and each run proves which
 tree it imported by ``colossalai.__file__``.
 
 Never a hang: the ranks get ``start_timeout_s`` to import and join, then ``case_timeout_s`` per
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.verify.compare import REPRO_ROWS
@@ -34,7 +34,7 @@ from pp_demo.verify.compare import REPRO_ROWS
 __all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]
 
 # the folder pp_demo is imported from (a checkout or site-packages): the ranks import it from there
-_PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[2]
+_PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[3]
 PP_STYLES = ("1f1b", "interleaved")  # HybridParallelPlugin's pp_style, not pipeline.schedules' names
 MODES = ("inference", "training")
 Case = dict[str, Any]
@@ -116,7 +116,7 @@ def start_ranks(
     job: pathlib.Path,
     folder: pathlib.Path,
     world: int,
-    module: str = "pp_demo.colossalai.engine_worker",
+    module: str = "pp_demo.colossalai.engine.worker",
 ) -> list[Any]:
     """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
     # the tree first, then this checkout's pp_demo: the process imports that colossalai
@@ -211,7 +211,7 @@ def run_engine(
 ) -> dict[str, Any]:
     """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases.
 
-    ``records`` holds one record per finished case (see ``engine_worker``), ``failure`` the line
+    ``records`` holds one record per finished case (see ``engine.worker``), ``failure`` the line
     that says which rank hung, died or failed in which case (``None`` when all finished).
     """
     with tempfile.TemporaryDirectory(prefix="pp_demo_engine_") as name:

@@ -1,4 +1,4 @@
-"""The pull request's claims, judged on what ColossalAI's own forwards did (``verify_pr_worker``).
+"""The pull request's claims, judged on what ColossalAI's own forwards did (``pull_request.worker``).
 
 Every judgement compares what was seen with what was stated, and with what ``pp_demo.pooling.rules``
 predicts for the same rows: a forward whose file a variant patched pools the rightmost non-pad
@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.failure import SENTENCES
@@ -206,7 +206,7 @@ def _rules_agree(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]
 
 def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, str]]:
     """The table's rows for one sdist. ``fams``: the worker's ``{variant: {family: {batch: ...}}}``;
-    ``data``: ``verify_pr_worker.claim_batches()``."""
+    ``data``: ``worker.claim_batches()``."""
     return [
         _claim1(sdist, fams),
         _claim2(sdist, fams),

@@ -17,7 +17,7 @@ from helpers import run_check as cli
 
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
-from pp_demo.verify.checker import check_forward
+from pp_demo.verify.checker.judge import check_forward
 
 HERE = os.path.dirname(__file__)
 REPO = os.path.dirname(os.path.dirname(HERE))

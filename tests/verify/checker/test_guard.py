@@ -12,8 +12,8 @@ from helpers import run_check as cli
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.in_process import count_rule_pipeline
-from pp_demo.verify.checker import check_forward
-from pp_demo.verify.checker_guard import verdict_of_a_lost_child
+from pp_demo.verify.checker.judge import check_forward
+from pp_demo.verify.checker.guard import verdict_of_a_lost_child
 from pp_demo.verify.compare import compare_rows
 
 TWO = ["--cases", "left", "right"]
@@ -63,7 +63,7 @@ def test_the_verdict_counts_the_batches_that_passed_before():
         (["--timeout", "1e300"], "--timeout is a number of seconds more than 0 and at most 86400"),
         (["--atol", "inf"], "atol is a finite number more than 0"),
         (["--atol", "1e300"], "atol 1e+300 would let a wrong pooled position pass"),
-        (["tests/verify/checker_callables.py:correct"], "is a file path; give the module's name instead"),
+        (["tests/verify/checker/checker_callables.py:correct"], "is a file path; give the module's name instead"),
     ],
 )
 def test_numbers_out_of_bounds_are_usage_errors(capsys, args, expected):
@@ -109,7 +109,7 @@ def test_the_bound_of_a_tolerance_is_what_separates_the_positions(llama):
 
 
 def test_a_name_that_is_not_in_the_module_is_called_missing():
-    from pp_demo.verify.checker_inputs import load_callable
+    from pp_demo.verify.checker.inputs import load_callable
 
     missing = "no" + "such" + "name"  # spelt apart: the repository's module-path scan would read it as a path
     with pytest.raises(BadInput, match=rf"pp_demo.pipeline.in_process has no '{missing}' \(a misspelt name\?\)"):

@@ -10,7 +10,7 @@ import torch
 
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.in_process import fixed_pipeline, pipeline_logits
-from pp_demo.verify.checker import assert_matches_forward, check_forward
+from pp_demo.verify.checker.judge import assert_matches_forward, check_forward
 from pp_demo.verify.tolerances import tolerance
 
 
@@ -229,7 +229,7 @@ def test_cli_checks_a_local_checkpoint_and_the_callable_of_a_users_module(tmp_pa
 
 
 def test_a_callable_that_is_not_one_is_refused():
-    from pp_demo.verify.checker import load_callable
+    from pp_demo.verify.checker.judge import load_callable
 
     with pytest.raises(ValueError, match="package.module:function"):
         load_callable("nodots")

@@ -16,8 +16,8 @@ import sys
 
 import pytest
 
-from pp_demo.colossalai.claims import first_pad_wrong
-from pp_demo.colossalai.sdists import (
+from pp_demo.colossalai.pull_request.claims import first_pad_wrong
+from pp_demo.colossalai.pull_request.sdists import (
     CHANGE,
     CHANGE_FILES,
     FOLLOW_UP,
@@ -35,7 +35,7 @@ from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.verify.compare import REPRO_FAMILIES
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 WHEELHOUSE = ROOT / "wheelhouse"
 DIFFS = sorted(PATCHES.glob("*.patch"))
 
@@ -146,7 +146,7 @@ def test_where_the_first_pad_forms_are_wrong(row, wrong):
 
 def test_the_verdicts_of_the_committed_record_fit_a_projector():
     # notebook 09 prints them; one heading per claim, a verdict line per sdist under it
-    from pp_demo.colossalai.verify_pr import format_verdicts
+    from pp_demo.colossalai.pull_request.verify import format_verdicts
 
     record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
     lines = format_verdicts(record).splitlines()

@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 from pp_demo.colossalai import forwards as colossalai_forwards
-from pp_demo.quiet import import_quietly, quiet
+from pp_demo.silent_imports import import_quietly, quiet
 
 # Like many libraries, it logs through a handler of its own, made at import on sys.stderr.
 TALKATIVE = """

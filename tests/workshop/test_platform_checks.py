@@ -1,4 +1,4 @@
-"""pp_demo.workshop.machine, simulated: doctor's platform and torch-build lines on every kind of machine.
+"""pp_demo.workshop.platform_checks, simulated: doctor's platform and torch-build lines on every kind of machine.
 
 Expected values come from the supported list (docs/install.md: Linux x86_64/aarch64 with glibc
 2.28+, macOS 14+ on Apple silicon, Windows x86_64) and from how PyTorch labels its builds.
@@ -10,8 +10,9 @@ import subprocess
 
 import pytest
 
-from pp_demo.workshop import doctor, machine
-from pp_demo.workshop.machine import FAIL, OK, WARN
+from pp_demo.workshop import doctor
+from pp_demo.workshop import platform_checks as machine
+from pp_demo.workshop.platform_checks import FAIL, OK, WARN
 
 CUDA_RUNTIME = 'nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux" and platform_machine == "x86_64"'
 GPU = "GPU 0: NVIDIA H200"

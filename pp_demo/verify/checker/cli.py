@@ -1,11 +1,11 @@
 """``python -m pp_demo check``: the checker's flags, and its verdict as an exit code.
 
-Exit codes (``pp_demo.verify.checker_report``): 0 pass, 1 mismatch, 2 usage error (printed by
+Exit codes (``pp_demo.verify.checker.report``): 0 pass, 1 mismatch, 2 usage error (printed by
 the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
 progress line per batch goes to stderr, the report to stdout; under torchrun only the last rank
 (the one holding the logits) prints, and every rank exits with the same code.
 
-The command runs the checker in a child process it watches (``pp_demo.verify.checker_guard``),
+The command runs the checker in a child process it watches (``pp_demo.verify.checker.guard``),
 so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3.
 """
 
@@ -15,10 +15,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from pp_demo.pipeline.families import FAMILIES
-from pp_demo.verify.checker_batches import NAMED, RANDOM
+from pp_demo.verify.checker.batches import NAMED, RANDOM
 
 if TYPE_CHECKING:
-    from pp_demo.verify.checker_guard import Journal
+    from pp_demo.verify.checker.guard import Journal
 
 __all__ = ["add_check_arguments", "run_check"]
 
@@ -99,7 +99,7 @@ def _speaks() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """The guard, which starts the checker as its child; or, in the child, the checker."""
     from pp_demo.errors import BadInput
-    from pp_demo.verify.checker_guard import JOURNAL, Journal, guard
+    from pp_demo.verify.checker.guard import JOURNAL, Journal, guard
 
     argv = getattr(args, "argv", None)
     if os.environ.get(JOURNAL) is None and argv is not None:
@@ -120,7 +120,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
     import signal
 
-    from pp_demo.verify.checker_report import EXIT_INTERRUPTED
+    from pp_demo.verify.checker.report import EXIT_INTERRUPTED
 
     try:
         return _check(args, _speaks(), journal)
@@ -133,9 +133,9 @@ def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
     from pp_demo.pipeline.launch import launched_by_torchrun
-    from pp_demo.verify.checker import check_forward, watching_batches
-    from pp_demo.verify.checker_inputs import CallableImportFailed, load_callable, load_model
-    from pp_demo.verify.checker_report import EXIT_CALLABLE_FAILED
+    from pp_demo.verify.checker.judge import check_forward, watching_batches
+    from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
+    from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED
 
     journal.write("import", args.callable.partition(":")[0])
     try:

@@ -28,7 +28,7 @@ __all__ = ["JOURNAL", "AGENT_PID", "guard", "Journal"]
 
 JOURNAL = "PP_DEMO_CHECK_JOURNAL"  # set in the child: the file it writes its journal to
 AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.pipeline.torchrun_env
-# what `check` exits with (re-exported by checker_report): 3 also when the callable's process is lost
+# what `check` exits with (re-exported by the report): 3 also when the callable's process is lost
 EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 _INTERRUPT_GRACE_S = 30  # after Ctrl-C, how long the child may take to say so and stop
 

@@ -1,9 +1,9 @@
 """``python -m pp_demo verify-pr``: the pull request's claims judged on ColossalAI's own source.
 
 For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``colossalai_trees`` are
-built in the cache and one worker process runs them all (``verify_pr_worker``); the two
+built in the cache and one worker process runs them all (``pull_request.worker``); the two
 workers run side by side. ``pr_claims`` judges what they saw. The fifth claim, the multi-stage
-sentence, is judged on ColossalAI's own engine (two ranks per tree of 0.5.0, ``engine_claim``).
+sentence, is judged on ColossalAI's own engine (two ranks per tree of 0.5.0, ``engine.claim``).
 The table goes to stdout and everything seen to ``results/verify_pr.json``: no times, no paths,
 so a rerun writes the same file. Exit 0 only when every row is verified (or verified with its documented difference).
 """
@@ -18,14 +18,14 @@ import tempfile
 import textwrap
 from typing import Any
 
-from pp_demo.colossalai import verify_pr_worker
-from pp_demo.colossalai.claims import NOT_AS_STATED, judge_all
-from pp_demo.colossalai.engine import case_name, engine_cases, run_engine
-from pp_demo.colossalai.engine_claim import judge_engine
-from pp_demo.colossalai.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
-from pp_demo.colossalai.verify_pr_worker import claim_batches
+from pp_demo.colossalai.pull_request import worker as verify_pr_worker
+from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, judge_all
+from pp_demo.colossalai.engine.run import case_name, engine_cases, run_engine
+from pp_demo.colossalai.engine.claim import judge_engine
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
+from pp_demo.colossalai.pull_request.worker import claim_batches
 from pp_demo.errors import BadInput
-from pp_demo.outputs import check_folder_writable, output_path
+from pp_demo.output_paths import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
@@ -33,7 +33,7 @@ __all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "m
 
 # The folder this pp_demo is imported from (the checkout, or site-packages for a wheel): the
 # workers import the same pp_demo.
-IMPORTED_FROM = pathlib.Path(__file__).resolve().parents[2]
+IMPORTED_FROM = pathlib.Path(__file__).resolve().parents[3]
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
 
@@ -113,7 +113,7 @@ ENGINE_TREES = ("unpatched", "change", "change + follow-up")
 
 def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """The fifth claim's evidence: the pull request's three families on ColossalAI's own engine
-    (``pp_demo.colossalai.engine``), both schedules, inference and training, per tree of 0.5.0."""
+    (``pp_demo.colossalai.engine.run``), both schedules, inference and training, per tree of 0.5.0."""
     cases = engine_cases(CHANGE_FILES)
     runs = {}
     for tree in ENGINE_TREES:

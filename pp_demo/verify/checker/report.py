@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 # the exit statuses live with the guard process, which must say them without importing torch
-from .checker_guard import EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
+from .guard import EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
 
 __all__ = ["EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_CALLABLE_FAILED", "EXIT_INTERRUPTED"]
 __all__ += ["RowCheck", "CaseCheck", "Report", "FORWARD", "TRUE_LAST"]

@@ -16,10 +16,10 @@ import transformers
 
 from examples.tracer_frontend import traced_forward
 from pp_demo.pipeline.families import build_model
-from pp_demo.verify.checker import check_forward
+from pp_demo.verify.checker.judge import check_forward
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.export's deprecation notes
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TRANSFORMERS_4 = int(transformers.__version__.split(".")[0]) < 5
 FEW = {"cases": ["left", "right", "pad_equals_eos", "random"], "lengths": (9,), "batch_sizes": (2,)}
 

@@ -16,7 +16,7 @@ import torch
 
 from pp_demo.bounds import seed_value, tolerance_value
 from pp_demo.errors import BadInput
-from pp_demo.verify.checker_batches import named_length
+from pp_demo.verify.checker.batches import named_length
 from pp_demo.verify.tolerances import DTYPES
 
 __all__ = [

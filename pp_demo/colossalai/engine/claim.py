@@ -1,7 +1,7 @@
 """The pull request's fifth claim, the multi-stage sentence, judged on ColossalAI's own engine.
 
 The sentence: "the pipeline schedule passes the whole micro batch, input_ids included, to every
-stage". What the engine run records per case (``engine_worker``) is the evidence: the keyword
+stage". What the engine run records per case (``engine.worker``) is the evidence: the keyword
 arguments each stage's forward received, and the tensors each rank sent to its peer. The
 sentence holds if every call of every stage's forward received ``input_ids``. How they get there
 is the documented difference: they never cross between the ranks. Each rank's schedule cuts the
@@ -13,7 +13,7 @@ the claim needs every rank to be fed the same batch.
 import re
 from typing import Any
 
-from pp_demo.colossalai.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED
+from pp_demo.colossalai.pull_request.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED
 
 __all__ = ["CLAIM", "SENTENCE", "stage_evidence", "judge_engine"]
 

@@ -16,8 +16,8 @@ import sys
 import threading
 from typing import Any
 
-from pp_demo import outputs
-from pp_demo.colossalai.engine import (
+from pp_demo import output_paths as outputs
+from pp_demo.colossalai.engine.run import (
     MODES,
     PP_STYLES,
     batch_of,
@@ -26,7 +26,7 @@ from pp_demo.colossalai.engine import (
     not_run,
     run_engine,
 )
-from pp_demo.colossalai.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import row_text
@@ -44,7 +44,7 @@ def tree_folder(tree: str) -> pathlib.Path | None:
     """The folder to put first on the path for ``tree`` (``None``: the installed package)."""
     if tree == "installed":
         return None
-    from pp_demo.colossalai.sdists import default_cache, variant_tree
+    from pp_demo.colossalai.pull_request.sdists import default_cache, variant_tree
 
     return variant_tree(SDIST, tree, default_cache(), os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
 
@@ -148,7 +148,7 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     import torch
     import torch.distributed as dist
 
-    from pp_demo.colossalai.engine_worker import prepare_colossalai, run_cases
+    from pp_demo.colossalai.engine.worker import prepare_colossalai, run_cases
 
     if len(args.tree) != 1:
         raise BadInput("under torchrun the ranks import one tree: pass one --tree")
@@ -202,7 +202,7 @@ def _check_before_the_run(args: argparse.Namespace) -> None:
     """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
     a record of more runs there), the case timeout, NCCL on a torch without it."""
     from pp_demo.bounds import seconds
-    from pp_demo.outputs import check_not_fewer, output_path
+    from pp_demo.output_paths import check_not_fewer, output_path
 
     seconds(args.case_timeout, "--case-timeout")
     if args.backend == "nccl":

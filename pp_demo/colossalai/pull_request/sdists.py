@@ -5,7 +5,7 @@ Two sdists are used: ``colossalai==0.5.0`` (eight pooling forwards) and
 ``colossalai-nightly==2025.7.12`` (the registry's only build with ``qwen3.py``: nine).
 Each is found in a cache folder, else anywhere under a wheelhouse folder (``make wheelhouse``
 puts them there), else fetched with ``pip download``. Its ``colossalai`` package is extracted
-once and copied into one folder per variant, to which diffs from ``pp_demo/colossalai/patches/`` are applied with
+once and copied into one folder per variant, to which diffs from ``pp_demo/colossalai/pull_request/patches/`` are applied with
 ``patch -p1``. Nothing is installed: a variant is imported by putting its folder on the path.
 """
 
