@@ -15,12 +15,12 @@ from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .core import (
     PACKAGE_RULES,
-    NotAttempted,
     WrongAnswer,
-    _is_stub,
+    answered,
     count_pools,
     first_pad_pools,
     forward_pools,
+    is_int,
     register,
     row_answer,
     true_last,
@@ -109,9 +109,7 @@ def _judge_forward_rule(rule: object) -> str | None:
     if _copies_the_fix(rule):
         return "that multiplies by arange, the expression printed above: start from from_the_right instead"
     for rows, label in _batches_for_01_1():
-        got = rule(torch.tensor(rows), PAD)
-        if _is_stub(got):
-            raise NotAttempted
+        got = answered(rule(torch.tensor(rows), PAD))
         if not isinstance(got, torch.Tensor):
             return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
         if got.shape != (len(rows),):
@@ -128,10 +126,7 @@ def _judge_forward_rule(rule: object) -> str | None:
 
 def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
     """The case whose row notebook 01 prints (every case is in one of its tables), or None."""
-    for case in CASES.values():
-        if list(case.input_ids) == ids and list(case.attention_mask) == mask:
-            return case.name
-    return None
+    return next((c.name for c in CASES.values() if list(c.input_ids) == ids and list(c.attention_mask) == mask), None)
 
 
 @register(
@@ -213,7 +208,7 @@ _SEEN = {
     ),
 )
 def _judge_count_prediction(position: object) -> str | None:
-    if not isinstance(position, int) or isinstance(position, bool):
+    if not is_int(position):
         return f"give a position as an int, not {type(position).__name__}"
     if position == count_pools(_PREDICT_ROW, PAD):
         return None

@@ -7,7 +7,16 @@ from collections.abc import Sequence
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, count_pools, forward_pools, index_list, one_counterexample, register
+from .core import (
+    WrongAnswer,
+    count_misses,
+    count_pools,
+    forward_pools,
+    int_pair,
+    judge_picked_rows,
+    one_counterexample,
+    register,
+)
 
 _THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
@@ -20,19 +29,6 @@ def _why(i: int, row: Sequence[int]) -> str:
         f"row {i} {row_text(row)} is misjudged: count its non-pad ids for the count rule, "
         "and find its rightmost non-pad id for model.forward"
     )
-
-
-def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> str | None:
-    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
-        return "give a list of True or False, one per row, like the reproduction line"
-    if len(answer) != len(rows):
-        return f"the batch has {len(rows)} rows, your list has {len(answer)}"
-    misjudged = [
-        _why(i, row)
-        for i, (said, row) in enumerate(zip(answer, rows, strict=True))
-        if said != (count_pools(row, PAD) == forward_pools(row, PAD))
-    ]
-    return one_counterexample(key, misjudged)
 
 
 @register(
@@ -59,16 +55,12 @@ def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> 
     ),
 )
 def _judge_three_sides(answer: object) -> str | None:
-    return _judge_verdicts("03.1", answer, _THREE_SIDES)
-
-
-def _int_pair(answer: object) -> tuple[int, int] | None:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
-        return None
-    items = list(answer)
-    if len(items) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-        return None
-    return items[0], items[1]
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
+        return "give a list of True or False, one per row, like the reproduction line"
+    if len(answer) != len(_THREE_SIDES):
+        return f"the batch has {len(_THREE_SIDES)} rows, your list has {len(answer)}"
+    said_and_rows = enumerate(zip(answer, _THREE_SIDES, strict=True))
+    return one_counterexample([_why(i, row) for i, (said, row) in said_and_rows if said == count_misses(row)])
 
 
 @register(
@@ -85,7 +77,7 @@ def _int_pair(answer: object) -> tuple[int, int] | None:
     ),
 )
 def _judge_two_positions(answer: object) -> str | None:
-    pair = _int_pair(answer)
+    pair = int_pair(answer)
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)
@@ -125,12 +117,4 @@ def _judge_two_positions(answer: object) -> str | None:
     ),
 )
 def _judge_wrong_rows(answer: object) -> str | None:
-    answer = index_list(answer, len(_MIXED_BATCH))
-    if isinstance(answer, str):
-        return answer
-    misjudged = [
-        _why(i, row)
-        for i, row in enumerate(_MIXED_BATCH)
-        if (i in answer) != (count_pools(row, PAD) != forward_pools(row, PAD))
-    ]
-    return one_counterexample("03.3", misjudged)
+    return judge_picked_rows(answer, _MIXED_BATCH, count_misses, _why)

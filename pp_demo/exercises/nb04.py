@@ -9,15 +9,14 @@ from pp_demo.pooling.cases import CASES, PAD
 
 from .core import (
     PACKAGE_RULES,
-    NotAttempted,
     WrongAnswer,
-    _is_stub,
+    answered,
     count_pools,
     first_pad_pools,
     forward_pools,
     ids_text,
-    index_list,
-    one_counterexample,
+    is_int,
+    judge_picked_rows,
     register,
     row_text,
     true_last,
@@ -36,10 +35,12 @@ _EOS_BATCH = (
 _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
 
 
-def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
-    ids = torch.tensor([row for row, _ in _EOS_BATCH])
-    mask = torch.tensor([m for _, m in _EOS_BATCH])
-    return ids, mask
+def _misjudged_eos_row(i: int, row_and_mask: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
+    row, row_mask = row_and_mask
+    return (
+        f"row {i} {row_text(row)} with mask {row_text(row_mask)} is misjudged: find where rightmost_non_pad "
+        "lands (it reads the ids) and the true last real token (the mask says which tokens are real)"
+    )
 
 
 @register(
@@ -60,18 +61,9 @@ def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
     ),
 )
 def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
-    answer = index_list(answer, len(_EOS_BATCH))
-    if isinstance(answer, str):
-        return answer
-    misjudged = []
-    for i, (row, row_mask) in enumerate(_EOS_BATCH):
-        pooled, last = forward_pools(row, PAD), true_last(row_mask)
-        if (i in answer) != (pooled != last):
-            misjudged.append(
-                f"row {i} {row_text(row)} with mask {row_text(row_mask)} is misjudged: find where rightmost_non_pad "
-                "lands (it reads the ids) and the true last real token (the mask says which tokens are real)"
-            )
-    return one_counterexample("04.1", misjudged)
+    return judge_picked_rows(
+        answer, _EOS_BATCH, lambda pair: forward_pools(pair[0], PAD) != true_last(pair[1]), _misjudged_eos_row
+    )
 
 
 def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
@@ -81,7 +73,8 @@ def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
         for case in CASES.values()
         if case.true_last is not None
     ]
-    rows.append((_eos_batch(), "the batch of exercise 04.1"))
+    batch = torch.tensor([row for row, _ in _EOS_BATCH]), torch.tensor([mask for _, mask in _EOS_BATCH])
+    rows.append((batch, "the batch of exercise 04.1"))
     return rows
 
 
@@ -119,9 +112,7 @@ def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
     for (ids, mask), label in _mask_rule_rows():
-        got = rule(ids, mask, PAD)
-        if _is_stub(got):
-            raise NotAttempted
+        got = answered(rule(ids, mask, PAD))
         if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
             return f"on {label} it returned {got!r}, not one position per row"
         for i in range(ids.shape[0]):
@@ -145,7 +136,7 @@ def _judge_mask_rule(rule: object) -> str | None:
     ),
 )
 def _judge_first_pad_prediction(position: object) -> str | None:
-    if not isinstance(position, int) or isinstance(position, bool):
+    if not is_int(position):
         return f"give a position as an int, not {type(position).__name__}"
     ids, mask = _PAIR_ROW
     if position == first_pad_pools(ids, PAD):

@@ -6,23 +6,20 @@ mask lets position i see j when j <= i and j is a real token."""
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD, REVIEW_TABLE, as_batch, row_text
+from pp_demo.pooling.cases import CASES, REVIEW_TABLE, as_batch, row_text
 
-from .core import (
-    PACKAGE_RULES,
-    NotAttempted,
-    WrongAnswer,
-    _is_stub,
-    first_pad_pools,
-    forward_pools,
-    index_list,
-    one_counterexample,
-    register,
-)
+from .core import PACKAGE_RULES, WrongAnswer, answered, first_pad_misses, index_list, judge_picked_rows, register
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
 _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
+
+
+def _misjudged_bloom_row(i: int, row: tuple[int, ...]) -> str:
+    return (
+        f"row {i} {row_text(row)} is misjudged: step back one from its first pad id (a step back from "
+        "position 0 wraps to the row's end), and find its rightmost non-pad id"
+    )
 
 
 @register(
@@ -42,18 +39,7 @@ _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 
     ),
 )
 def _judge_bloom_rows(answer: object) -> str | None:
-    answer = index_list(answer, len(_BLOOM_BATCH), "rows")
-    if isinstance(answer, str):
-        return answer
-    misjudged = []
-    for i, row in enumerate(_BLOOM_BATCH):
-        pooled, wanted = first_pad_pools(row, PAD), forward_pools(row, PAD)
-        if (i in answer) != (pooled != wanted):
-            misjudged.append(
-                f"row {i} {row_text(row)} is misjudged: step back one from its first pad id (a step back from "
-                "position 0 wraps to the row's end), and find its rightmost non-pad id"
-            )
-    return one_counterexample("06.1", misjudged)
+    return judge_picked_rows(answer, _BLOOM_BATCH, first_pad_misses, _misjudged_bloom_row)
 
 
 @register(
@@ -144,9 +130,7 @@ def _judge_causal_padding_mask(make_mask: object) -> str | None:
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
     for mask, label in _mask_batches():
-        got = make_mask(mask)
-        if _is_stub(got):
-            raise NotAttempted
+        got = answered(make_mask(mask))
         batch, length = mask.shape
         if not isinstance(got, torch.Tensor):
             return f"on {label} it returned {type(got).__name__}, not a tensor of shape ({batch}, {length}, {length})"
