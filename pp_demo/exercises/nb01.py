@@ -73,10 +73,6 @@ def _from_the_right(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     return (input_ids != pad_token_id).flip(-1).int().argmax(-1)
 
 
-def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    return (input_ids != pad_token_id).sum(-1) - 1
-
-
 def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     from_the_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
     return input_ids.shape[-1] - 1 - from_the_right
@@ -97,7 +93,7 @@ def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
         WrongAnswer(_from_the_right, "`from_the_right` itself", "a distance from the end read as a position"),
         WrongAnswer(_one_too_far, "`input_ids.shape[-1] - from_the_right`", "counts positions from 1: one too far"),
         WrongAnswer(
-            _count_rule,
+            lambda ids, pad: (ids != pad).sum(-1) - 1,
             "the count rule: `(input_ids != pad).sum(-1) - 1`",
             "the bug itself: it assumes every real token comes before the padding",
         ),

@@ -78,11 +78,6 @@ def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     return rows
 
 
-def _last_non_pad(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    positions = torch.arange(input_ids.shape[-1])
-    return (positions * (input_ids != pad_token_id)).argmax(-1)
-
-
 def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
     return (positions * attention_mask.long()).argmax(-1)
@@ -97,7 +92,7 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
     why="only the mask knows a trailing eos (id == pad id) is real: rightmost attended position",
     wrong=(
         WrongAnswer(
-            _last_non_pad,
+            lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
             "the fix, `rightmost_non_pad`, written out",
             "still trusts the ids: a real eos equal to pad looks like padding",
         ),

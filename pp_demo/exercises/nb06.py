@@ -72,11 +72,6 @@ def _judge_gpt2_view(answer: object) -> str | None:
     return f"on {row} your answer leaves out a real token that the mask ColossalAI passes leaves open"
 
 
-def _may_attend(mask_row: list[int], i: int, j: int) -> bool:
-    """The definition: position i may attend to j when j comes no later than i and is real."""
-    return j <= i and mask_row[j] == 1
-
-
 def _mask_batches() -> list[tuple[torch.Tensor, str]]:
     batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})") for case in CASES.values()]
     batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
@@ -88,7 +83,8 @@ def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int,
     for b, mask_row in enumerate(mask.tolist()):
         for i in range(len(mask_row)):
             for j in range(len(mask_row)):
-                if bool(got[b, i, j]) != _may_attend(mask_row, i, j):
+                # the definition: position i may attend to j when j comes no later than i and is real
+                if bool(got[b, i, j]) != (j <= i and mask_row[j] == 1):
                     return b, i, j
     return None
 
@@ -104,11 +100,6 @@ def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     return causal & attention_mask.bool()[:, None, :]
 
 
-def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
-    length = attention_mask.shape[-1]
-    return attention_mask.bool()[:, None, :].expand(-1, length, length)
-
-
 @register(
     "06.3",
     "Write causal_padding_mask(attention_mask) -> a bool tensor (batch, L, L), True where "
@@ -120,7 +111,7 @@ def _padding_only(attention_mask: torch.Tensor) -> torch.Tensor:
     wrong=(
         WrongAnswer(_causal_only, "a lower triangle for every row", "keeps causality and forgets the padding"),
         WrongAnswer(
-            _padding_only,
+            lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[-1], mask.shape[-1]),
             "the attention mask repeated for every position",
             "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",
         ),
