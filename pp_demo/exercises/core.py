@@ -1,8 +1,5 @@
-"""The exercise machinery: a registry of exercises, ``status`` and ``check``.
-
-Each exercise is one record (``Exercise``), filed by ``register`` beside its judge in the
-notebook's module: the question, the judge, the reference answer, why it is right, and the
-common wrong answers with the misconception each reveals. The facilitator guide
+"""The exercise machinery: a registry of exercises (one record each, ``Exercise``, filed by
+``register`` beside its judge), ``status`` and ``check``. The facilitator guide
 (``tools/facilitator.py``) reads these records and nothing else. The convention itself is
 described in ``pp_demo.exercises``.
 """
@@ -12,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from pp_demo.pooling.cases import CASES, PAD, PaddingCase, row_text
+from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .refusals import calls_watched, refused_code
 
@@ -163,10 +160,6 @@ def check(key: str, answer: object) -> None:
 # ---- small helpers the notebooks' judges share
 
 
-def ids_text(case: PaddingCase) -> str:
-    return row_text(case.input_ids)
-
-
 def true_last(mask: Sequence[int]) -> int | None:
     """The last position the mask marks as real, in plain Python (None if there is none)."""
     real = [i for i, m in enumerate(mask) if m]
@@ -210,7 +203,7 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
         if answer not in CASES:
             return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
         case = CASES[answer]
-        return list(case.input_ids), list(case.attention_mask), f"{answer} {ids_text(case)}"
+        return list(case.input_ids), list(case.attention_mask), f"{answer} {row_text(case.input_ids)}"
     try:
         ids, mask = (list(part) for part in answer)
     except (TypeError, ValueError):
@@ -224,7 +217,8 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
     return ids, mask, row_text(ids)
 
 
-# ---- judging from the definition, not from the package's answer
+# ---- judging from the definitions, in plain Python: every judge works from these, never with the
+# package's rules the notebooks show (a rule would judge itself)
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:

@@ -1,7 +1,4 @@
-"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``).
-
-The judges work from the definitions in plain Python (``core.forward_pools``,
-``core.count_pools``), not by calling the rules the notebook shows."""
+"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``)."""
 
 import ast
 import inspect
@@ -43,14 +40,9 @@ def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
     """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
     case of length 6 with a non-pad id as one batch, then random batches of other lengths."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6 and any(case.input_ids)]
-    batches = [
-        (six, "the length-6 padding cases as one batch"),
-        ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4"),
-    ]
-    batches += [
-        (_random_rows(5, length, seed), f"a random batch of length {length}") for seed, length in enumerate((3, 7, 9))
-    ]
-    return batches
+    randoms = [(_random_rows(5, n, seed), f"a random batch of length {n}") for seed, n in enumerate((3, 7, 9))]
+    four = [list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]]
+    return [(six, "the length-6 padding cases as one batch"), (four, "a batch of length 4"), *randoms]
 
 
 def _copies_the_fix(rule: Callable[..., object]) -> bool:

@@ -1,7 +1,4 @@
-"""Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``).
-
-Verdicts come from the definitions, counted in plain Python: the count rule lands on
-(number of non-pad ids - 1) wrapped to the row, ``model.forward`` on the rightmost non-pad id."""
+"""Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``)."""
 
 from collections.abc import Sequence
 

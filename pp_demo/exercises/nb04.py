@@ -1,7 +1,4 @@
-"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``).
-
-Judged from the definitions in plain Python (``core.forward_pools`` is where
-``rightmost_non_pad`` lands, ``core.true_last`` reads the mask), not with the package's rules."""
+"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``)."""
 
 import torch
 
@@ -14,7 +11,6 @@ from .core import (
     count_pools,
     first_pad_pools,
     forward_pools,
-    ids_text,
     is_int,
     judge_picked_rows,
     register,
@@ -69,7 +65,7 @@ def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
 def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
     rows = [
-        (case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
+        (case.tensors(), f"{case.name} {row_text(case.input_ids)} (mask {row_text(case.attention_mask)})")
         for case in CASES.values()
         if case.true_last is not None
     ]

@@ -1,8 +1,4 @@
-"""Exercises of notebook 06 · ColossalAI 0.5.0 (checked by ``pp_demo.exercises.check``).
-
-Judged from the definitions in plain Python: ``first_pad_mod`` steps back one from the first
-pad id (wrapped to the row), ``model.forward`` pools the rightmost non-pad id, and GPT-2's
-mask lets position i see j when j <= i and j is a real token."""
+"""Exercises of notebook 06 · ColossalAI 0.5.0 (checked by ``pp_demo.exercises.check``)."""
 
 import torch
 
