@@ -261,11 +261,13 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 
 
 def judge_picked_rows(
-    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], misjudged: Callable[[int, Row], str]
+    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Row], str] = row_text
 ) -> str | None:
     """The verdict on a list of row indices that should be the rows ``picks`` selects, worked out
-    from the definition: each row the answer gets wrong is described by ``misjudged(i, row)``."""
+    from the definition: each row it gets wrong (``shown`` as text) comes with ``how`` to work it
+    out, never with where each rule lands (that is the answer)."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked
-    return one_counterexample([misjudged(i, row) for i, row in enumerate(rows) if (i in picked) != picks(row)])
+    wrong = [i for i, row in enumerate(rows) if (i in picked) != picks(row)]
+    return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])

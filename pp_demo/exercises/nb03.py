@@ -1,31 +1,14 @@
 """Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``)."""
 
-from collections.abc import Sequence
-
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import (
-    WrongAnswer,
-    count_misses,
-    count_pools,
-    forward_pools,
-    int_pair,
-    judge_picked_rows,
-    one_counterexample,
-    register,
-)
+from .core import WrongAnswer, count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register
 
 _THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
-
-def _why(i: int, row: Sequence[int]) -> str:
-    # the row, and how to work it out: never where each lands (that is the answer)
-    return (
-        f"row {i} {row_text(row)} is misjudged: count its non-pad ids for the count rule, "
-        "and find its rightmost non-pad id for model.forward"
-    )
+_HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad id for model.forward"
 
 
 @register(
@@ -56,8 +39,8 @@ def _judge_three_sides(answer: object) -> str | None:
         return "give a list of True or False, one per row, like the reproduction line"
     if len(answer) != len(_THREE_SIDES):
         return f"the batch has {len(_THREE_SIDES)} rows, your list has {len(answer)}"
-    said_and_rows = enumerate(zip(answer, _THREE_SIDES, strict=True))
-    return one_counterexample([_why(i, row) for i, (said, row) in said_and_rows if said == count_misses(row)])
+    # the line says True where the count rule pools where model.forward does: its misses are the False rows
+    return judge_picked_rows([i for i, said in enumerate(answer) if not said], _THREE_SIDES, count_misses, _HOW)
 
 
 @register(
@@ -114,4 +97,4 @@ def _judge_two_positions(answer: object) -> str | None:
     ),
 )
 def _judge_wrong_rows(answer: object) -> str | None:
-    return judge_picked_rows(answer, _MIXED_BATCH, count_misses, _why)
+    return judge_picked_rows(answer, _MIXED_BATCH, count_misses, _HOW)

@@ -31,14 +31,6 @@ _EOS_BATCH = (
 _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
 
 
-def _misjudged_eos_row(i: int, row_and_mask: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
-    row, row_mask = row_and_mask
-    return (
-        f"row {i} {row_text(row)} with mask {row_text(row_mask)} is misjudged: find where rightmost_non_pad "
-        "lands (it reads the ids) and the true last real token (the mask says which tokens are real)"
-    )
-
-
 @register(
     "04.1",
     "In the five-row batch (pad id 0 = eos id), which rows (indices) does rightmost_non_pad "
@@ -58,7 +50,12 @@ def _misjudged_eos_row(i: int, row_and_mask: tuple[tuple[int, ...], tuple[int, .
 )
 def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
     return judge_picked_rows(
-        answer, _EOS_BATCH, lambda pair: forward_pools(pair[0], PAD) != true_last(pair[1]), _misjudged_eos_row
+        answer,
+        _EOS_BATCH,
+        lambda pair: forward_pools(pair[0], PAD) != true_last(pair[1]),
+        "find where rightmost_non_pad lands (it reads the ids) and the true last real token (the mask says which "
+        "tokens are real)",
+        shown=lambda pair: f"{row_text(pair[0])} with mask {row_text(pair[1])}",
     )
 
 

@@ -11,13 +11,6 @@ _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 
 _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 1's view
 
 
-def _misjudged_bloom_row(i: int, row: tuple[int, ...]) -> str:
-    return (
-        f"row {i} {row_text(row)} is misjudged: step back one from its first pad id (a step back from "
-        "position 0 wraps to the row's end), and find its rightmost non-pad id"
-    )
-
-
 @register(
     "06.1",
     "ColossalAI 0.5.0's Bloom forward pools with first_pad_mod. Which rows (indices) of the "
@@ -35,7 +28,11 @@ def _misjudged_bloom_row(i: int, row: tuple[int, ...]) -> str:
     ),
 )
 def _judge_bloom_rows(answer: object) -> str | None:
-    return judge_picked_rows(answer, _BLOOM_BATCH, first_pad_misses, _misjudged_bloom_row)
+    how = (
+        "step back one from its first pad id (a step back from position 0 wraps to the row's end), and find its "
+        "rightmost non-pad id"
+    )
+    return judge_picked_rows(answer, _BLOOM_BATCH, first_pad_misses, how)
 
 
 @register(

@@ -4,7 +4,7 @@ from typing import Any
 
 from pp_demo.colossalai.pull_request.worker import claim_batches
 
-from .core import WrongAnswer, count_misses, first_pad_misses, judge_picked_rows, register, row_text
+from .core import WrongAnswer, count_misses, first_pad_misses, judge_picked_rows, register
 
 ROWS_09 = (
     [5, 6, 0, 0, 0, 0],
@@ -15,13 +15,6 @@ ROWS_09 = (
     [0, 0, 5, 6, 7, 0],
 )
 """Six rows (pad id 0) for exercise 09.1."""
-
-
-def _why_09_1(i: int, row: list[int]) -> str:
-    return (
-        f"row {i} {row_text(row)} is misjudged: step back one from its first pad id (wrapping to the row's "
-        "end), and compare with its rightmost non-pad id"
-    )
 
 
 @register(
@@ -45,7 +38,8 @@ def _why_09_1(i: int, row: list[int]) -> str:
     ),
 )
 def _judge_first_pad_rows(answer: Any) -> str | None:
-    return judge_picked_rows(answer, ROWS_09, first_pad_misses, _why_09_1)
+    how = "step back one from its first pad id (wrapping to the row's end), and compare with its rightmost non-pad id"
+    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how)
 
 
 _SIDES = ("left", "right")
