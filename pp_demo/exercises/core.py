@@ -261,7 +261,7 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 
 
 def judge_picked_rows(
-    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Row], str] = row_text
+    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
 ) -> str | None:
     """The verdict on a list of row indices that should be the rows ``picks`` selects, worked out
     from the definition: each row it gets wrong (``shown`` as text) comes with ``how`` to work it

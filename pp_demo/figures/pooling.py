@@ -145,7 +145,7 @@ def draw_pad_eos_rows(
     from pp_demo.pooling.rules import pooled_positions
 
     ids, mask = input_ids.tolist(), attention_mask.tolist()
-    batch = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask}
+    batch: dict[str, Any] = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask}
     pooled = {rule: pooled_positions(rule, **batch).tolist() for rule in rules}
     verdicts = []
     for i, mask_row in enumerate(mask):
