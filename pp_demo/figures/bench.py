@@ -41,9 +41,8 @@ def _timeline(ax: Any, row: dict[str, Any]) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("seconds into the step", fontsize=PROJECTOR_PT)
     ax.tick_params(axis="x", labelsize=PROJECTOR_PT)
-    ax.set_title(
-        f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): the fastest step", fontsize=PROJECTOR_PT
-    )
+    title = f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): the fastest step"
+    ax.set_title(title, fontsize=PROJECTOR_PT)
     ax.legend(fontsize=PROJECTOR_PT, ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
 
 
