@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.figures.palette import (
@@ -23,16 +24,16 @@ from pp_demo.figures.palette import (
     text_inches,
     verdict_colour,
 )
+from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, Verdict, mark, padding_table, resolve_cases
+from pp_demo.pooling.rules import pooled_positions
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 
 if TYPE_CHECKING:  # for annotations only: training pulls in transformers
     import torch
 
-    from pp_demo.pooling.cases import PaddingCase
-    from pp_demo.pooling.padding_table import Verdict
     from pp_demo.verify.compare import RowComparison
 
 
@@ -142,8 +143,6 @@ def draw_pad_eos_rows(
     """A pad == eos batch as a grid: the real tokens that carry the pad id stand out from
     the padding, and each rule's pooled position is marked against the true last real
     token, read from the attention mask in plain Python (no rule judges itself)."""
-    from pp_demo.pooling.rules import pooled_positions
-
     ids, mask = input_ids.tolist(), attention_mask.tolist()
     batch: dict[str, Any] = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask}
     pooled = {rule: pooled_positions(rule, **batch).tolist() for rule in rules}
@@ -162,8 +161,6 @@ _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 def _row_diff_key(axes: Any, atol: float) -> list[Any]:
     """The bars and the tolerance line from the panels' own handles, then the two marks."""
-    from matplotlib.lines import Line2D
-
     handles, labels = axes[0].get_legend_handles_labels()
     marks = [
         Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok), label=words)

@@ -7,6 +7,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from pp_demo.figures.palette import CHANCE_LINE, MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, TARGET_LINE
 
@@ -33,8 +34,6 @@ def _reference_lines(ax: Any, target: float) -> None:
 
 def _side_key() -> list[Any]:
     # the sides in black: in a run's colour the key would seem to speak of that run alone
-    from matplotlib.lines import Line2D
-
     return [
         Line2D([], [], linestyle="none", marker=SIDE_MARKERS[side], markersize=9, markeredgewidth=1.5,
                markerfacecolor="black" if SIDE_FILLED[side] else "white", markeredgecolor="black", label=label)
