@@ -19,7 +19,7 @@ from typing import Any
 
 from .bounds import ideal_speedup, limit_speedup
 
-__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "pipeline_row"]
+__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "one_process_candidates", "pipeline_row"]
 
 Interval = tuple[str, float, float]
 _COMPUTE = ("F", "B", "L")
@@ -101,6 +101,14 @@ def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:
             means |= {f"{k}_cpu_s": _r(spent[k] / counts[k]) if counts[k] else 0.0 for k in spent}
         out.append(means)
     return out
+
+
+def one_process_candidates(one_process_s: dict[str, float], mode: str, m: int) -> dict[str, float]:
+    """The one-process baselines of a (mode, m) row, from the best time of each task (``"mode/m"``)."""
+    return {
+        "one_process_whole_batch": one_process_s[f"{mode}/0"],
+        "one_process_micro_batches_in_turn": one_process_s[f"{mode}/{m}"],
+    }
 
 
 def pipeline_row(

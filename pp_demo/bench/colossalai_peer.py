@@ -52,8 +52,8 @@ def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]
     import torch
     import torch.distributed as dist
 
-    from pp_demo.bench.timers import Recorder
     from pp_demo.bench.one_process import BenchSize
+    from pp_demo.bench.timers import Recorder
     from pp_demo.silent_imports import import_quietly, quiet
 
     bench = BenchSize(**size)

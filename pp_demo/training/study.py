@@ -38,7 +38,6 @@ __all__ = [
     "pad_sight",
     "run_study",
     "results_path",
-    "load_results",
     "outcome",
 ]
 
@@ -233,14 +232,6 @@ def outcome(accuracy: dict[str, Any]) -> str:
 
 def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
     return Path(folder) / f"training_study_{version}.json"
-
-
-def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]:
-    path = results_path(version, folder)
-    if not path.exists():
-        raise BadInput(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
-    results: dict[str, Any] = json.loads(path.read_text())
-    return results
 
 
 def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:
