@@ -3,22 +3,18 @@
 A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``).
 In one run, every process with one thread, in rounds (each measurement once per round):
 
-1. **the baseline**: the best one-process run of the same work (``work``): the whole batch,
-   or the same m micro-batches in turn; the pipeline's own compute summed over its ranks
-   also counts (``breakdown.pipeline_row``);
+1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole
+   batch, the same m micro-batches in turn, or the pipeline's own compute summed over its ranks;
 2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``),
-   each step split per rank into compute, bubble, waiting on sends and receives and the
-   engine's bookkeeping (``breakdown``);
-3. **ColossalAI's plugin** on the same training step, timed by the same phases
-   (``colossalai_peer``), when ColossalAI is installed;
-4. after the rounds, **the machine's capacity** c: two one-process runs at once (``work.capacity``).
+   each step split per rank into compute, bubble, waits and bookkeeping (``breakdown``);
+3. **ColossalAI's plugin** on the same training step (``colossalai_peer``), when installed;
+4. after the rounds, **the machine's capacity** c: two one-process runs at once.
 
 Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit``
-(against the same schedule on a machine whose two cores give c: ``bounds``), and the same limit
-built from the one-process time of the m micro-batches in turn (``of_micro_batch_limit``) beside
-what micro-batches cost one process (``micro_batch_cost``: that time over the whole batch's).
-Three ranks on two cores are oversubscribed; the limit says so. ``report`` reads the
-results file back (docs/results.md and notebook 02 print from it); ``figure`` draws it.
+(against the same schedule on a machine whose two cores give c: ``bounds``), and
+``of_micro_batch_limit`` beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three
+ranks on two cores are oversubscribed; the limit says so. ``report`` reads the results file
+back (docs/results.md and notebook 10 print from it).
 """
 
 from __future__ import annotations
