@@ -171,10 +171,8 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank, pp_demo's phases beside ColossalAI's (milliseconds, pp_demo / ColossalAI):
-    a micro-batch's forward and backward (mean, on the clock and in the rank's CPU time), the
-    step's idle, waiting and bookkeeping time, and the process's CPU time outside its forwards,
-    backwards and waits, on the same model, batch and m in the same run. Empty for a file whose
+    """Per m and rank, pp_demo's phases (``_phases``) beside ColossalAI's on the same model, batch
+    and m in the same run, in milliseconds (pp_demo / ColossalAI). Empty for a file whose
     ColossalAI rows were not timed by phase."""
     table = []
     for peer in result.get("peers") or []:

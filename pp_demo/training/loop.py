@@ -2,14 +2,10 @@
 
 The label of a row is the class of its last real token (``token % num_labels``), so a
 model can only learn it by reading that token. Batches mix left- and right-padded rows.
-The same tiny model is trained three ways from the same weights, with the same
-micro-batches, gradient scaling and optimizer (Adam):
-
-* with ``model.forward`` (no pipeline): ``train_unpipelined`` here;
-* with the two-rank pipeline (1F1B) and the count rule: ``Job.train`` run on ranks;
-* with the two-rank pipeline and the fix.
-
-Then every trained model is served the usual way, through plain ``model.forward``.
+The same tiny model is trained from the same weights, with the same micro-batches, gradient
+scaling and optimizer (Adam), through ``model.forward`` (``train_unpipelined``) or through
+the stages with a pooling rule (``Job.train``), and then served the usual way, through
+plain ``model.forward``.
 """
 
 from collections.abc import Iterable, Mapping
