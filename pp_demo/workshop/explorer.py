@@ -160,8 +160,7 @@ def _figure_png(result: Exploration) -> str:
 
     from pp_demo.figures.pooling import draw_padding_table
 
-    rules = [cell.rule for cell in result.cells]
-    fig = draw_padding_table(rules, [result.case], "true_last", result.pad_token_id)
+    fig = draw_padding_table(list(result.positions), [result.case], "true_last", result.pad_token_id)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)
