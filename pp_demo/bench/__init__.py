@@ -27,6 +27,7 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
+from .allocator import MALLOC_THRESHOLDS, fix_malloc_thresholds
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import one_process_candidates, pipeline_row
 from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
@@ -176,6 +177,7 @@ def run_bench(
             "repeats": repeats,
             "rounds": rounds,
             "threads_per_process": 1,
+            "malloc_thresholds": MALLOC_THRESHOLDS if fix_malloc_thresholds() else "the platform's own",
             "statistic": "fastest of the repeats of every round",
             "backend": "gloo",
         },

@@ -19,6 +19,8 @@ import tempfile
 import time
 from typing import Any
 
+from .allocator import fix_malloc_thresholds
+
 __all__ = ["ENGINE", "colossalai_installed", "time_colossalai", "peer_rows", "peer_lines", "main"]
 
 MODE = "training"
@@ -70,6 +72,7 @@ def main(job_path: str, out_dir: str) -> None:
 
     from pp_demo.colossalai.engine.worker import prepare_colossalai
 
+    fix_malloc_thresholds()  # as in every process the benchmark times
     torch.set_num_threads(1)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     job = json.loads(pathlib.Path(job_path).read_text())

@@ -21,6 +21,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from .allocator import fix_malloc_thresholds
+
 __all__ = ["BenchSize", "Task", "Times", "one_process_times", "capacity"]
 
 Task = tuple[str, int]  # (mode, m); m = 0 is the whole batch in one piece
@@ -97,6 +99,7 @@ def _step(size: BenchSize, mode: str, m: int) -> Any:
 
 
 def _worker(size: BenchSize, tasks: list[Task], warmup: int, repeats: int, barrier: Any, out: Any) -> None:
+    fix_malloc_thresholds()  # as in every process the benchmark times
     torch.set_num_threads(1)
     times: Times = {}
     for mode, m in tasks:

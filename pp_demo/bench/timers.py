@@ -26,6 +26,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import schedules as engine
 
+from .allocator import fix_malloc_thresholds
 from .breakdown import Interval
 from .one_process import BenchSize
 
@@ -83,6 +84,7 @@ class BenchJob:
         from pp_demo.pipeline.on_rank import pipeline_step
         from pp_demo.pipeline.stages import even_split_points
 
+        fix_malloc_thresholds()  # as in every process the benchmark times
         torch.manual_seed(0)
         model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()
         points = even_split_points(self.size.layers, world_size)

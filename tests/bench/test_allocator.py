@@ -20,17 +20,17 @@ if sys.argv[1] == "fixed":
 else:  # every block of 128 KiB or more from its own mapping, as glibc starts
     assert ctypes.CDLL(None).mallopt(-3, 128 * 1024)
 faults = []
-for k in range(11):
+for k in range(23):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     torch.empty(4 * 2**20).fill_(1.0)
     faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-print(max(faults[3:]))
+print(sum(n < 64 for n in faults[3:]))
 """
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 
 
-def _most_faults(setting: str) -> int:
+def _reused(setting: str) -> int:
     done = subprocess.run([sys.executable, "-c", PROGRAM, setting], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return int(done.stdout)
@@ -38,13 +38,13 @@ def _most_faults(setting: str) -> int:
 
 @linux_only
 def test_with_the_fixed_thresholds_a_freed_activation_is_reused_without_faults():
-    assert _most_faults("fixed") < 64
+    assert _reused("fixed") >= 10
 
 
 @linux_only
 def test_the_count_sees_a_fresh_mapping_fault_every_page():
-    # the control: the same loop with every large block mapped afresh faults in all 4096 pages
-    assert _most_faults("mapped") >= 4096
+    # the control: the same loop with every large block mapped afresh faults its pages in every time
+    assert _reused("mapped") == 0
 
 
 def test_fixing_the_thresholds_is_a_no_op_where_there_are_none(monkeypatch):
