@@ -5,8 +5,9 @@ against the benchmark's fixed thresholds (``pp_demo.bench.allocator``).
 and 8 micro-batches: on two ranks, the faults of each forward of the last step (of three, after one
 warm-up); in one process, the same m micro-batches through the same two stage modules in turn. Each
 first with glibc's default thresholds, then with the fixed ones. A count, not a time: what the
-kernel did for each forward does not depend on what else the machine runs, so this can run
-anywhere. Writes ``results/page_faults.json`` (``--out`` elsewhere) and prints a table; the findings
+kernel did for each forward, which the machine's other work barely moves (a kernel reclaiming memory
+under pressure may add faults, never remove them). Writes ``results/tmp/page_faults.json``
+(``--out results/page_faults.json`` replaces the committed count) and prints a table; the findings
 in docs/results.md are read from that file.
 """
 
@@ -127,13 +128,18 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.page_faults", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default="results/page_faults.json", help="where to write (default: %(default)s)")
+    parser.add_argument(
+        "--out",
+        default="results/tmp/page_faults.json",
+        help="where to write (default: %(default)s; --out results/page_faults.json replaces the committed count)",
+    )
     args = parser.parse_args(argv)
     from pp_demo.pipeline.launch import prepare_fork_server
 
     prepare_fork_server()
     rows = [measure(m, fixed) for fixed in (False, True) for m in MICRO_BATCHES]
     record = {"size": BenchSize().as_dict(), "steps": STEPS, "thresholds": MALLOC_THRESHOLDS, "rows": rows}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
     print(format_table(rows))
     print(f"wrote {args.out}")
