@@ -82,147 +82,57 @@ class SurveyRow:
     citations: tuple[str, ...] = ()  # issue and PR numbers in that repository
 
 
+# A table, a row or two per entry (the formatter would put one value per line).
+# fmt: off
 SURVEY: tuple[SurveyRow, ...] = (
-    SurveyRow(
-        "transformers >= 4.49 (every *ForSequenceClassification head)",
-        "huggingface/transformers",
-        "src/transformers/models/*/modeling_*.py; 5.x: src/transformers/modeling_layers.py",
-        "c",
-        "either side; the attention mask is not read; no pad id with batch > 1 is an error",
-        ("PR 35911",),
-    ),
-    SurveyRow(
-        "transformers <= 4.48",
-        "huggingface/transformers",
-        "src/transformers/models/*/modeling_*.py",
-        "b",
-        "class b from PR 24979 (2023), class a before it; BioGPT kept class a until PR 46782",
-        ("PR 24979", "PR 46782"),
-    ),
-    SurveyRow(
-        "ColossalAI 0.5.0 pipeline forwards: llama, qwen2, opt",
-        "hpcaitech/ColossalAI",
-        "colossalai/shardformer/modeling/{llama,qwen2,opt}.py",
-        "a",
-        "right padding only: the bug this workbook reproduces",
-        ("issue 6457",),
-    ),
-    SurveyRow(
-        "ColossalAI 0.5.0 pipeline forwards: gpt2, bloom, falcon, gptj, mistral",
-        "hpcaitech/ColossalAI",
-        "colossalai/shardformer/modeling/*.py",
-        "b",
-        "plain left or right padding; breaks when pad == eos",
-    ),
-    SurveyRow(
-        "ColossalChat reward model",
-        "hpcaitech/ColossalAI",
-        "applications/ColossalChat/coati/models/reward_model.py",
-        "d",
-        "its collator builds the mask from ones",
-    ),
-    SurveyRow(
-        "TRL RewardTrainer (also GRPO/RLOO reward scoring, axolotl's reward trainer)",
-        "huggingface/trl",
-        "trl/trainer/reward_trainer.py",
-        "c",
-        "class c through transformers; forces right padding; pad defaults to eos; appends an eos",
-    ),
-    SurveyRow(
-        "TRL PPO get_reward",
-        "huggingface/trl",
-        "trl/experimental/utils.py",
-        "b",
-        "applied to the response; queries left-padded to a fixed width; the examples add a separate pad token",
-    ),
-    SurveyRow(
-        "OpenRLHF reward and critic models",
-        "OpenRLHF/OpenRLHF",
-        "openrlhf/models/model.py",
-        "d",
-        "left padding; makes the last token an eos with mask 1",
-    ),
-    SurveyRow(
-        "DeepSpeed-Chat reward model",
-        "deepspeedai/DeepSpeedExamples",
-        "applications/DeepSpeed-Chat/dschat/utils/model/reward_model.py",
-        "b",
-        "k-th pad occurrence, k fixed per family (1 for OPT); forces right padding; pad == eos outside Llama",
-    ),
-    SurveyRow(
-        "NeMo-Aligner reward model",
-        "NVIDIA/NeMo-Aligner",
-        "nemo_aligner/models/nlp/gpt/gpt_reward_model.py",
-        "e",
-        "pads on the right with eos, but carries the lengths",
-    ),
-    SurveyRow(
-        "torchtune",
-        "pytorch/torchtune",
-        "torchtune/training/pooling.py (get_unmasked_sequence_lengths)",
-        "d",
-        "mask up to the first stop token; class a until PR 2066 (Jan 2025)",
-        ("PR 2066",),
-    ),
-    SurveyRow(
-        "LLaMA-Factory v0 (reward model, PPO, chat scoring)",
-        "hiyouga/LLaMA-Factory",
-        "src/llamafactory/train/rm/trainer.py",
-        "a",
-        "right padding forced (the maintainer's answer in issue 689)",
-        ("issue 689",),
-    ),
-    SurveyRow(
-        "PEFT ShadowPEFT auxiliary head",
-        "huggingface/peft",
-        "src/peft/tuners/shadow/ (_pool_last_token)",
-        "a",
-        "left padding broke its auxiliary loss; PR 3629 moved it to the rightmost real token",
-        ("issue 3620", "PR 3629"),
-    ),
-    SurveyRow(
-        "sentence-transformers lasttoken pooling",
-        "huggingface/sentence-transformers",
-        "sentence_transformers/models/Pooling.py",
-        "d",
-        "either side",
-    ),
-    SurveyRow(
-        "verl reward model",
-        "volcengine/verl",
-        "verl/workers/fsdp_workers.py (and the megatron one)",
-        "d",
-        "response mask up to the first eos",
-    ),
-    SurveyRow(
-        "vLLM LastPool",
-        "vllm-project/vllm",
-        "vllm/model_executor/layers/pooler/",
-        "e",
-        "no padding: requests are packed",
-    ),
-    SurveyRow(
-        "SGLang pooler",
-        "sgl-project/sglang",
-        "python/sglang/srt/layers/pooler.py",
-        "e",
-        "no padding: requests are packed",
-    ),
-    SurveyRow(
-        "text-embeddings-inference",
-        "huggingface/text-embeddings-inference",
-        "backends/candle/src/models/flash_*.rs",
-        "e",
-        "no padding: requests are packed",
-    ),
-    SurveyRow(
-        "NeMo Automodel retrieval, last-token pooling",
-        "NVIDIA-NeMo/Automodel",
-        "nemo_automodel/_transformers/retrieval.py",
-        "a",
-        "checks for left padding first: right only when a batch is all-left or all-right padded",
-    ),
+    SurveyRow("transformers >= 4.49 (every *ForSequenceClassification head)", "huggingface/transformers",
+              "src/transformers/models/*/modeling_*.py; 5.x: src/transformers/modeling_layers.py", "c",
+              "either side; the attention mask is not read; no pad id with batch > 1 is an error", ("PR 35911",)),
+    SurveyRow("transformers <= 4.48", "huggingface/transformers", "src/transformers/models/*/modeling_*.py", "b",
+              "class b from PR 24979 (2023), class a before it; BioGPT kept class a until PR 46782",
+              ("PR 24979", "PR 46782")),
+    SurveyRow("ColossalAI 0.5.0 pipeline forwards: llama, qwen2, opt", "hpcaitech/ColossalAI",
+              "colossalai/shardformer/modeling/{llama,qwen2,opt}.py", "a",
+              "right padding only: the bug this workbook reproduces", ("issue 6457",)),
+    SurveyRow("ColossalAI 0.5.0 pipeline forwards: gpt2, bloom, falcon, gptj, mistral", "hpcaitech/ColossalAI",
+              "colossalai/shardformer/modeling/*.py", "b", "plain left or right padding; breaks when pad == eos"),
+    SurveyRow("ColossalChat reward model", "hpcaitech/ColossalAI",
+              "applications/ColossalChat/coati/models/reward_model.py", "d", "its collator builds the mask from ones"),
+    SurveyRow("TRL RewardTrainer (also GRPO/RLOO reward scoring, axolotl's reward trainer)", "huggingface/trl",
+              "trl/trainer/reward_trainer.py", "c",
+              "class c through transformers; forces right padding; pad defaults to eos; appends an eos"),
+    SurveyRow("TRL PPO get_reward", "huggingface/trl", "trl/experimental/utils.py", "b",
+              "applied to the response; queries left-padded to a fixed width; the examples add a separate pad token"),
+    SurveyRow("OpenRLHF reward and critic models", "OpenRLHF/OpenRLHF", "openrlhf/models/model.py", "d",
+              "left padding; makes the last token an eos with mask 1"),
+    SurveyRow("DeepSpeed-Chat reward model", "deepspeedai/DeepSpeedExamples",
+              "applications/DeepSpeed-Chat/dschat/utils/model/reward_model.py", "b",
+              "k-th pad occurrence, k fixed per family (1 for OPT); forces right padding; pad == eos outside Llama"),
+    SurveyRow("NeMo-Aligner reward model", "NVIDIA/NeMo-Aligner", "nemo_aligner/models/nlp/gpt/gpt_reward_model.py",
+              "e", "pads on the right with eos, but carries the lengths"),
+    SurveyRow("torchtune", "pytorch/torchtune", "torchtune/training/pooling.py (get_unmasked_sequence_lengths)", "d",
+              "mask up to the first stop token; class a until PR 2066 (Jan 2025)", ("PR 2066",)),
+    SurveyRow("LLaMA-Factory v0 (reward model, PPO, chat scoring)", "hiyouga/LLaMA-Factory",
+              "src/llamafactory/train/rm/trainer.py", "a",
+              "right padding forced (the maintainer's answer in issue 689)", ("issue 689",)),
+    SurveyRow("PEFT ShadowPEFT auxiliary head", "huggingface/peft", "src/peft/tuners/shadow/ (_pool_last_token)", "a",
+              "left padding broke its auxiliary loss; PR 3629 moved it to the rightmost real token",
+              ("issue 3620", "PR 3629")),
+    SurveyRow("sentence-transformers lasttoken pooling", "huggingface/sentence-transformers",
+              "sentence_transformers/models/Pooling.py", "d", "either side"),
+    SurveyRow("verl reward model", "volcengine/verl", "verl/workers/fsdp_workers.py (and the megatron one)", "d",
+              "response mask up to the first eos"),
+    SurveyRow("vLLM LastPool", "vllm-project/vllm", "vllm/model_executor/layers/pooler/", "e",
+              "no padding: requests are packed"),
+    SurveyRow("SGLang pooler", "sgl-project/sglang", "python/sglang/srt/layers/pooler.py", "e",
+              "no padding: requests are packed"),
+    SurveyRow("text-embeddings-inference", "huggingface/text-embeddings-inference",
+              "backends/candle/src/models/flash_*.rs", "e", "no padding: requests are packed"),
+    SurveyRow("NeMo Automodel retrieval, last-token pooling", "NVIDIA-NeMo/Automodel",
+              "nemo_automodel/_transformers/retrieval.py", "a",
+              "checks for left padding first: right only when a batch is all-left or all-right padded"),
 )
+# fmt: on
 
 NO_RULE_OF_THEIR_OWN = ("Megatron-LM", "nanotron", "torchtitan", "unsloth")
 """Projects surveyed that compute no pooled position of their own."""
@@ -248,34 +158,23 @@ class Incident:
         return f"{self.repository}#{self.number}"
 
 
+# fmt: off
 INCIDENTS: tuple[Incident, ...] = (
-    Incident(
-        "RLHFlow/RLHF-Reward-Modeling",
-        49,
-        "a Llama-3-8B reward model gave a chosen and a rejected answer the same score; "
-        "a maintainer traced it to the pad id being the eos id",
-    ),
-    Incident(
-        "allenai/reward-bench",
-        154,
-        "GRM-Gemma-2B results came out far off because of the padding side; fixed and re-run",
-    ),
+    Incident("RLHFlow/RLHF-Reward-Modeling", 49,
+             "a Llama-3-8B reward model gave a chosen and a rejected answer the same score; "
+             "a maintainer traced it to the pad id being the eos id"),
+    Incident("allenai/reward-bench", 154,
+             "GRM-Gemma-2B results came out far off because of the padding side; fixed and re-run"),
     Incident("allenai/reward-bench", 137, "scores depended on the batch size"),
-    Incident(
-        "huggingface/trl",
-        937,
-        "users saw about 60% accuracy on HH with the example reward script until config.pad_token_id was set",
-    ),
-    Incident(
-        "EleutherAI/gpt-neox",
-        1285,
-        "the reward was read one position off, at the last token instead of the eos; a fix was merged",
-    ),
+    Incident("huggingface/trl", 937,
+             "users saw about 60% accuracy on HH with the example reward script until config.pad_token_id was set"),
+    Incident("EleutherAI/gpt-neox", 1285,
+             "the reward was read one position off, at the last token instead of the eos; a fix was merged"),
     Incident("hiyouga/LLaMA-Factory", 689, "Qwen reward scores changed with the max length under left padding"),
-    Incident(
-        "huggingface/peft", 3620, "an auxiliary classification loss trained against a pad position under left padding"
-    ),
+    Incident("huggingface/peft", 3620,
+             "an auxiliary classification loss trained against a pad position under left padding"),
 )
+# fmt: on
 
 
 # ---------------------------------------------------------------- rendering
