@@ -56,15 +56,8 @@ class OrderProbe:
         model = build_model("llama").to(device)
         ids = torch.tensor([[1 + (i + k) % 7 for k in range(4)] for i in range(self.n_micro)], device=device)
         mask, labels = torch.ones_like(ids), torch.arange(self.n_micro, device=device) % 3
-        job = Job.step(
-            model,
-            ids,
-            mask,
-            labels,
-            n_micro=self.n_micro,
-            schedule=self.schedule,
-            split_points=even_split_points(4, world_size),
-        )
+        points = even_split_points(4, world_size)
+        job = Job.step(model, ids, mask, labels, n_micro=self.n_micro, schedule=self.schedule, split_points=points)
         schedule, module = cache.get(job, ids.shape, training=True)
         module.train()
         log: list[str] = []

@@ -61,10 +61,6 @@ class Family:
     bypassed: tuple[str, ...] = ()
     colossalai_rule: str | None = None
 
-    @property
-    def classifier_class(self) -> Any:  # a transformers *ForSequenceClassification class
-        return getattr(transformers, self.classifier)
-
 
 # A table, one row per line (the formatter would put one value per line).
 # GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary, and
@@ -161,5 +157,5 @@ def build_model(
     check_built_config(family, config, head_dim_given="head_dim" in kwargs)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = row.classifier_class(config)
+        model = getattr(transformers, row.classifier)(config)
     return model.eval()

@@ -73,12 +73,7 @@ def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.devic
 
 
 def train_steps(
-    model: nn.Module,
-    forward: Forward,
-    batches: Iterable[Batch],
-    n_micro: int,
-    lr: float,
-    keep_params_every: int = 0,
+    model: nn.Module, forward: Forward, batches: Iterable[Batch], n_micro: int, lr: float, keep_params_every: int = 0
 ) -> Training:
     """The one optimiser loop: one Adam step per batch, its gradient accumulated over the
     micro-batches (``accumulate``), ``forward`` computing with ``model``'s parameters. Every

@@ -195,9 +195,7 @@ def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
 
 
 def parameter_copies(
-    model: nn.Module,
-    tensor: Callable[[nn.Parameter], torch.Tensor | None],
-    only: set[int] | None = None,
+    model: nn.Module, tensor: Callable[[nn.Parameter], torch.Tensor | None], only: set[int] | None = None
 ) -> dict[str, torch.Tensor]:
     """``tensor(p)`` (a parameter itself, or its gradient) for each of the model's parameters, by
     name, detached and copied to the CPU: what a ``Step`` or ``Training`` result carries. A rank

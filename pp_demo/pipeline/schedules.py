@@ -74,10 +74,6 @@ def stage_ids_of_rank(rank: int, n_ranks: int, stages_per_rank: int) -> tuple[in
     return tuple(rank + k * n_ranks for k in range(stages_per_rank))
 
 
-Slot = tuple[int, int, str, int]
-"""``(stage, time slot, "F" or "B", micro-batch)``."""
-
-
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     """Per stage, its operations in order: ``"F3"`` the forward of micro-batch 3, ``"B3"`` its backward."""
     if kind in SCHEDULES and kind not in ("gpipe", "1f1b"):
@@ -138,7 +134,7 @@ def peak_in_flight(ops: list[str]) -> int:
     return peak
 
 
-def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
+def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[tuple[int, int, str, int]]:
     """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
     ``timeline`` places the engine's order (notebook 10's exercises read them)."""
     return [

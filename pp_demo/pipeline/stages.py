@@ -18,6 +18,7 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
+from operator import attrgetter
 from typing import Any, cast
 
 import torch
@@ -49,18 +50,6 @@ class _Zero(nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return torch.zeros(())
-
-
-def _get(module: Any, dotted: str) -> Any:
-    for name in dotted.split("."):
-        module = getattr(module, name)
-    return module
-
-
-def _copy_sharing_parameters(body: nn.Module) -> nn.Module:
-    # deepcopy the module tree but map every parameter and buffer to itself
-    memo = {id(t): t for t in [*body.parameters(), *body.buffers()]}
-    return copy.deepcopy(body, memo)
 
 
 def _last_hidden(output: Any) -> torch.Tensor:
@@ -175,7 +164,7 @@ class Stages:
 def count_layers(model: nn.Module) -> int:
     """The number of decoder layers of a supported model (an unsupported one is refused)."""
     family = family_of(model)
-    return len(getattr(_get(model, family.body), family.layers))
+    return len(getattr(attrgetter(family.body)(model), family.layers))
 
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
@@ -219,7 +208,8 @@ def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
 def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
     """A copy of the body holding ``layers``; what runs before the first layer stays only in
     the first stage, what runs after the last layer only in the last stage."""
-    copy_ = _copy_sharing_parameters(body)
+    # deepcopy the module tree but map every parameter and buffer to itself
+    copy_ = copy.deepcopy(body, {id(t): t for t in [*body.parameters(), *body.buffers()]})
     setattr(copy_, family.layers, nn.ModuleList(layers))
     if not last:
         for name in family.final:
@@ -242,7 +232,7 @@ def split_model(
     ``rule`` names the pooling rule of the last stage (``pp_demo.pooling.rules.RULES``)."""
     family = family_of(model)
     rule = get_rule(rule).name
-    body = _get(model, family.body)
+    body = attrgetter(family.body)(model)
     layers = list(getattr(body, family.layers))
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]

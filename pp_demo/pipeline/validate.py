@@ -39,14 +39,10 @@ def _device_count(kind: str) -> int:
     return int(count)
 
 
-def usable_devices() -> list[str]:
-    return ["cpu"] + [kind for kind in ("cuda", "xpu", "mps") if _device_count(kind)]
-
-
 def check_device(text: str) -> str:
     """``text`` when it names a device this torch can compute on, else a one-line refusal
     (every device type torch parses: cpu, cuda, mps, xpu, meta, hpu, xla, ...)."""
-    usable = " or ".join(usable_devices())
+    usable = " or ".join(["cpu"] + [kind for kind in ("cuda", "xpu", "mps") if _device_count(kind)])
     try:
         device = torch.device(text)
     except (RuntimeError, TypeError):

@@ -13,6 +13,7 @@ last token of every sequence in it).
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import torch
@@ -35,10 +36,7 @@ class PackedBatch:
 
     @property
     def cu_seqlens(self) -> tuple[int, ...]:
-        offsets = [0]
-        for seq in self.sequences:
-            offsets.append(offsets[-1] + len(seq))
-        return tuple(offsets)
+        return tuple(accumulate((len(seq) for seq in self.sequences), initial=0))
 
     @property
     def true_last(self) -> tuple[int, ...]:

@@ -335,12 +335,7 @@ def pooled_positions(
                 f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
                 f"there), got input_ids of shape {tuple(input_ids.shape)}"
             )
-    inputs = {
-        "input_ids": input_ids,
-        "pad_token_id": pad_token_id,
-        "attention_mask": attention_mask,
-        "cu_seqlens": cu_seqlens,
-    }
+    inputs = dict(input_ids=input_ids, pad_token_id=pad_token_id, attention_mask=attention_mask, cu_seqlens=cu_seqlens)
     missing = [key for key in found.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
         raise BadInput(f"rule {found.name!r} needs {', '.join(missing)}")
