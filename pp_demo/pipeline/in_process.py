@@ -1,10 +1,7 @@
 """Run a job's stages in one process: micro-batches through every stage, in order.
 
 This is the pipeline without the processes: the same stage modules the ranks hold, so
-any difference between the two runs is the engine's. Gradients follow the schedule's
-convention: each micro-batch's mean loss divided by the micro-batch count. The optimiser
-loop here (``train_steps``) is the only one in the package: unpipelined training runs it
-too, with ``model.forward`` as its forward.
+any difference between the two runs is the engine's.
 """
 
 import copy

@@ -15,9 +15,8 @@ tables are meant for its simulator and are not this execution order.)
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
 * 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one
-  forward, then the remaining backwards: at most p - s activations are kept alive.
-  With m < p stage 0's warm-up would already be every forward, so 1F1B has no steady
-  state; the engine refuses it, and the runner runs GPipe instead (same gradients).
+  forward, then the remaining backwards: at most p - s activations are kept alive
+  (with m < p there is no steady state: ``pp_demo.pipeline.jobs.Job`` says what runs then).
 """
 
 from dataclasses import dataclass

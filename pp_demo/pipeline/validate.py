@@ -35,8 +35,7 @@ def _device_count(kind: str) -> int:
     available = getattr(module, "is_available", None)
     if module is None or available is None or not available():
         return 0
-    count = getattr(module, "device_count", lambda: 1)()
-    return int(count)
+    return int(getattr(module, "device_count", lambda: 1)())
 
 
 def check_device(text: str) -> str:
@@ -161,16 +160,12 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
 
 
 def _under_main_guard(tree: ast.Module, line: int) -> bool:
-    for node in tree.body:
-        test = node.test if isinstance(node, ast.If) else None
-        if (
-            isinstance(test, ast.Compare)
-            and {ast.unparse(test.left), *(ast.unparse(c) for c in test.comparators)}
-            in ({"__name__", "'__main__'"}, {"__name__", '"__main__"'})
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            return True
-    return False
+    # unparsed, the test reads the same however the script spaces or quotes it
+    guards = ("__name__ == '__main__'", "'__main__' == __name__")
+    return any(
+        isinstance(node, ast.If) and ast.unparse(node.test) in guards and node.lineno <= line <= (node.end_lineno or 0)
+        for node in tree.body
+    )
 
 
 def check_main_guard() -> None:

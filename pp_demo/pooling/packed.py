@@ -5,10 +5,6 @@ sequences sit end to end in a single row, with no pad at all, and cumulative len
 ``cu_seqlens = [0, n0, n0 + n1, ...]`` record where each ends. Inference servers batch
 this way, so the last token of each sequence is known rather than inferred (class e).
 A rule that reads ids or a mask sees one long row and answers one position for it.
-
-``class_grid`` puts all of it side by side: each rule on each padding case (judged by
-the true last real token, as in ``pp_demo.pooling.padding_table``) and on a packed batch (judged by the
-last token of every sequence in it).
 """
 
 from collections.abc import Callable, Sequence
@@ -111,8 +107,7 @@ def run_on_cases(
 ) -> dict[str, int]:
     """Run an expression ``fn(input_ids, attention_mask, pad_token_id)`` on each padding
     case as a batch of one: ``{case name: raw position}``. For classifying code you found."""
-    result = {}
-    for case in resolve_cases(cases):
-        ids, mask = case.tensors()
-        result[case.name] = int(torch.as_tensor(fn(ids, mask, pad_token_id)).reshape(-1)[0])
-    return result
+    return {
+        case.name: int(torch.as_tensor(fn(*case.tensors(), pad_token_id)).reshape(-1)[0])
+        for case in resolve_cases(cases)
+    }

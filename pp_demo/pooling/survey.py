@@ -46,25 +46,21 @@ class RuleClass:
         return (self.rule, *self.spellings)
 
 
+# fmt: off
 CLASSES: dict[str, RuleClass] = {
     c.letter: c
     for c in [
         RuleClass("a", "count minus one: the number of non-pad tokens, minus one", "count"),
         RuleClass("b", "first pad minus one: the token before the first pad id", "first_pad_mod", ("first_pad",)),
         RuleClass("c", "rightmost non-pad id: the last position whose id is not the pad id", "rightmost_non_pad"),
-        RuleClass(
-            "d",
-            "rightmost attended position: the last position the attention mask marks real",
-            "rightmost_attended",
-            ("attended_flip", "attended_cumsum"),
-        ),
-        RuleClass(
-            "e",
-            "lengths known: the batch says where each sequence ends (cumulative lengths); nothing is inferred",
-            "known_lengths",
-        ),
+        RuleClass("d", "rightmost attended position: the last position the attention mask marks real",
+                  "rightmost_attended", ("attended_flip", "attended_cumsum")),
+        RuleClass("e",
+                  "lengths known: the batch says where each sequence ends (cumulative lengths); nothing is inferred",
+                  "known_lengths"),
     ]
 }
+# fmt: on
 
 RULE_CLASS: dict[str, str] = {name: c.letter for c in CLASSES.values() for name in c.rules}
 """Registered rule name -> class letter (``tests/pooling/test_survey.py`` checks it covers ``RULES``)."""
