@@ -10,8 +10,6 @@ Three modes, three result types:
   they are: the loss and logits per step and the trained parameters (and, with
   ``keep_params_every=k``, the parameters after every k-th step).
 
-Every mode's loss is ``micro_batch_loss``, on every engine.
-
 Every result says on which device it was computed, so its tolerance can follow it.
 Jobs, batches and results hold tensors, so they compare by identity (``eq=False``).
 Jobs are checked here, before any process starts, so a bad one is a one-line error.

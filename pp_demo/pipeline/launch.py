@@ -92,8 +92,7 @@ def prepare_fork_server() -> None:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+        return int(s.getsockname()[1])
 
 
 _PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed")

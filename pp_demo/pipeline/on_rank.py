@@ -1,10 +1,6 @@
 """What each rank does: where it computes, its stages of the split model, one engine per
-shape, one step helper.
-
-Rank r of p holds stage r, or stages r, r + p, ... under a looped schedule
-(``pp_demo.pipeline.schedules``); ``PipelineStage`` moves the hidden states, ``input_ids``
-and the mask from stage to stage; the schedule, resolved by name, orders the micro-batches.
-Starting the ranks is ``pp_demo.pipeline.launch``'s business.
+shape, one step helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask
+from stage to stage; the schedule, resolved by name, orders the micro-batches.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
 aborts or returns extra rows for other shapes. So a stage and its schedule are built
@@ -206,8 +202,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
-        moved = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
-        rows, rows_mask, labels = moved
+        rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
         job.model.zero_grad(set_to_none=True)
         losses: list[torch.Tensor] = []
         with torch.set_grad_enabled(training):

@@ -53,8 +53,7 @@ class _Zero(nn.Module):
 
 
 def _last_hidden(output: Any) -> torch.Tensor:
-    hidden: torch.Tensor = output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
-    return hidden
+    return cast(torch.Tensor, output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0])
 
 
 class FirstStage(nn.Module):
@@ -141,15 +140,11 @@ class Stages:
 
     @property
     def first(self) -> FirstStage:
-        first = self.modules[0]
-        assert isinstance(first, FirstStage)
-        return first
+        return cast(FirstStage, self.modules[0])
 
     @property
     def last(self) -> LastStage:
-        last = self.modules[-1]
-        assert isinstance(last, LastStage)
-        return last
+        return cast(LastStage, self.modules[-1])
 
     def __len__(self) -> int:
         return len(self.modules)
@@ -211,16 +206,11 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
     # deepcopy the module tree but map every parameter and buffer to itself
     copy_ = copy.deepcopy(body, {id(t): t for t in [*body.parameters(), *body.buffers()]})
     setattr(copy_, family.layers, nn.ModuleList(layers))
-    if not last:
-        for name in family.final:
-            if getattr(copy_, name, None) is not None:
-                setattr(copy_, name, nn.Identity())
-    if not first:
-        for name in family.zeroed:
-            setattr(copy_, name, _Zero())
-        for name in family.bypassed:
-            if getattr(copy_, name, None) is not None:
-                setattr(copy_, name, nn.Identity())
+    for name in (() if last else family.final) + (() if first else family.bypassed):
+        if getattr(copy_, name, None) is not None:
+            setattr(copy_, name, nn.Identity())
+    for name in () if first else family.zeroed:
+        setattr(copy_, name, _Zero())
     return copy_
 
 

@@ -11,6 +11,7 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from pp_demo.pooling.failure import SENTENCES, claims_about, wrong_when
 
@@ -199,13 +200,8 @@ def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Seque
 
     def block(cells: Sequence[Cell]) -> list[str]:
         wrapped = [_wrap(c, w) for c, w in zip(cells, widths, strict=True)]
-        height = max(len(w) for w in wrapped)
-        return [
-            "  ".join(
-                f"{(col[i] if i < len(col) else ''):<{w}}" for col, w in zip(wrapped, widths, strict=True)
-            ).rstrip()
-            for i in range(height)
-        ]
+        across = zip_longest(*wrapped, fillvalue="")  # line i of every cell; a shorter cell is blank there
+        return ["  ".join(f"{p:<{w}}" for p, w in zip(parts, widths, strict=True)).rstrip() for parts in across]
 
     lines = block(header) + ["  ".join("-" * w for w in widths)]
     for row in rows:
