@@ -143,9 +143,8 @@ class StageCache:
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
             spec = get_schedule(kind)
-            stages = self._stages(
-                job, shape, training, stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
-            )
+            stage_ids = stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
+            stages = self._stages(job, shape, training, stage_ids)
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
             loss_fn = functools.partial(_share_of_the_batch, job.n_micro) if training else None
             # the loss is each micro-batch's share already: the engine must not divide again
