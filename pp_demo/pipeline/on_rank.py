@@ -30,19 +30,6 @@ from pp_demo.pipeline.stages import split_model
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
 
-def _local_view(rank: int, world_size: int, env: Mapping[str, str]) -> tuple[int, int]:
-    """This rank's index on its node and how many ranks its node runs: torchrun's
-    ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` when set, else one node (the global ones)."""
-    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))
-    return int(env.get("LOCAL_RANK", rank % local_size)), local_size
-
-
-def _gpu_count() -> int:
-    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
-        warnings.simplefilter("ignore")
-        return torch.cuda.device_count()
-
-
 def backend_and_device(
     rank: int, world_size: int, env: Mapping[str, str] | None = None
 ) -> tuple[str, torch.device, str | None]:
@@ -55,21 +42,21 @@ def backend_and_device(
     ``env`` is where ``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default
     (torchrun's ranks, one node or many); spawned ranks pass ``{}``: all on this node. Each
     node decides from its own GPUs, so the nodes of one run need the same number."""
-    local_rank, local_size = _local_view(rank, world_size, os.environ if env is None else env)
-    gpus = _gpu_count()
+    env = os.environ if env is None else env
+    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))  # unset: one node, the global size
+    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
+        warnings.simplefilter("ignore")
+        gpus = torch.cuda.device_count()
     cpu = torch.device("cpu")
+    counted = "1 GPU" if gpus == 1 else f"{gpus} GPUs"
     if gpus == 0:
         return "gloo", cpu, None
     if not dist.is_nccl_available():
-        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {_gpus(gpus)}"
+        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {counted}"
     if gpus < local_size:
-        why = f"{_gpus(gpus)} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
+        why = f"{counted} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
         return "gloo", cpu, f"the ranks use gloo on the CPU: {why} (in-process runs use the GPU)"
-    return "nccl", torch.device("cuda", local_rank), None
-
-
-def _gpus(count: int) -> str:
-    return "1 GPU" if count == 1 else f"{count} GPUs"
+    return "nccl", torch.device("cuda", int(env.get("LOCAL_RANK", rank % local_size))), None
 
 
 class _Faulty(nn.Module):

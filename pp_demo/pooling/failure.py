@@ -38,9 +38,6 @@ __all__ = [
     "render_failures",
 ]
 
-_ANYWHERE_BUT_FIRST_EOS = r"^[pe]+e[pe]*$"  # no r, and a real eos after position 0
-_EOS_AFTER_LAST_REAL = r"r[^r]*e[^r]*$"  # a real eos equal to pad after the last non-pad token
-
 
 @dataclass(frozen=True)
 class FailureCondition:
@@ -60,7 +57,7 @@ class FailureCondition:
 
 _MASK_RULE_VS_FORWARD = (
     "a real eos equal to pad comes after the last non-pad token (with no non-pad token: after position 0)",
-    (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS),
+    (r"r[^r]*e[^r]*$", r"^[pe]+e[pe]*$"),
 )
 _EOS_AFTER_TEXT = "a real eos that carries the pad id ends the text"
 

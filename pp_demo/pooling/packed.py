@@ -60,8 +60,7 @@ def pack(
         raise BadInput("pack needs at least one sequence, and no empty sequence")
     flat = [token for seq in sequences for token in seq]
     ids = torch.tensor([flat], dtype=torch.long, device=device)
-    lengths = torch.tensor([len(seq) for seq in sequences], dtype=torch.int32, device=device)
-    cu_seqlens = torch.cat([torch.zeros(1, dtype=torch.int32, device=device), lengths.cumsum(0, dtype=torch.int32)])
+    cu_seqlens = torch.tensor(list(accumulate(map(len, sequences), initial=0)), dtype=torch.int32, device=device)
     return ids, torch.ones_like(ids), cu_seqlens
 
 

@@ -29,7 +29,6 @@ __all__ = [
     "format_classes",
     "format_survey",
     "format_incidents",
-    "SURVEY_LEGEND",
 ]
 
 
@@ -150,10 +149,6 @@ class Incident:
     number: int
     what: str
 
-    @property
-    def ref(self) -> str:
-        return f"{self.repository}#{self.number}"
-
 
 # fmt: off
 INCIDENTS: tuple[Incident, ...] = (
@@ -214,14 +209,12 @@ PROJECTOR_WIDTH = 88
 a room reads the tables off a projector (the notebooks' stored outputs are held to it too)."""
 
 
-CLASSES_HEADING = "Against the true last real token, on rows whose padding carries the pad id:"
-
-
 def format_classes(width: int = PROJECTOR_WIDTH) -> str:
     """The five classes: how each finds the token, when it is right and wrong (the plain claims
     of ``pp_demo.pooling.failure``, each checked on every row), the registered rules that implement
     it, and the exact conditions as footnotes. Lines wrap at ``width``."""
-    blocks, footnotes = [CLASSES_HEADING], ["exact conditions:"]
+    blocks = ["Against the true last real token, on rows whose padding carries the pad id:"]
+    footnotes = ["exact conditions:"]
     for c in CLASSES.values():
         text = f"({c.letter}) {c.summary}"
         if c.rule != "known_lengths":  # a packed batch has no padding to be wrong about
@@ -232,12 +225,6 @@ def format_classes(width: int = PROJECTOR_WIDTH) -> str:
             footnotes.append(textwrap.fill(f"({c.letter}) {exact}", width, subsequent_indent="    "))
         blocks.append(textwrap.fill(text, width, subsequent_indent="    ") + f"\n    rules: {', '.join(c.rules)}")
     return "\n".join([*blocks, "", *footnotes])
-
-
-SURVEY_LEGEND = (
-    "(a)-(e): the class, as above; where: the repository, the file, the issues and PRs cited;",
-    "padding: the padding the code assumes, and what pad == eos does to it",
-)
 
 
 def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (26, 37, 21)) -> str:
@@ -252,10 +239,16 @@ def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (2
         )
         for r in rows
     ]
+    legend = (
+        "(a)-(e): the class, as above; where: the repository, the file, the issues and PRs cited;",
+        "padding: the padding the code assumes, and what pad == eos does to it",
+    )
     text = _table(("(class) project", "where", "padding"), body, widths)
-    return "\n".join((*SURVEY_LEGEND, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
+    return "\n".join((*legend, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
 
 
 def format_incidents(width: int = PROJECTOR_WIDTH) -> str:
     """The incidents, each with its repository and issue number, wrapped at ``width``."""
-    return "\n".join(textwrap.fill(f"{i.ref}: {i.what}", width, subsequent_indent="    ") for i in INCIDENTS)
+    return "\n".join(
+        textwrap.fill(f"{i.repository}#{i.number}: {i.what}", width, subsequent_indent="    ") for i in INCIDENTS
+    )
