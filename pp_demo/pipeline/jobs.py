@@ -1,8 +1,4 @@
-"""What the pipeline runner is asked to do (``Job``) and what it answers, one type per mode.
-
-A job names everything a run depends on: the model, its batches, the pooling rule, where
-the model is cut, the micro-batch count, the schedule, and an optional injected fault.
-Three modes, three result types:
+"""What the pipeline runner is asked to do (``Job``) and what it answers, one type per mode:
 
 * ``"infer"`` -> ``Inference``: the last stage's logits for one batch;
 * ``"step"``  -> ``Step``: one forward and backward (no optimizer): loss and gradients;

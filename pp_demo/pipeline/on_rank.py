@@ -15,7 +15,7 @@ import signal
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 import torch.distributed as dist
@@ -134,11 +134,11 @@ class StageCache:
             stages = self._stages(job, shape, training, stage_ids)
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
             loss_fn = functools.partial(_share_of_the_batch, job.n_micro) if training else None
+            looped = spec.stages_per_rank > 1  # the engine's multi-stage schedules take a list of stages
             # the loss is each micro-batch's share already: the engine must not divide again
-            held = stages if spec.looped else stages[0]
-            schedule = schedule_class(held, job.n_micro, loss_fn=loss_fn, scale_grads=False)
+            schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, scale_grads=False)
             modules = [stage.submod for stage in stages]
-            self.built[key] = schedule, nn.ModuleList(modules) if spec.looped else modules[0]
+            self.built[key] = schedule, nn.ModuleList(modules) if looped else modules[0]
         return self.built[key]
 
 
@@ -224,8 +224,7 @@ def run_on_rank(rank: int, world_size: int, jobs: Sequence[Job | RankJob], devic
 def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
     """The job's result from every rank's part (rank order)."""
     if isinstance(job, RankJob):
-        result: Result = parts[-1]
-        return result
+        return cast(Result, parts[-1])
     last = parts[-1]
     if job.mode == "infer":
         return Inference(last["logits"][0], device)

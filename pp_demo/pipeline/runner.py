@@ -28,12 +28,7 @@ from pp_demo.pipeline.on_rank import RankJob, merge
 from pp_demo.pipeline.torchrun_env import check_torchrun_env
 from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
 
-__all__ = ["run", "ranks_device"]
-
-
-def ranks_device(n_ranks: int) -> str:
-    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each on their node, else ``"cpu"``."""
-    return ranks_placement(n_ranks)[1].type
+__all__ = ["run"]
 
 
 def _n_ranks(job: Job | RankJob) -> int:
@@ -70,7 +65,8 @@ def run(
         parts = join_torchrun(jobs, timeout_s)
         if parts is None:
             return None
-        return [merge(job, [p[i] for p in parts], ranks_device(n_ranks)) for i, job in enumerate(jobs)]
+        device = ranks_placement(n_ranks)[1].type  # "cuda" with a GPU for each rank of the node, else "cpu"
+        return [merge(job, [p[i] for p in parts], device) for i, job in enumerate(jobs)]
     jobs = [_prepare(job) for job in jobs]
     check_main_guard()
     by_count: dict[int, list[int]] = {}
@@ -79,6 +75,7 @@ def run(
     results: list[Result | None] = [None] * len(jobs)
     for n_ranks, indices in by_count.items():  # one start per rank count
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
+        device = ranks_placement(n_ranks)[1].type
         for k, i in enumerate(indices):
-            results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))
+            results[i] = merge(jobs[i], [p[k] for p in parts], device)
     return [result for result in results if result is not None]  # every index was filled

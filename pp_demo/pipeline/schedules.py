@@ -43,11 +43,6 @@ class ScheduleSpec:
     torch_name: str
     stages_per_rank: int = 1
 
-    @property
-    def looped(self) -> bool:
-        """Several stages per rank: the engine's multi-stage schedules take a list of stages."""
-        return self.stages_per_rank > 1
-
 
 SCHEDULES = {
     spec.name: spec

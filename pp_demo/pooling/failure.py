@@ -203,5 +203,4 @@ def claims_about(rule: str, reference: str = "true_last") -> str:
     found = [c for c in CLAIMS if (c.rule, c.reference) == (rule, reference)]
     if not found:
         raise KeyError(f"no plain claim about rule {rule!r} against reference {reference!r}")
-    ordered = [c.sentence for c in found if not c.wrong] + [c.sentence for c in found if c.wrong]
-    return "; ".join(ordered)
+    return "; ".join(c.sentence for c in sorted(found, key=lambda c: c.wrong))  # a stable sort: rights first

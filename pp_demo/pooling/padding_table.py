@@ -153,7 +153,7 @@ def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:
     return min(halves, key=lambda pair: max(len(pair[0]), len(pair[1])))
 
 
-def _rule_blocks(names: Sequence[str], widths: Sequence[int], room: int) -> list[list[int]]:
+def _rule_blocks(widths: Sequence[int], room: int) -> list[list[int]]:
     """The rule columns, in order, in as few blocks as keep each line within ``room``."""
     blocks: list[list[int]] = [[]]
     used = 0
@@ -193,7 +193,7 @@ def format_padding_table(
         f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find",
         "positions are raw: -1 reads the last token",
     ]
-    for block in _rule_blocks(names, widths, PROJECTOR_WIDTH - case_w - ids_w - ref_w):
+    for block in _rule_blocks(widths, PROJECTOR_WIDTH - case_w - ids_w - ref_w):
         tops = "".join(f"  {headings[i][0]:>{widths[i]}}" for i in block)
         bottoms = "".join(f"  {headings[i][1]:>{widths[i]}}" for i in block)
         lines += [

@@ -190,18 +190,11 @@ def _wrap(cell: Cell, width: int) -> list[str]:
     return lines or [""]
 
 
-def _table(header: Sequence[Cell], rows: Iterable[Sequence[Cell]], widths: Sequence[int]) -> str:
-    """Fixed-width text table; long cells wrap inside their column."""
-
-    def block(cells: Sequence[Cell]) -> list[str]:
-        wrapped = [_wrap(c, w) for c, w in zip(cells, widths, strict=True)]
-        across = zip_longest(*wrapped, fillvalue="")  # line i of every cell; a shorter cell is blank there
-        return ["  ".join(f"{p:<{w}}" for p, w in zip(parts, widths, strict=True)).rstrip() for parts in across]
-
-    lines = block(header) + ["  ".join("-" * w for w in widths)]
-    for row in rows:
-        lines += block(row)
-    return "\n".join(lines)
+def _table_row(cells: Sequence[Cell], widths: Sequence[int]) -> list[str]:
+    """One row of a fixed-width text table, its long cells wrapped inside their columns."""
+    wrapped = [_wrap(c, w) for c, w in zip(cells, widths, strict=True)]
+    across = zip_longest(*wrapped, fillvalue="")  # line i of every cell; a shorter cell is blank there
+    return ["  ".join(f"{p:<{w}}" for p, w in zip(parts, widths, strict=True)).rstrip() for parts in across]
 
 
 PROJECTOR_WIDTH = 88
@@ -220,9 +213,9 @@ def format_classes(width: int = PROJECTOR_WIDTH) -> str:
         if c.rule != "known_lengths":  # a packed batch has no padding to be wrong about
             claims = claims_about(c.rule)
             text += f". {claims[0].upper()}{claims[1:]}."
-        if c.rule != "known_lengths" and not SENTENCES[c.rule, "true_last"].startswith("never"):
-            exact = wrong_when(c.rule, "true_last")
-            footnotes.append(textwrap.fill(f"({c.letter}) {exact}", width, subsequent_indent="    "))
+            if not SENTENCES[c.rule, "true_last"].startswith("never"):
+                exact = wrong_when(c.rule, "true_last")
+                footnotes.append(textwrap.fill(f"({c.letter}) {exact}", width, subsequent_indent="    "))
         blocks.append(textwrap.fill(text, width, subsequent_indent="    ") + f"\n    rules: {', '.join(c.rules)}")
     return "\n".join([*blocks, "", *footnotes])
 
@@ -231,20 +224,17 @@ def format_survey(rows: Iterable[SurveyRow] = SURVEY, widths: Sequence[int] = (2
     """The survey table as text: the class and project, where (repository, file, citations),
     padding; a legend first, since the headings are short. The default widths fit ``PROJECTOR_WIDTH``
     (the where column holds the longest repository name on one line)."""
-    body = [
-        (
-            f"({r.rule_class}) {r.project}",
-            (r.repository, r.path, *(("cited: " + ", ".join(r.citations),) if r.citations else ())),
-            r.padding,
-        )
-        for r in rows
-    ]
-    legend = (
+    lines = [
         "(a)-(e): the class, as above; where: the repository, the file, the issues and PRs cited;",
         "padding: the padding the code assumes, and what pad == eos does to it",
-    )
-    text = _table(("(class) project", "where", "padding"), body, widths)
-    return "\n".join((*legend, "", text, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"))
+        "",
+        *_table_row(("(class) project", "where", "padding"), widths),
+        "  ".join("-" * w for w in widths),
+    ]
+    for r in rows:
+        cited = ("cited: " + ", ".join(r.citations),) if r.citations else ()
+        lines += _table_row((f"({r.rule_class}) {r.project}", (r.repository, r.path, *cited), r.padding), widths)
+    return "\n".join([*lines, f"no pooling of their own: {', '.join(NO_RULE_OF_THEIR_OWN)}"])
 
 
 def format_incidents(width: int = PROJECTOR_WIDTH) -> str:
