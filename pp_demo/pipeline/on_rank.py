@@ -178,6 +178,7 @@ def pipeline_step(
 
 
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
+    job.model.to(device)
     training = job.mode != "infer"
     ids, mask, _ = job.batch.as_tuple()
     schedule, module = cache.get(job, ids.shape, training)
@@ -211,14 +212,13 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
 
 def run_on_rank(rank: int, world_size: int, jobs: Sequence[Job | RankJob], device: torch.device) -> list[Any]:
     """Run every job on this rank (the process group is up): one part per job."""
-    cache, parts = StageCache(rank, world_size, device), []
-    for job in jobs:
-        if isinstance(job, RankJob):
-            parts.append(job.run_on_rank(rank, world_size, cache, device))
-            continue
-        job.model.to(device)
-        parts.append(_run_job(rank, world_size, job, cache, device))
-    return parts
+    cache = StageCache(rank, world_size, device)
+    return [
+        job.run_on_rank(rank, world_size, cache, device)
+        if isinstance(job, RankJob)
+        else _run_job(rank, world_size, job, cache, device)
+        for job in jobs
+    ]
 
 
 def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:

@@ -72,7 +72,7 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
     return value
 
 
-def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | None = None) -> None:
+def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
     """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
     empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
     (or ``ignored``: a row left out of the loss); all on one device."""
@@ -105,9 +105,9 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | No
                 f"each training batch needs one label per row: {ids.shape[0]} rows, {labels.shape[0]} labels"
             )
         classes = int(config.num_labels)
-        counted = labels[labels != ignored] if ignored is not None else labels
+        counted = labels[labels != ignored]
         if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
-            also = f", or {ignored} for a row left out of the loss" if ignored is not None else ""
+            also = f", or {ignored} for a row left out of the loss"
             raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
         tensors.append(labels)
     devices = sorted({str(t.device) for t in tensors})
@@ -159,15 +159,6 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
     return checked
 
 
-def _under_main_guard(tree: ast.Module, line: int) -> bool:
-    # unparsed, the test reads the same however the script spaces or quotes it
-    guards = ("__name__ == '__main__'", "'__main__' == __name__")
-    return any(
-        isinstance(node, ast.If) and ast.unparse(node.test) in guards and node.lineno <= line <= (node.end_lineno or 0)
-        for node in tree.body
-    )
-
-
 def check_main_guard() -> None:
     """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
 
@@ -190,7 +181,10 @@ def check_main_guard() -> None:
             tree = ast.parse(f.read())
     except (OSError, SyntaxError, ValueError):
         return
-    if not _under_main_guard(tree, frame.f_lineno):
+    # unparsed, the test reads the same however the script spaces or quotes it
+    tests = ("__name__ == '__main__'", "'__main__' == __name__")
+    guards = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) in tests]
+    if not any(guard.lineno <= frame.f_lineno <= (guard.end_lineno or 0) for guard in guards):
         raise BadInput(
             f'line {frame.f_lineno} of {os.path.basename(path)} starts ranks outside `if __name__ == "__main__":`; '
             "every rank imports the script again, so put the call under that guard"
