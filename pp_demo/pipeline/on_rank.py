@@ -180,8 +180,7 @@ def pipeline_step(
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
     job.model.to(device)
     training = job.mode != "infer"
-    ids, mask, _ = job.batch.as_tuple()
-    schedule, module = cache.get(job, ids.shape, training)
+    schedule, module = cache.get(job, job.batch.input_ids.shape, training)
     module.train(training)  # the stage holds copies of the body: set its mode
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient

@@ -43,12 +43,6 @@ def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
     return job if isinstance(job, RankJob) else prepare(job, n_ranks)
 
 
-def _in_process(job: Job | RankJob) -> Job:
-    if isinstance(job, RankJob):  # it needs a rank's process group and StageCache
-        raise BadInput(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
-    return prepare(job)
-
-
 def run(
     jobs: Iterable[Job | RankJob], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
 ) -> list[Result] | None:
@@ -57,7 +51,10 @@ def run(
     every rank but the last (which gathers the results)."""
     jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
-        return [run_in_process(_in_process(job)) for job in jobs]
+        rank_job = next((job for job in jobs if isinstance(job, RankJob)), None)
+        if rank_job is not None:  # it needs a rank's process group and StageCache
+            raise BadInput(f"{type(rank_job).__name__} drives the ranks itself: run it with on='ranks'")
+        return [run_in_process(prepare(job)) for job in jobs]
     check_torchrun_env()
     if launched_by_torchrun():
         n_ranks = torchrun_world_size()

@@ -20,6 +20,7 @@ tables are meant for its simulator and are not this execution order.)
 """
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from pp_demo.errors import BadInput
 
@@ -121,11 +122,8 @@ def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str
 def peak_in_flight(ops: list[str]) -> int:
     """The most micro-batches whose activations one stage holds at once: a forward keeps
     them until the same micro-batch's backward frees them."""
-    held = peak = 0
-    for op in ops:
-        held += 1 if op[0] == "F" else -1
-        peak = max(peak, held)
-    return peak
+    held = accumulate((1 if op[0] == "F" else -1 for op in ops), initial=0)  # after each op, from none
+    return max(held)
 
 
 def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[tuple[int, int, str, int]]:

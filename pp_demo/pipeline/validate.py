@@ -23,10 +23,6 @@ __all__ = ["check_device", "check_tensors", "check_model_values", "check_fault",
 __all__ += ["check_main_guard"]
 
 
-def _shape(t: torch.Tensor) -> str:
-    return f"({', '.join(map(str, t.shape))}{',' if t.dim() == 1 else ''})"
-
-
 def _device_count(kind: str) -> int:
     """How many devices of ``kind`` this torch build can compute on here (0: none)."""
     if kind == "mps":
@@ -64,7 +60,7 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
         raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
     if value.dim() != dims:
         hint = " (one row: ids[None])" if name == "input_ids" and value.dim() == 1 else ""
-        raise BadInput(f"{name} must be {dims}-D, got shape {_shape(value)}{hint}")
+        raise BadInput(f"{name} must be {dims}-D, got shape {tuple(value.shape)}{hint}")
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
     if value.is_meta:
@@ -78,7 +74,7 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> 
     (or ``ignored``: a row left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
-        raise BadInput(f"input_ids has no token (shape {_shape(ids)}): a batch needs rows of at least one id")
+        raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
     low, high, vocab = int(ids.min()), int(ids.max()), int(config.vocab_size)
     if low < 0 or high >= vocab:
         raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
@@ -90,8 +86,8 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> 
             "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
         )
     if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
-        got = _shape(mask) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
-        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {_shape(ids)}, got {got}")
+        got = str(tuple(mask.shape)) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
+        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {tuple(ids.shape)}, got {got}")
     if not bool(((mask == 0) | (mask == 1)).all()):
         raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
     tensors = [ids, mask]

@@ -1,8 +1,7 @@
 """The cases x rules table: which position each rule pools, judged against one reference.
 
-Two references exist (see ``pp_demo.pooling.cases``) and a table is judged by exactly one:
-``"true_last"`` (the last real token, from the attention mask) or ``"forward"``
-(the position ``model.forward`` pools). The header of every printed table names it.
+Two references exist (``REFERENCES``; ``pp_demo.pooling.cases`` says why they differ) and a table
+is judged by exactly one, which the header of every printed table names.
 """
 
 from collections.abc import Sequence

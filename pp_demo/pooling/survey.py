@@ -4,7 +4,6 @@ Notebook 07 renders its comparison table from here rather than from a markdown c
 so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
 names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
 and issue threads, read in November 2026); the wording is this workbook's own.
-Each class names the registered rule in ``pp_demo.pooling.rules`` that behaves like it.
 """
 
 import re
