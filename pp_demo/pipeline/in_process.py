@@ -6,7 +6,7 @@ any difference between the two runs is the engine's.
 
 import copy
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -128,9 +128,8 @@ def pipeline_logits(
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
-    result = run_in_process(prepare(job))
-    assert isinstance(result, Inference)
-    return result.logits.to(next(model.parameters()).device)
+    inference = cast(Inference, run_in_process(prepare(job)))  # an "infer" job's result
+    return inference.logits.to(next(model.parameters()).device)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

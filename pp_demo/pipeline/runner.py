@@ -38,11 +38,6 @@ def _n_ranks(job: Job | RankJob) -> int:
     return (len(points if isinstance(points, tuple) else ()) + 1) // job.stages_per_rank
 
 
-def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
-    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
-    return job if isinstance(job, RankJob) else prepare(job, n_ranks)
-
-
 def run(
     jobs: Iterable[Job | RankJob], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
 ) -> list[Result] | None:
@@ -56,15 +51,15 @@ def run(
             raise BadInput(f"{type(rank_job).__name__} drives the ranks itself: run it with on='ranks'")
         return [run_in_process(prepare(job)) for job in jobs]
     check_torchrun_env()
-    if launched_by_torchrun():
-        n_ranks = torchrun_world_size()
-        jobs = [_prepare(job, n_ranks) for job in jobs]
+    torchrun_ranks = torchrun_world_size() if launched_by_torchrun() else None
+    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
+    jobs = [job if isinstance(job, RankJob) else prepare(job, torchrun_ranks) for job in jobs]
+    if torchrun_ranks is not None:
         parts = join_torchrun(jobs, timeout_s)
         if parts is None:
             return None
-        device = ranks_placement(n_ranks)[1].type  # "cuda" with a GPU for each rank of the node, else "cpu"
+        device = ranks_placement(torchrun_ranks)[1].type  # "cuda" with a GPU for each rank of the node, else "cpu"
         return [merge(job, [p[i] for p in parts], device) for i, job in enumerate(jobs)]
-    jobs = [_prepare(job) for job in jobs]
     check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):

@@ -51,8 +51,7 @@ class FailureCondition:
     plain: str = ""  # the same, read aloud: exact on every row with a non-pad token; "": the sentence
 
     def wrong(self, shape: str) -> bool:
-        hit = any(re.search(pattern, shape) for pattern in self.patterns)
-        return hit != self.negate
+        return any(re.search(pattern, shape) for pattern in self.patterns) != self.negate
 
 
 _MASK_RULE_VS_FORWARD = (

@@ -118,10 +118,9 @@ def padding_table(
     Each case runs as a batch of one, so no rule sees another row's padding. By default
     the five core rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
-    if isinstance(rules, str | bytes):  # a string is a sequence too: it would be read letter by letter
-        raise BadInput(f"rules takes a list of rule names, got the string {rules!r}: give [{rules!r}]")
-    if isinstance(cases, str | bytes):
-        raise BadInput(f"cases takes a list of case names, got the string {cases!r}: give [{cases!r}]")
+    for what, given in (("rule", rules), ("case", cases)):  # a string is a sequence too: read letter by letter
+        if isinstance(given, str | bytes):
+            raise BadInput(f"{what}s takes a list of {what} names, got the string {given!r}: give [{given!r}]")
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if r not in PADDED_RULES]
     if packed:
