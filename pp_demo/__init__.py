@@ -1,16 +1,24 @@
 """pp_demo: the pooled token of pipeline-parallel sequence classification, reproduced exactly.
 
-Folders by concern; imports flow down this list, never up (``tests/repo/test_import_rule.py``):
+Folders by concern, each on the layers in its brackets: a layer imports from those and from what they
+stand on, never from another (``tests/repo/test_import_rule.py``). Layers that stand on none of each
+other are independent: ``training/``, ``bench/`` and ``exercises/`` know nothing of one another.
 
-- ``errors``, ``bounds``, ``silent_imports``, ``output_paths``: the input-error type; the bounds of the numbers a
-  user types; imports that print nothing; where a command may write. Standard library only.
-- ``pooling/``: pooling rules, padding cases and the two references, the padding table, packed batches.
-- ``pipeline/``: a model family as a row, the stage split, jobs, schedules, and ``run(jobs, on=...)``.
-- ``verify/``: tolerances, comparison with ``model.forward``, where a row was pooled, the checker.
-- ``colossalai/``: ColossalAI 0.5.0's own forwards, its sdists, the pull request's claims.
-- ``training/``, ``bench/``, ``figures/``: training through the stages, the benchmark, the figures.
-- ``workshop/``, ``exercises/``: the room around the notebooks (doctor, lab, explorer), the exercises.
-- ``cli``: ``python -m pp_demo``, on top.
+- ``errors``, ``bounds``, ``silent_imports``, ``output_paths`` [the standard library]: the input-error
+  type; the bounds of the numbers a user types; imports that print nothing; where a command may write.
+- ``pooling/`` [``errors``]: pooling rules, padding cases and the two references, the padding table.
+- ``pipeline/`` [``pooling``, ``bounds``]: a model family as a row, the stage split, jobs, schedules,
+  and ``run(jobs, on=...)``.
+- ``verify/`` [``pipeline``, ``silent_imports``]: tolerances, comparison with ``model.forward``, where a
+  row was pooled, the checker.
+- ``colossalai/`` [``verify``, ``output_paths``]: ColossalAI 0.5.0's own forwards, its engine, the pull
+  request's claims on its sdists.
+- ``training/`` [``pipeline``]: training through the stages.
+- ``bench/`` [``colossalai``]: the benchmark, pp_demo's engine beside ColossalAI's.
+- ``figures/`` [``bench``]: the figures.
+- ``workshop/`` [``figures``]: the room around the notebooks (doctor, lab, explorer).
+- ``exercises/`` [``colossalai``]: the exercises and their judges.
+- ``cli`` [``training``, ``workshop``]: ``python -m pp_demo``, on top.
 
 Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
 

@@ -3,22 +3,18 @@
 A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``).
 In one run, every process with one thread, in rounds (each measurement once per round):
 
-1. **the baseline**: the best one-process run of the same work (``work``): the whole batch,
-   or the same m micro-batches in turn; the pipeline's own compute summed over its ranks
-   also counts (``breakdown.pipeline_row``);
+1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole
+   batch, the same m micro-batches in turn, or the pipeline's own compute summed over its ranks;
 2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``),
-   each step split per rank into compute, bubble, waiting on sends and receives and the
-   engine's bookkeeping (``breakdown``);
-3. **ColossalAI's plugin** on the same training step, timed by the same phases
-   (``colossalai_peer``), when ColossalAI is installed;
-4. after the rounds, **the machine's capacity** c: two one-process runs at once (``work.capacity``).
+   each step split per rank into compute, bubble, waits and bookkeeping (``breakdown``);
+3. **ColossalAI's plugin** on the same training step (``colossalai_peer``), when installed;
+4. after the rounds, **the machine's capacity** c: two one-process runs at once.
 
 Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit``
-(against the same schedule on a machine whose two cores give c: ``bounds``), and the same limit
-built from the one-process time of the m micro-batches in turn (``of_micro_batch_limit``) beside
-what micro-batches cost one process (``micro_batch_cost``: that time over the whole batch's).
-Three ranks on two cores are oversubscribed; the limit says so. ``report`` reads the
-results file back (docs/results.md and notebook 02 print from it); ``figure`` draws it.
+(against the same schedule on a machine whose two cores give c: ``bounds``), and
+``of_micro_batch_limit`` beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three
+ranks on two cores are oversubscribed; the limit says so. ``report`` reads the results file
+back (docs/results.md and notebook 10 print from it).
 """
 
 from __future__ import annotations
@@ -32,11 +28,12 @@ from typing import Any
 from pp_demo.errors import BadInput
 
 from .bounds import busy_stages, ideal_speedup, limit_speedup
-from .breakdown import pipeline_row
-from .quiet_start import QUIET_LOAD, WAIT_S, check_quiet_start, wait_for_quiet
-from .report import BOUND_RULE, format_bench, load_results, readme_block, summary_lines
-from .timers import BenchJob
+from .breakdown import one_process_candidates, pipeline_row
+from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
 from .one_process import BenchSize, capacity, one_process_times
+from .quiet_start import WAIT_S, check_quiet_start, load_average, wait_for_quiet
+from .report import format_bench, load_results, readme_block, summary_lines
+from .timers import BenchJob
 
 __all__ = [
     "BenchSize",
@@ -47,14 +44,13 @@ __all__ = [
     "load_results",
     "summary_lines",
     "readme_block",
-    "QUIET_LOAD",
     "ideal_speedup",
     "limit_speedup",
     "busy_stages",
-    "BOUND_RULE",
 ]
 
 MODES = ("inference", "training")
+_Key = tuple[int, int, str]  # a row's (p, m, mode)
 
 
 def _versions() -> dict[str, str]:
@@ -71,10 +67,6 @@ def _versions() -> dict[str, str]:
     }
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]  # at the end: it includes the benchmark's own ranks
-
-
 def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int) -> None:
     """Refuse, in one line and before anything starts, what the benchmark cannot run."""
     for p in stages:
@@ -87,35 +79,36 @@ def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[i
         raise BadInput(f"the warm-up count is 0 or more, got {warmup}")
 
 
-def _pipeline_steps(
+def _extend(into: dict[Any, list[list[Any]]], steps: dict[Any, list[list[Any]]]) -> None:
+    """Append a round's steps, rank by rank, to those of the rounds before."""
+    for key, per_rank in steps.items():
+        kept = into.setdefault(key, [[] for _ in per_rank])
+        for mine, new in zip(kept, per_rank, strict=True):
+            mine.extend(new)
+
+
+def _time_pipeline(
     size: BenchSize,
     stages: tuple[int, ...],
     micro_batches: tuple[int, ...],
     warmup: int,
     repeats: int,
     timeout_s: float,
-) -> dict[tuple[int, int, str], Any]:
-    """One start of the ranks per p: ``{(p, m, mode): (schedule, per rank its timed steps)}``."""
+) -> tuple[dict[_Key, str], dict[_Key, list[list[Any]]]]:
+    """One start of the ranks per p: each row's schedule, and per rank its timed steps."""
     from pp_demo.pipeline.runner import run
 
-    out: dict[tuple[int, int, str], Any] = {}
+    schedules: dict[_Key, str] = {}
+    steps: dict[_Key, list[list[Any]]] = {}
     for p in stages:
         # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
         jobs = [BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches]
         answers: list[Any] = run(jobs, on="ranks", timeout_s=timeout_s) or []
         for m, answer in zip(micro_batches, answers, strict=True):
-            ranks = answer["ranks"]
             for mode in MODES:
-                out[p, m, mode] = (ranks[0]["schedule"][mode], [r["steps"][mode] for r in ranks])
-    return out
-
-
-def _extend(into: dict[Any, Any], steps: dict[Any, list[list[Any]]]) -> None:
-    """Append a round's steps, rank by rank, to those of the rounds before."""
-    for key, per_rank in steps.items():
-        kept = into.setdefault(key, [[] for _ in per_rank])
-        for mine, new in zip(kept, per_rank, strict=True):
-            mine.extend(new)
+                schedules[p, m, mode] = answer["ranks"][0]["schedule"][mode]
+                steps[p, m, mode] = [rank["steps"][mode] for rank in answer["ranks"]]
+    return schedules, steps
 
 
 def run_bench(
@@ -138,8 +131,6 @@ def run_bench(
     runs, the pipeline on every p and ColossalAI's plugin, one after the other, so a change of the
     machine's load between them falls on all alike; each keeps its fastest run over the rounds.
     ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
-    from pp_demo.bench.colossalai_peer import colossalai_installed, peer_rows, time_colossalai
-
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
@@ -152,17 +143,15 @@ def run_bench(
         progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
     tasks = [(mode, m) for mode in MODES for m in (0, *micro_batches)]
     alone: dict[str, list[float]] = {}
-    pipeline: dict[tuple[int, int, str], Any] = {}
-    schedules: dict[tuple[int, int, str], str] = {}
-    peer: dict[int, Any] = {}
+    pipeline: dict[_Key, list[list[Any]]] = {}
+    peer: dict[int, list[list[Any]]] = {}
     for k in range(1, rounds + 1):
         progress(f"round {k} of {rounds}: one process, one thread: the whole batch and each m in turn ...")
         for key, times in one_process_times(size, tasks, warmup, repeats).items():
             alone.setdefault(key, []).extend(times)
         progress(f"round {k} of {rounds}: the pipeline on {', '.join(map(str, stages))} ranks ...")
-        found = _pipeline_steps(size, stages, micro_batches, warmup, repeats, timeout_s)
-        schedules.update({key: name for key, (name, _) in found.items()})
-        _extend(pipeline, {key: steps for key, (_, steps) in found.items()})
+        schedules, steps = _time_pipeline(size, stages, micro_batches, warmup, repeats, timeout_s)
+        _extend(pipeline, steps)
         if with_peer:
             progress(f"round {k} of {rounds}: ColossalAI's plugin on 2 ranks (1F1B training step) ...")
             _extend(peer, time_colossalai(size.as_dict(), micro_batches, warmup, repeats, timeout_s))
@@ -172,21 +161,8 @@ def run_bench(
         caps[mode] = capacity(size, mode, alone[f"{mode}/0"], warmup, repeats)
     best = {key: min(times) for key, times in alone.items()}
     rows = [
-        pipeline_row(
-            p,
-            m,
-            mode,
-            schedules[p, m, mode],
-            pipeline[p, m, mode],
-            {
-                "one_process_whole_batch": best[f"{mode}/0"],
-                "one_process_micro_batches_in_turn": best[f"{mode}/{m}"],
-            },
-            caps[mode]["c"],
-        )
-        for p in stages
-        for m in micro_batches
-        for mode in MODES
+        pipeline_row(p, m, mode, schedules[p, m, mode], steps, one_process_candidates(best, mode, m), caps[mode]["c"])
+        for (p, m, mode), steps in pipeline.items()
     ]
     peers = peer_rows(peer, best, rows, caps["training"]["c"]) if with_peer else []
     progress(f"done in {time.monotonic() - started:.0f} s")
@@ -204,7 +180,8 @@ def run_bench(
             "backend": "gloo",
         },
         "quiet_start": start,
-        "load_average": {"start": start["load"], "end": _load()},
+        # at the end, the load includes the benchmark's own ranks
+        "load_average": {"start": start["load"], "end": load_average()},
         "versions": _versions(),
         "one_process_s": {k: round(v, 4) for k, v in best.items()},
         "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},

@@ -19,7 +19,7 @@ from typing import Any
 
 from .bounds import ideal_speedup, limit_speedup
 
-__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "pipeline_row"]
+__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "one_process_candidates", "pipeline_row"]
 
 Interval = tuple[str, float, float]
 _COMPUTE = ("F", "B", "L")
@@ -86,21 +86,26 @@ def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:
     where recorded, the CPU seconds of each (``F_cpu_s``, ``B_cpu_s``)."""
     out = []
     for rank in breakdown:
-        cpu = rank.get("cpu_s")
         spans: dict[str, float] = {"F": 0.0, "B": 0.0}
-        counts = {"F": 0, "B": 0}
+        counts = {k: sum(1 for kind, _, _ in rank["timeline"] if kind == k) for k in spans}
         for kind, a, b in rank["timeline"]:
-            if kind in spans:
-                spans[kind] += b - a
-                counts[kind] += 1
-            if kind == "L":  # its own interval, right after the forward it scores
-                spans["F"] += b - a
+            if kind in _COMPUTE:  # a loss counts with the forward it scores
+                spans["F" if kind == "L" else kind] += b - a
         means = {f"{k}_s": _r(spans[k] / counts[k]) if counts[k] else 0.0 for k in spans}
-        if cpu is not None:
+        if "cpu_s" in rank:
+            cpu = rank["cpu_s"]
             spent = {"F": cpu.get("F", 0.0) + cpu.get("L", 0.0), "B": cpu.get("B", 0.0)}
             means |= {f"{k}_cpu_s": _r(spent[k] / counts[k]) if counts[k] else 0.0 for k in spent}
         out.append(means)
     return out
+
+
+def one_process_candidates(one_process_s: dict[str, float], mode: str, m: int) -> dict[str, float]:
+    """The one-process baselines of a (mode, m) row, from the best time of each task (``"mode/m"``)."""
+    return {
+        "one_process_whole_batch": one_process_s[f"{mode}/0"],
+        "one_process_micro_batches_in_turn": one_process_s[f"{mode}/{m}"],
+    }
 
 
 def pipeline_row(
@@ -128,7 +133,7 @@ def pipeline_row(
         "pipeline_s": _r(wall),
         "baseline_s": _r(baseline),
         "baseline_from": source,
-        "baseline_candidates_s": _rd(candidates),
+        "baseline_candidates_s": {k: _r(v) for k, v in candidates.items()},
         "speedup": _r(speedup),
         "ideal": _r(ideal),
         "limit": _r(limit),
@@ -142,7 +147,3 @@ def pipeline_row(
 
 def _r(x: float) -> float:
     return round(x, 4)
-
-
-def _rd(d: dict[str, float]) -> dict[str, float]:
-    return {k: _r(v) for k, v in d.items()}

@@ -1,14 +1,12 @@
 """A peer in ``python -m pp_demo bench``: ColossalAI's plugin doing the same training step.
 
-Same Llama-shaped model and batch as the benchmark (``pp_demo.bench.one_process.BenchSize``), the same
-m micro-batches, 1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(
-pp_size=2)`` with its defaults (its metadata cache on: the shapes never change here, and pp_demo
-builds its stages once per shape too) + ``booster.execute_pipeline``. Timed from inside the
-ranks, by the same phases as pp_demo's (``pp_demo.bench.timers``): each micro-batch's forward
-(with the loss, which ColossalAI computes inside it) and backward, and every blocking send and
-receive; imports, start-up and ``boost`` are outside the timed steps. ``peer_rows`` makes each
-m's row as ``pipeline_row`` makes pp_demo's (the same fastest step, baseline, limits and
-breakdown) and sets pp_demo's two-rank row beside it.
+Same model and batch as the benchmark (``one_process.BenchSize``), the same m micro-batches,
+1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(pp_size=2)`` with its
+defaults (its metadata cache on: the shapes never change here, and pp_demo builds its stages
+once per shape too) + ``booster.execute_pipeline``. Timed from inside the ranks by the same
+phases as pp_demo's (``timers``): each micro-batch's forward (with the loss, which ColossalAI
+computes inside it) and backward, and every blocking send and receive; imports, start-up and
+``boost`` are outside the timed steps.
 
 Run as ``python -m pp_demo.bench.colossalai_peer JOB OUT`` on each rank (``engine.start_ranks``).
 """
@@ -27,24 +25,10 @@ MODE = "training"
 ENGINE = "colossalai HybridParallelPlugin 1f1b"
 
 
-# the schedule's methods timed on each rank, by the kinds pp_demo's ranks record (``timers``):
-# a forward of one micro-batch (on the last stage with its loss: ColossalAI computes it inside),
-# a backward, and every blocking send or receive
-_TIMED = {
-    "forward_step": "F",
-    "backward_step": "B",
-    **{
-        name: "W"
-        for name in (
-            "recv_forward",
-            "recv_backward",
-            "send_forward",
-            "send_backward",
-            "send_forward_recv_backward",
-            "send_backward_recv_forward",
-        )
-    },
-}
+# the schedule's methods timed on each rank, as the kinds pp_demo's ranks record (``timers``)
+_TIMED = {"forward_step": "F", "backward_step": "B"}
+_TIMED |= dict.fromkeys(("recv_forward", "recv_backward", "send_forward", "send_backward"), "W")
+_TIMED |= dict.fromkeys(("send_forward_recv_backward", "send_backward_recv_forward"), "W")
 
 
 def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]:
@@ -52,23 +36,20 @@ def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]
     import torch
     import torch.distributed as dist
 
-    from pp_demo.bench.timers import Recorder
     from pp_demo.bench.one_process import BenchSize
+    from pp_demo.bench.timers import Recorder
     from pp_demo.silent_imports import import_quietly, quiet
 
     bench = BenchSize(**size)
     torch.manual_seed(0)
     model = bench.model().train()
-    ids, mask, labels = bench.batch_tensors()
-    batch = {"input_ids": ids, "attention_mask": mask, "labels": labels}
+    batch = dict(zip(("input_ids", "attention_mask", "labels"), bench.batch_tensors(), strict=True))
     with quiet():
         plugin = import_quietly("colossalai.booster.plugin").HybridParallelPlugin(
-            tp_size=1, pp_size=2, precision="fp32", microbatch_size=len(ids) // m
+            tp_size=1, pp_size=2, precision="fp32", microbatch_size=bench.batch // m
         )
-    booster = sys.modules["colossalai.booster"].Booster(plugin=plugin)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
-    with quiet():
-        boosted, optimizer, *_ = booster.boost(model, optimizer)
+        booster = sys.modules["colossalai.booster"].Booster(plugin=plugin)
+        boosted, optimizer, *_ = booster.boost(model, torch.optim.SGD(model.parameters(), lr=0.0))
     recorder, schedule = Recorder(), plugin.scheduler
     for name, kind in _TIMED.items():  # on this instance only
         setattr(schedule, name, recorder.timed(kind, getattr(schedule, name)))
@@ -141,23 +122,20 @@ def peer_rows(
     """One row per m from ColossalAI's timed steps (``time_colossalai``), made as pp_demo's rows are
     (``pipeline_row``: its fastest step, the best baseline, the limits, the breakdown), with
     pp_demo's two-rank training row beside it and the ratio of the two step times."""
-    from pp_demo.bench.breakdown import pipeline_row
+    from pp_demo.bench.breakdown import one_process_candidates, pipeline_row
 
     out = []
     for m, rank_steps in sorted(steps.items()):
-        alone = {
-            "one_process_whole_batch": one_process_s[f"{MODE}/0"],
-            "one_process_micro_batches_in_turn": one_process_s[f"{MODE}/{m}"],
-        }
-        row = pipeline_row(2, m, MODE, "1F1B", rank_steps, alone, c)
-        ours = next((r for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
+        row = pipeline_row(2, m, MODE, "1F1B", rank_steps, one_process_candidates(one_process_s, MODE, m), c)
+        ours = next((r["pipeline_s"] for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
+        ratio = None if ours is None else round(row["pipeline_s"] / ours, 4)
         out.append(
             {
                 "engine": ENGINE,
                 **row,
                 "colossalai_s": row["pipeline_s"],
-                "pp_demo_s": ours["pipeline_s"] if ours else None,
-                "colossalai_over_pp_demo": round(row["pipeline_s"] / ours["pipeline_s"], 4) if ours else None,
+                "pp_demo_s": ours,
+                "colossalai_over_pp_demo": ratio,
             }
         )
     return out

@@ -21,9 +21,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["BenchSize", "Task", "one_process_times", "capacity"]
+__all__ = ["BenchSize", "Task", "Times", "one_process_times", "capacity"]
 
 Task = tuple[str, int]  # (mode, m); m = 0 is the whole batch in one piece
+Times = dict[str, list[float]]  # each task's run durations, by ``"mode/m"``
 
 
 @dataclass(frozen=True)
@@ -76,15 +77,13 @@ def _step(size: BenchSize, mode: str, m: int) -> Any:
         stage.train(training)
     pieces = [slice(None)] if m == 0 else micro_batches(size.batch, m)
 
-    def logits(rows: slice) -> torch.Tensor:
+    def logits(rows: slice) -> Any:
         if m == 0:
-            whole: torch.Tensor = model(input_ids=ids, attention_mask=mask).logits
-            return whole
+            return model(input_ids=ids, attention_mask=mask).logits
         sent = stages.first(ids[rows].contiguous(), mask[rows].contiguous())
         for stage in stages.modules[1:]:
             sent = stage(*sent)
-        out: torch.Tensor = sent
-        return out
+        return sent
 
     def step() -> None:
         model.zero_grad(set_to_none=True)
@@ -99,7 +98,7 @@ def _step(size: BenchSize, mode: str, m: int) -> Any:
 
 def _worker(size: BenchSize, tasks: list[Task], warmup: int, repeats: int, barrier: Any, out: Any) -> None:
     torch.set_num_threads(1)
-    times: dict[str, list[float]] = {}
+    times: Times = {}
     for mode, m in tasks:
         step = _step(size, mode, m)
         for k in range(warmup + repeats):
@@ -111,9 +110,7 @@ def _worker(size: BenchSize, tasks: list[Task], warmup: int, repeats: int, barri
     out.put(times)
 
 
-def _run_processes(
-    n: int, size: BenchSize, tasks: list[Task], warmup: int, repeats: int
-) -> list[dict[str, list[float]]]:
+def _run_processes(n: int, size: BenchSize, tasks: list[Task], warmup: int, repeats: int) -> list[Times]:
     """``n`` one-thread processes running ``tasks`` in lockstep; each one's run durations."""
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     context: Any = multiprocessing.get_context(method)
@@ -127,16 +124,14 @@ def _run_processes(
     return results
 
 
-def one_process_times(size: BenchSize, tasks: list[Task], warmup: int, repeats: int) -> dict[str, list[float]]:
+def one_process_times(size: BenchSize, tasks: list[Task], warmup: int, repeats: int) -> Times:
     """Seconds of each run of each task (``"mode/m"``), one process alone, one thread."""
     return _run_processes(1, size, tasks, warmup, repeats)[0]
 
 
 def capacity(size: BenchSize, mode: str, alone: list[float], warmup: int, repeats: int) -> dict[str, Any]:
-    """This machine's throughput for two one-thread processes, in one-process units (<= 2).
-
-    ``alone``: the whole-batch run times of one process alone. The pair's time of a repeat
-    is its slower member's; the best alone time includes both members' own runs."""
+    """This machine's throughput for two one-thread processes, in one-process units (<= 2);
+    ``alone``: the whole-batch run times of one process alone."""
     pair = _run_processes(2, size, [(mode, 0)], warmup, repeats)
     a, b = pair[0][f"{mode}/0"], pair[1][f"{mode}/0"]
     pair_s = min(max(x, y) for x, y in zip(a, b, strict=True))

@@ -17,21 +17,22 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
-__all__ = ["QUIET_LOAD", "WAIT_S", "wait_for_quiet", "check_quiet_start"]
+__all__ = ["QUIET_LOAD", "WAIT_S", "load_average", "wait_for_quiet", "check_quiet_start"]
 
 QUIET_LOAD = 0.5  # the 1-minute load average a run may start at
 WAIT_S = 900.0  # the longest wait for it
 _POLL_S = 10.0
 
 
-def _load() -> list[float]:
+def load_average() -> list[float]:
+    """The load averages (1, 5, 15 min), rounded as the results file keeps them."""
     return [round(x, 2) for x in os.getloadavg()]
 
 
 def wait_for_quiet(
     wait_s: float = WAIT_S,
     say: Callable[[str], None] = lambda line: None,
-    read: Callable[[], list[float]] = _load,
+    read: Callable[[], list[float]] = load_average,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:

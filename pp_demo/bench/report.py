@@ -15,29 +15,36 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
+from .breakdown import micro_batch_terms, phase_means
+from .colossalai_peer import peer_lines
+
 __all__ = [
     "RESULTS",
     "results_file",
-    "BOUND_RULE",
-    "OF_LIMIT_NOISE",
-    "measured_quietly",
     "load_results",
+    "measured_quietly",
+    "micro_batch",
     "summary_lines",
     "format_bench",
-    "micro_batch",
+    "phase_table",
     "readme_block",
 ]
 
 RESULTS = Path("results") / "bench_cpu.json"  # in the checkout, not beside the package: a wheel has none
-OF_LIMIT_NOISE = 0.05
 _PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
-BOUND_RULE = (
-    "of_ideal <= 1 in every row, exactly as stored: the baseline is the best one-thread run of the same "
-    "work, the pipeline's own compute among the candidates, so a row above the ideal means the machine's "
-    "load changed between the measurements (run again on a quieter machine). of_limit <= 1 + 0.05 in a "
-    "run measured quietly (see measured_quietly): the capacity c is measured apart from the pipeline, "
-    "one timing varies by about 5%, and on a busy machine c measures the other users as well."
-)
+_RATIOS = ("speedup", "ideal", "of_ideal", "limit", "of_limit")
+_PHASES = {  # a phase's key in ``_phases`` and its column's head
+    "F_s": "forward",
+    "F_cpu_s": "forward CPU",
+    "B_s": "backward",
+    "B_cpu_s": "backward CPU",
+    "idle_s": "idle",
+    "p2p_wait_s": "p2p wait",
+    "bookkeeping_s": "bookkeeping",
+    "other_cpu_s": "other CPU",
+}
+_PHASE_HEAD = ["m", "rank", *_PHASES.values()]
+_NOT_IN_FILE = "not in this file"
 
 
 def results_file(here: Path | None = None) -> Path:
@@ -52,8 +59,7 @@ def results_file(here: Path | None = None) -> Path:
 
 def load_results(path: str | Path | None = None) -> dict[str, Any]:
     """The committed benchmark results: ``path``, else the checkout's (``results_file``)."""
-    with open(results_file() if path is None else path) as f:
-        result: dict[str, Any] = json.load(f)
+    result: dict[str, Any] = json.loads(Path(results_file() if path is None else path).read_text())
     return result
 
 
@@ -70,8 +76,6 @@ def measured_quietly(result: dict[str, Any]) -> bool:
 def micro_batch(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float]:
     """The row's micro-batch limit and cost (``breakdown.micro_batch_terms``): as stored, or, in
     a file from before they were, from the one-process times it holds."""
-    from .breakdown import micro_batch_terms
-
     if "of_micro_batch_limit" in row:
         return {k: row[k] for k in ("micro_batch_s", "micro_batch_cost", "micro_batch_limit_s", "of_micro_batch_limit")}
     alone = result["one_process_s"]
@@ -79,14 +83,18 @@ def micro_batch(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float]
     return micro_batch_terms(alone[f"{mode}/0"], alone[f"{mode}/{m}"], row["limit"], row["pipeline_s"])
 
 
-def _load_line(result: dict[str, Any]) -> str:
-    start, end = result["load_average"]["start"], result["load_average"]["end"]
-    cpus = result["versions"]["cpus"]
-    return (
-        f"load average (1, 5, 15 min) at the start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
-        f"at the end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {cpus} CPUs"
-        + ("" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)")
-    )
+def _loads(result: dict[str, Any]) -> tuple[str, ...]:
+    """The load averages (1, 5, 15 min) at the start and at the end, as printed."""
+    return tuple(", ".join(f"{x:.2f}" for x in result["load_average"][k]) for k in ("start", "end"))
+
+
+def _capacities(result: dict[str, Any]) -> str:
+    return ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
+
+
+def _ours(result: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any] | None:
+    """pp_demo's two-rank row beside a ColossalAI row (the same m and mode)."""
+    return next((r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"])), None)
 
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
@@ -95,11 +103,10 @@ def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
     process, the GPipe ideal and this machine's limit, and the speedup's share of each. The
     committed file when ``result`` is None."""
     result = load_results() if result is None else result
-    start, end = result["load_average"]["start"], result["load_average"]["end"]
-    c = ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
+    start, end = _loads(result)
+    c = _capacities(result)
     lines = [
-        f"load average (1, 5, 15 min): start {start[0]:.2f}, {start[1]:.2f}, {start[2]:.2f}; "
-        f"end {end[0]:.2f}, {end[1]:.2f}, {end[2]:.2f}; {result['versions']['cpus']} CPUs",
+        f"load average (1, 5, 15 min): start {start}; end {end}; {result['versions']['cpus']} CPUs",
         f"two one-thread processes at once give c = {c} times one"
         if measured_quietly(result)
         else f"c = {c}, on a busy machine: c and of limit hold for this run only",
@@ -116,13 +123,6 @@ def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
     return lines
 
 
-def _parts(row: dict[str, Any]) -> str:
-    return " | ".join(
-        f"{r['compute_s']:.2f} {r['idle_s']:.2f} {r['p2p_wait_s']:.2f} {r['bookkeeping_s']:.2f}"
-        for r in row["breakdown"]
-    )
-
-
 def format_bench(result: dict[str, Any]) -> str:
     """The table the command prints, with each rank's breakdown in seconds."""
     lines = [
@@ -135,95 +135,111 @@ def format_bench(result: dict[str, Any]) -> str:
     ]
     for row in result["rows"]:
         mb = micro_batch(result, row)
+        parts = " | ".join(" ".join(f"{rank[k]:.2f}" for k in _PARTS) for rank in row["breakdown"])
         lines.append(
             f"{row['p']:>1} {row['m']:>2} {row['mode']:<9} {row['pipeline_s']:>6.2f} "
             f"{row['baseline_s']:>6.2f} {row['speedup']:>7.2f} {row['ideal']:>5.2f} {row['limit']:>5.2f} "
             f"{row['of_ideal']:>8.2f} {row['of_limit']:>8.2f} {mb['micro_batch_cost']:>7.2f} "
-            f"{mb['of_micro_batch_limit']:>11.2f}  {_parts(row)}"
+            f"{mb['of_micro_batch_limit']:>11.2f}  {parts}"
         )
-    from pp_demo.bench.colossalai_peer import peer_lines
-
-    return "\n".join(lines + peer_lines(result.get("peers") or []) + phase_lines(result))
+    return "\n".join(lines + peer_lines(result.get("peers") or []) + _phase_lines(result))
 
 
-def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
-    """Per rank: a micro-batch's forward and backward (mean), and the step's waits, bookkeeping
-    and idle time, in seconds (``breakdown.phase_means`` and the breakdown)."""
-    from .breakdown import phase_means
-
+def _phase_lines(result: dict[str, Any]) -> list[str]:
+    """The phase table as the command prints it."""
+    table = [_PHASE_HEAD, *phase_table(result)]
+    if len(table) == 1:
+        return []
+    widths = [max(map(len, column)) for column in zip(*table, strict=True)]
     return [
-        {**means, **{k: rank[k] for k in _PARTS[1:]}, **_other_cpu(rank)}
-        for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True)
+        "a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):",
+        *("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in table),
     ]
 
 
-def _other_cpu(rank: dict[str, Any]) -> dict[str, float]:
-    """The process's CPU time in the step outside its thread's forwards, backwards, losses and
-    waits: the engine's bookkeeping and the work of its communication threads."""
-    cpu = rank.get("cpu_s")
-    return {} if cpu is None else {"other_cpu_s": cpu["step"] - sum(v for k, v in cpu.items() if k != "step")}
+def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
+    """Per rank: a micro-batch's forward and backward (mean, ``breakdown.phase_means``), the
+    step's idle, waiting and bookkeeping time, and the process's CPU time in the step outside its
+    thread's forwards, backwards, losses and waits (the engine's bookkeeping and the work of its
+    communication threads), in seconds."""
+    phases = []
+    for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True):
+        cpu = rank.get("cpu_s")
+        other = {} if cpu is None else {"other_cpu_s": cpu["step"] - sum(v for k, v in cpu.items() if k != "step")}
+        phases.append({**means, **{k: rank[k] for k in _PARTS[1:]}, **other})
+    return phases
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank, pp_demo's phases beside ColossalAI's (milliseconds, pp_demo / ColossalAI):
-    a micro-batch's forward and backward (mean, on the clock and in the rank's CPU time), the
-    step's idle, waiting and bookkeeping time, and the process's CPU time outside its forwards,
-    backwards and waits (``_other_cpu``), on the same model, batch and m in the same run.
-    Empty for a file whose ColossalAI rows were not timed by phase."""
+    """Per m and rank, pp_demo's phases (``_phases``) beside ColossalAI's on the same model, batch
+    and m in the same run, in milliseconds (pp_demo / ColossalAI). Empty for a file whose
+    ColossalAI rows were not timed by phase."""
     table = []
     for peer in result.get("peers") or []:
-        ours = next((r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"])), None)
+        ours = _ours(result, peer)
         if "breakdown" not in peer or ours is None:
             continue
         for rank, (a, b) in enumerate(zip(_phases(ours), _phases(peer), strict=True)):
-            cells = [f"{1000 * a.get(k, 0.0):.1f} / {1000 * b.get(k, 0.0):.1f}" for k in _PHASE_KEYS]
+            cells = [f"{1000 * a.get(k, 0.0):.1f} / {1000 * b.get(k, 0.0):.1f}" for k in _PHASES]
             table.append([str(peer["m"]), str(rank), *cells])
     return table
 
 
-_PHASE_KEYS = ("F_s", "F_cpu_s", "B_s", "B_cpu_s", *_PARTS[1:], "other_cpu_s")
-_PHASE_HEAD = [
-    "m",
-    "rank",
-    "forward",
-    "forward CPU",
-    "backward",
-    "backward CPU",
-    "idle",
-    "p2p wait",
-    "bookkeeping",
-    "other CPU",
-]
-
-
-def phase_lines(result: dict[str, Any]) -> list[str]:
-    """The phase table as the command prints it."""
-    table = phase_table(result)
-    if not table:
-        return []
-    widths = [max(len(r[i]) for r in [_PHASE_HEAD, *table]) for i in range(len(_PHASE_HEAD))]
-    lines = [
-        "a micro-batch's forward, backward; the step's idle, wait, bookkeeping, other CPU (ms, pp_demo / ColossalAI):"
-    ]
-    return lines + ["  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in [_PHASE_HEAD, *table]]
-
-
 def _cpu_ratios(ours: dict[str, Any], peer: dict[str, Any]) -> str:
     """Per rank, the CPU seconds of pp_demo's step over ColossalAI's: the work each engine's rank
-    did, whatever else the machine ran ("not in this file" for a file without CPU times)."""
+    did, whatever else the machine ran."""
     ranks = list(zip(ours["breakdown"], peer.get("breakdown", []), strict=False))
     if not ranks or not all("cpu_s" in a and "cpu_s" in b for a, b in ranks):
-        return "not in this file"
+        return _NOT_IN_FILE
     return "; ".join(f"{a['cpu_s']['step'] / b['cpu_s']['step']:.2f}" for a, b in ranks)
 
 
-def _start_line(result: dict[str, Any]) -> str:
-    start = result.get("quiet_start")
-    if start is None:
-        return ""
-    how = "quiet" if start["quiet"] else ("busy, forced" if start["forced"] else "busy")
-    load, waited = start["load"][0], start["waited_s"]
-    return f" The run started at a 1-minute load of {load:.2f} ({how}; after {waited:.0f} s of waiting)."
+def _markdown(cells: list[Any]) -> str:
+    return "| " + " | ".join(map(str, cells)) + " |"
+
+
+def _measured_with(result: dict[str, Any]) -> str:
+    """The block's first line: the load, the CPUs, c and how the run started."""
+    start, end = _loads(result)
+    busy = "" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)"
+    line = (
+        f"Measured with load average (1, 5, 15 min) at the start {start}; at the end {end}; "
+        f"{result['versions']['cpus']} CPUs{busy}; c = {_capacities(result)}."
+    )
+    quiet = result.get("quiet_start")
+    if quiet is None:
+        return line
+    how = "quiet" if quiet["quiet"] else ("busy, forced" if quiet["forced"] else "busy")
+    return line + (
+        f" The run started at a 1-minute load of {quiet['load'][0]:.2f} ({how}; after {quiet['waited_s']:.0f} s "
+        "of waiting)."
+    )
+
+
+def _peers_block(result: dict[str, Any]) -> list[str]:
+    """ColossalAI's rows beside pp_demo's, as the results page shows them."""
+    lines = [
+        "",
+        "ColossalAI's plugin on the same training step (p = 2, 1F1B), beside pp_demo's row:",
+        "",
+        "| m | ColossalAI's time / pp_demo's | pp_demo of limit | ColossalAI of limit | "
+        "pp_demo of micro-batch limit | ColossalAI of micro-batch limit | "
+        "CPU time of a step, pp_demo / ColossalAI, per rank |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for peer in result["peers"]:
+        ours = _ours(result, peer)
+        assert ours is not None  # a run times pp_demo's two-rank row beside each of ColossalAI's
+        theirs = (
+            (f"{peer['of_limit']:.2f}", f"{micro_batch(result, peer)['of_micro_batch_limit']:.2f}")
+            if "limit" in peer
+            else (_NOT_IN_FILE, _NOT_IN_FILE)
+        )
+        lines.append(
+            f"| {peer['m']} | {peer['colossalai_over_pp_demo']:.2f} | {ours['of_limit']:.2f} | {theirs[0]} | "
+            f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} | {_cpu_ratios(ours, peer)} |"
+        )
+    return lines
 
 
 def readme_block(result: dict[str, Any] | None = None) -> str:
@@ -231,46 +247,18 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
     it): ratios and shares per row, then ColossalAI beside pp_demo and their phases."""
     result = load_results() if result is None else result
     lines = [
-        f"Measured with {_load_line(result)}; c = "
-        + ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
-        + "."
-        + _start_line(result),
+        _measured_with(result),
         "",
         "| p | m | mode | schedule | speedup | GPipe ideal | of ideal | limit | of limit | micro-batch cost | "
         "of micro-batch limit | per rank: compute / idle / p2p wait / bookkeeping, % of the step |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result["rows"]:
-        parts = "; ".join(" / ".join(f"{100 * r[k] / row['pipeline_s']:.0f}" for k in _PARTS) for r in row["breakdown"])
         mb = micro_batch(result, row)
-        lines.append(
-            f"| {row['p']} | {row['m']} | {row['mode']} | {row['schedule']} | {row['speedup']:.2f} | "
-            f"{row['ideal']:.2f} | {row['of_ideal']:.2f} | {row['limit']:.2f} | {row['of_limit']:.2f} | "
-            f"{mb['micro_batch_cost']:.2f} | {mb['of_micro_batch_limit']:.2f} | {parts} |"
-        )
-    peers = result.get("peers") or []
-    if peers:
-        lines += [
-            "",
-            "ColossalAI's plugin on the same training step (p = 2, 1F1B), beside pp_demo's row:",
-            "",
-            "| m | ColossalAI's time / pp_demo's | pp_demo of limit | ColossalAI of limit | "
-            "pp_demo of micro-batch limit | ColossalAI of micro-batch limit | "
-            "CPU time of a step, pp_demo / ColossalAI, per rank |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        for peer in peers:
-            ours = next(r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"]))
-            theirs = (
-                (f"{peer['of_limit']:.2f}", f"{micro_batch(result, peer)['of_micro_batch_limit']:.2f}")
-                if "limit" in peer
-                else ("not in this file", "not in this file")
-            )
-            lines.append(
-                f"| {peer['m']} | {peer['colossalai_over_pp_demo']:.2f} | {ours['of_limit']:.2f} | {theirs[0]} | "
-                f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} | {_cpu_ratios(ours, peer)} |"
-            )
-    table = phase_table(result)
+        ratios = [f"{x:.2f}" for x in [*(row[k] for k in _RATIOS), mb["micro_batch_cost"], mb["of_micro_batch_limit"]]]
+        parts = "; ".join(" / ".join(f"{100 * r[k] / row['pipeline_s']:.0f}" for k in _PARTS) for r in row["breakdown"])
+        lines.append(_markdown([row["p"], row["m"], row["mode"], row["schedule"], *ratios, parts]))
+    lines += _peers_block(result) if result.get("peers") else []
     lines += [
         "",
         "A micro-batch's forward and backward (mean; on the clock, and in the rank's CPU time), the step's "
@@ -278,9 +266,9 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
         "communication threads), in milliseconds, pp_demo / ColossalAI:",
         "",
     ]
+    table = phase_table(result)
     if table:
-        lines += ["| " + " | ".join(_PHASE_HEAD) + " |", "|" + "---|" * len(_PHASE_HEAD)]
-        lines += ["| " + " | ".join(r) + " |" for r in table]
+        lines += [_markdown(_PHASE_HEAD), "|" + "---|" * len(_PHASE_HEAD), *map(_markdown, table)]
     else:
         lines.append("(not in this file: its ColossalAI rows were timed as whole steps; a new run times them by phase)")
     return "\n".join(lines)

@@ -26,11 +26,10 @@ import torch
 import torch.distributed as dist
 from torch.distributed.pipelining import schedules as engine
 
+from .breakdown import Interval
 from .one_process import BenchSize
 
 __all__ = ["BenchJob", "Recorder"]
-
-Interval = tuple[str, float, float]
 
 
 @dataclass
@@ -87,18 +86,16 @@ class BenchJob:
         torch.manual_seed(0)
         model, (ids, mask, labels) = self.size.model().to(device), self.size.batch_tensors()
         points = even_split_points(self.size.layers, world_size)
+        options: dict[str, Any] = {"split_points": points, "n_micro": self.n_micro}
         recorder, plain_wait = Recorder(), engine._wait_batch_p2p
         engine._wait_batch_p2p = recorder.timed("W", plain_wait)  # this rank's process only
         try:
             steps: dict[str, list[Any]] = {}
-            names = {}
+            names: dict[str, str] = {}
             for mode in self.modes:
                 training = mode == "training"
-                job = (
-                    Job.step(model, ids, mask, labels, split_points=points, n_micro=self.n_micro)
-                    if training
-                    else Job.infer(model, ids, mask, split_points=points, n_micro=self.n_micro)
-                )
+                batch = (ids, mask, labels) if training else (ids, mask)
+                job = (Job.step if training else Job.infer)(model, *batch, **options)
                 schedule, module = cache.get(job, ids.shape, training)
                 module.train(training)
                 names[mode] = type(schedule).__name__

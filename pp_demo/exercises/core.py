@@ -1,8 +1,5 @@
-"""The exercise machinery: a registry of exercises, ``status`` and ``check``.
-
-Each exercise is one record (``Exercise``), filed by ``register`` beside its judge in the
-notebook's module: the question, the judge, the reference answer, why it is right, and the
-common wrong answers with the misconception each reveals. The facilitator guide
+"""The exercise machinery: a registry of exercises (one record each, ``Exercise``, filed by
+``register`` beside its judge), ``status`` and ``check``. The facilitator guide
 (``tools/facilitator.py``) reads these records and nothing else. The convention itself is
 described in ``pp_demo.exercises``.
 """
@@ -10,9 +7,9 @@ described in ``pp_demo.exercises``.
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
-from pp_demo.pooling.cases import CASES, PaddingCase, row_text
+from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .refusals import calls_watched, refused_code
 
@@ -62,6 +59,8 @@ EXERCISES: dict[str, Exercise] = {}
 
 
 Judge = Callable[[Any], "str | None"]
+Row = TypeVar("Row")
+Returned = TypeVar("Returned")
 
 
 # what an answer that is a rule may not call: the package's own rules
@@ -94,6 +93,13 @@ class NotAttempted(Exception):
 
 def _is_stub(answer: object) -> bool:
     return answer is Ellipsis
+
+
+def answered(got: Returned) -> Returned:
+    """What a function answer returned, unless it is the stub's ``...``: then ``NotAttempted``."""
+    if _is_stub(got):
+        raise NotAttempted
+    return got
 
 
 def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str:
@@ -154,27 +160,39 @@ def check(key: str, answer: object) -> None:
 # ---- small helpers the notebooks' judges share
 
 
-def ids_text(case: PaddingCase) -> str:
-    return row_text(case.input_ids)
-
-
 def true_last(mask: Sequence[int]) -> int | None:
     """The last position the mask marks as real, in plain Python (None if there is none)."""
     real = [i for i, m in enumerate(mask) if m]
     return real[-1] if real else None
 
 
+def is_int(value: object) -> bool:
+    """An int, and not a bool (``True`` is an int to Python, not a number to the reader)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def int_list(answer: Any) -> list[int] | None:
+    """The answer as a list of ints, or None when it is not an iterable (a string is not) of ints."""
+    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+        return None
+    items = list(answer)
+    return items if all(map(is_int, items)) else None
+
+
+def int_pair(answer: Any) -> tuple[int, int] | None:
+    """The answer as a pair of ints, or None."""
+    items = int_list(answer)
+    return (items[0], items[1]) if items is not None and len(items) == 2 else None
+
+
 def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
     """The answer as a list of ints in ``0..count-1``, or the problem with it as text."""
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+    indices = int_list(answer)
+    if indices is None:
         return f"give the {what} as a list of ints, e.g. [0, 2]"
-    answer = list(answer)
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in answer):
-        return f"give the {what} as a list of ints, e.g. [0, 2]"
-    for i in answer:
-        if not 0 <= i < count:
-            return f"there is no {what[:-1]} {i}: the {what} run from 0 to {count - 1}"
-    indices: list[int] = answer
+    outside = [i for i in indices if not 0 <= i < count]
+    if outside:
+        return f"there is no {what[:-1]} {outside[0]}: the {what} run from 0 to {count - 1}"
     return indices
 
 
@@ -185,21 +203,22 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
         if answer not in CASES:
             return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
         case = CASES[answer]
-        return list(case.input_ids), list(case.attention_mask), f"{answer} {ids_text(case)}"
+        return list(case.input_ids), list(case.attention_mask), f"{answer} {row_text(case.input_ids)}"
     try:
         ids, mask = (list(part) for part in answer)
     except (TypeError, ValueError):
         return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
     if not ids or len(ids) != len(mask):
         return "input_ids and attention_mask must be non-empty and of one length"
-    if not all(isinstance(t, int) and not isinstance(t, bool) for t in ids + mask):
+    if not all(map(is_int, ids + mask)):
         return "input_ids and attention_mask must hold ints"
     if any(m not in (0, 1) for m in mask):
         return "the attention mask holds only 0 and 1"
     return ids, mask, row_text(ids)
 
 
-# ---- judging from the definition, not from the package's answer
+# ---- judging from the definitions, in plain Python: every judge works from these, never with the
+# package's rules the notebooks show (a rule would judge itself)
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:
@@ -214,14 +233,24 @@ def count_pools(ids: Sequence[int], pad: int, wrap: bool = True) -> int:
     return position % len(ids) if wrap else position
 
 
-def first_pad_pools(ids: Sequence[int], pad: int) -> int:
+def first_pad_pools(ids: Sequence[int], pad: int, wrap: bool = True) -> int:
     """Where the first-pad rule lands: one before the first pad id, wrapped to the row
     (no pad id at all: the raw rule sees argmax 0 as well, so -1, the last position)."""
     first = next((i for i, t in enumerate(ids) if t == pad), 0)
-    return (first - 1) % len(ids)
+    return (first - 1) % len(ids) if wrap else first - 1
 
 
-def one_counterexample(key: str, misjudged: list[str]) -> str | None:
+def count_misses(ids: Sequence[int]) -> bool:
+    """Whether the count rule pools another position than ``model.forward`` (pad id ``PAD``)."""
+    return count_pools(ids, PAD) != forward_pools(ids, PAD)
+
+
+def first_pad_misses(ids: Sequence[int]) -> bool:
+    """Whether the first-pad rule pools another position than ``model.forward`` (pad id ``PAD``)."""
+    return first_pad_pools(ids, PAD) != forward_pools(ids, PAD)
+
+
+def one_counterexample(misjudged: list[str]) -> str | None:
     """The verdict on a per-row answer: ``misjudged`` describes each row the answer gets
     wrong (each with its reason). Every wrong try sees the first of them, and how many more
     there are: one row at a time, so the reader works each out rather than reading a list."""
@@ -229,3 +258,16 @@ def one_counterexample(key: str, misjudged: list[str]) -> str | None:
         return None
     more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
     return misjudged[0] + more
+
+
+def judge_picked_rows(
+    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
+) -> str | None:
+    """The verdict on a list of row indices that should be the rows ``picks`` selects, worked out
+    from the definition: each row it gets wrong (``shown`` as text) comes with ``how`` to work it
+    out, never with where each rule lands (that is the answer)."""
+    picked = index_list(answer, len(rows))
+    if isinstance(picked, str):
+        return picked
+    wrong = [i for i, row in enumerate(rows) if (i in picked) != picks(row)]
+    return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])

@@ -1,7 +1,4 @@
-"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``).
-
-The judges work from the definitions in plain Python (``core.forward_pools``,
-``core.count_pools``), not by calling the rules the notebook shows."""
+"""Exercises of notebook 01 · the four padding rows (checked by ``pp_demo.exercises.check``)."""
 
 import ast
 import inspect
@@ -15,12 +12,12 @@ from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .core import (
     PACKAGE_RULES,
-    NotAttempted,
     WrongAnswer,
-    _is_stub,
+    answered,
     count_pools,
     first_pad_pools,
     forward_pools,
+    is_int,
     register,
     row_answer,
     true_last,
@@ -43,14 +40,9 @@ def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
     """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
     case of length 6 with a non-pad id as one batch, then random batches of other lengths."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6 and any(case.input_ids)]
-    batches = [
-        (six, "the length-6 padding cases as one batch"),
-        ([list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]], "a batch of length 4"),
-    ]
-    batches += [
-        (_random_rows(5, length, seed), f"a random batch of length {length}") for seed, length in enumerate((3, 7, 9))
-    ]
-    return batches
+    randoms = [(_random_rows(5, n, seed), f"a random batch of length {n}") for seed, n in enumerate((3, 7, 9))]
+    four = [list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]]
+    return [(six, "the length-6 padding cases as one batch"), (four, "a batch of length 4"), *randoms]
 
 
 def _copies_the_fix(rule: Callable[..., object]) -> bool:
@@ -73,10 +65,6 @@ def _from_the_right(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     return (input_ids != pad_token_id).flip(-1).int().argmax(-1)
 
 
-def _count_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    return (input_ids != pad_token_id).sum(-1) - 1
-
-
 def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     from_the_right = (input_ids != pad_token_id).flip(-1).int().argmax(-1)
     return input_ids.shape[-1] - 1 - from_the_right
@@ -97,7 +85,7 @@ def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
         WrongAnswer(_from_the_right, "`from_the_right` itself", "a distance from the end read as a position"),
         WrongAnswer(_one_too_far, "`input_ids.shape[-1] - from_the_right`", "counts positions from 1: one too far"),
         WrongAnswer(
-            _count_rule,
+            lambda ids, pad: (ids != pad).sum(-1) - 1,
             "the count rule: `(input_ids != pad).sum(-1) - 1`",
             "the bug itself: it assumes every real token comes before the padding",
         ),
@@ -109,9 +97,7 @@ def _judge_forward_rule(rule: object) -> str | None:
     if _copies_the_fix(rule):
         return "that multiplies by arange, the expression printed above: start from from_the_right instead"
     for rows, label in _batches_for_01_1():
-        got = rule(torch.tensor(rows), PAD)
-        if _is_stub(got):
-            raise NotAttempted
+        got = answered(rule(torch.tensor(rows), PAD))
         if not isinstance(got, torch.Tensor):
             return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
         if got.shape != (len(rows),):
@@ -128,10 +114,7 @@ def _judge_forward_rule(rule: object) -> str | None:
 
 def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
     """The case whose row notebook 01 prints (every case is in one of its tables), or None."""
-    for case in CASES.values():
-        if list(case.input_ids) == ids and list(case.attention_mask) == mask:
-            return case.name
-    return None
+    return next((c.name for c in CASES.values() if list(c.input_ids) == ids and list(c.attention_mask) == mask), None)
 
 
 @register(
@@ -213,7 +196,7 @@ _SEEN = {
     ),
 )
 def _judge_count_prediction(position: object) -> str | None:
-    if not isinstance(position, int) or isinstance(position, bool):
+    if not is_int(position):
         return f"give a position as an int, not {type(position).__name__}"
     if position == count_pools(_PREDICT_ROW, PAD):
         return None

@@ -1,38 +1,14 @@
-"""Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``).
-
-Verdicts come from the definitions, counted in plain Python: the count rule lands on
-(number of non-pad ids - 1) wrapped to the row, ``model.forward`` on the rightmost non-pad id."""
-
-from collections.abc import Sequence
+"""Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``)."""
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, count_pools, forward_pools, index_list, one_counterexample, register
+from .core import WrongAnswer, count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register
 
 _THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
-
-def _why(i: int, row: Sequence[int]) -> str:
-    # the row, and how to work it out: never where each lands (that is the answer)
-    return (
-        f"row {i} {row_text(row)} is misjudged: count its non-pad ids for the count rule, "
-        "and find its rightmost non-pad id for model.forward"
-    )
-
-
-def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> str | None:
-    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
-        return "give a list of True or False, one per row, like the reproduction line"
-    if len(answer) != len(rows):
-        return f"the batch has {len(rows)} rows, your list has {len(answer)}"
-    misjudged = [
-        _why(i, row)
-        for i, (said, row) in enumerate(zip(answer, rows, strict=True))
-        if said != (count_pools(row, PAD) == forward_pools(row, PAD))
-    ]
-    return one_counterexample(key, misjudged)
+_HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad id for model.forward"
 
 
 @register(
@@ -59,16 +35,12 @@ def _judge_verdicts(key: str, answer: object, rows: Sequence[Sequence[int]]) -> 
     ),
 )
 def _judge_three_sides(answer: object) -> str | None:
-    return _judge_verdicts("03.1", answer, _THREE_SIDES)
-
-
-def _int_pair(answer: object) -> tuple[int, int] | None:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
-        return None
-    items = list(answer)
-    if len(items) != 2 or not all(isinstance(i, int) and not isinstance(i, bool) for i in items):
-        return None
-    return items[0], items[1]
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(a, bool) for a in answer):
+        return "give a list of True or False, one per row, like the reproduction line"
+    if len(answer) != len(_THREE_SIDES):
+        return f"the batch has {len(_THREE_SIDES)} rows, your list has {len(answer)}"
+    # the line says True where the count rule pools where model.forward does: its misses are the False rows
+    return judge_picked_rows([i for i, said in enumerate(answer) if not said], _THREE_SIDES, count_misses, _HOW)
 
 
 @register(
@@ -85,7 +57,7 @@ def _int_pair(answer: object) -> tuple[int, int] | None:
     ),
 )
 def _judge_two_positions(answer: object) -> str | None:
-    pair = _int_pair(answer)
+    pair = int_pair(answer)
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)
@@ -125,12 +97,4 @@ def _judge_two_positions(answer: object) -> str | None:
     ),
 )
 def _judge_wrong_rows(answer: object) -> str | None:
-    answer = index_list(answer, len(_MIXED_BATCH))
-    if isinstance(answer, str):
-        return answer
-    misjudged = [
-        _why(i, row)
-        for i, row in enumerate(_MIXED_BATCH)
-        if (i in answer) != (count_pools(row, PAD) != forward_pools(row, PAD))
-    ]
-    return one_counterexample("03.3", misjudged)
+    return judge_picked_rows(answer, _MIXED_BATCH, count_misses, _HOW)

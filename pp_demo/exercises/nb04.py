@@ -1,7 +1,4 @@
-"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``).
-
-Judged from the definitions in plain Python (``core.forward_pools`` is where
-``rightmost_non_pad`` lands, ``core.true_last`` reads the mask), not with the package's rules."""
+"""Exercises of notebook 04 · pad == eos (checked by ``pp_demo.exercises.check``)."""
 
 import torch
 
@@ -9,15 +6,13 @@ from pp_demo.pooling.cases import CASES, PAD
 
 from .core import (
     PACKAGE_RULES,
-    NotAttempted,
     WrongAnswer,
-    _is_stub,
+    answered,
     count_pools,
     first_pad_pools,
     forward_pools,
-    ids_text,
-    index_list,
-    one_counterexample,
+    is_int,
+    judge_picked_rows,
     register,
     row_text,
     true_last,
@@ -34,12 +29,6 @@ _EOS_BATCH = (
 )
 # a prompt <eos> response <eos> row, right-padded (exercise 04.3)
 _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
-
-
-def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
-    ids = torch.tensor([row for row, _ in _EOS_BATCH])
-    mask = torch.tensor([m for _, m in _EOS_BATCH])
-    return ids, mask
 
 
 @register(
@@ -60,34 +49,26 @@ def _eos_batch() -> tuple[torch.Tensor, torch.Tensor]:
     ),
 )
 def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
-    answer = index_list(answer, len(_EOS_BATCH))
-    if isinstance(answer, str):
-        return answer
-    misjudged = []
-    for i, (row, row_mask) in enumerate(_EOS_BATCH):
-        pooled, last = forward_pools(row, PAD), true_last(row_mask)
-        if (i in answer) != (pooled != last):
-            misjudged.append(
-                f"row {i} {row_text(row)} with mask {row_text(row_mask)} is misjudged: find where rightmost_non_pad "
-                "lands (it reads the ids) and the true last real token (the mask says which tokens are real)"
-            )
-    return one_counterexample("04.1", misjudged)
+    return judge_picked_rows(
+        answer,
+        _EOS_BATCH,
+        lambda pair: forward_pools(pair[0], PAD) != true_last(pair[1]),
+        "find where rightmost_non_pad lands (it reads the ids) and the true last real token (the mask says which "
+        "tokens are real)",
+        shown=lambda pair: f"{row_text(pair[0])} with mask {row_text(pair[1])}",
+    )
 
 
 def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
     """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
     rows = [
-        (case.tensors(), f"{case.name} {ids_text(case)} (mask {row_text(case.attention_mask)})")
+        (case.tensors(), f"{case.name} {row_text(case.input_ids)} (mask {row_text(case.attention_mask)})")
         for case in CASES.values()
         if case.true_last is not None
     ]
-    rows.append((_eos_batch(), "the batch of exercise 04.1"))
+    batch = torch.tensor([row for row, _ in _EOS_BATCH]), torch.tensor([mask for _, mask in _EOS_BATCH])
+    rows.append((batch, "the batch of exercise 04.1"))
     return rows
-
-
-def _last_non_pad(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    positions = torch.arange(input_ids.shape[-1])
-    return (positions * (input_ids != pad_token_id)).argmax(-1)
 
 
 def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -104,7 +85,7 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
     why="only the mask knows a trailing eos (id == pad id) is real: rightmost attended position",
     wrong=(
         WrongAnswer(
-            _last_non_pad,
+            lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
             "the fix, `rightmost_non_pad`, written out",
             "still trusts the ids: a real eos equal to pad looks like padding",
         ),
@@ -119,9 +100,7 @@ def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
     for (ids, mask), label in _mask_rule_rows():
-        got = rule(ids, mask, PAD)
-        if _is_stub(got):
-            raise NotAttempted
+        got = answered(rule(ids, mask, PAD))
         if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
             return f"on {label} it returned {got!r}, not one position per row"
         for i in range(ids.shape[0]):
@@ -145,7 +124,7 @@ def _judge_mask_rule(rule: object) -> str | None:
     ),
 )
 def _judge_first_pad_prediction(position: object) -> str | None:
-    if not isinstance(position, int) or isinstance(position, bool):
+    if not is_int(position):
         return f"give a position as an int, not {type(position).__name__}"
     ids, mask = _PAIR_ROW
     if position == first_pad_pools(ids, PAD):

@@ -2,20 +2,13 @@
 
 from collections.abc import Sequence
 
-import torch
-
 from pp_demo.pooling.cases import PAD, row_text
-from pp_demo.pooling.rules import count_minus_one
 
-from .core import WrongAnswer, index_list, register, true_last
+from .core import WrongAnswer, count_pools, index_list, int_list, int_pair, register, true_last
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
 _ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))  # exercise 05.1
 _LENGTH_05 = 8  # row length of the training task
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @register(
@@ -30,17 +23,15 @@ def _is_int(value: object) -> bool:
     ),
 )
 def _judge_label_and_pooled_class(answer: object) -> str | None:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__") or len(answer := list(answer)) != 2:
+    pair = int_pair(answer)
+    if pair is None:
         return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
-    label, pooled_class = answer
-    if not (_is_int(label) and _is_int(pooled_class)):
-        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
+    label, pooled_class = pair
     ids, mask = _ROW_05
     last = true_last(mask)
     assert last is not None  # the exercise's row has real tokens
     want_label = ids[last] % _LABELS_05
-    position = int(count_minus_one(torch.tensor([ids]), PAD)[0])
-    want_pooled = ids[position] % _LABELS_05
+    want_pooled = ids[count_pools(ids, PAD)] % _LABELS_05
     row = row_text(ids)
     if label != want_label:
         return f"on {row} your label is off: the label is the class (id modulo 3) of the last real token"
@@ -59,8 +50,8 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
 
 def _count_pools_a_pad(real: int) -> bool:
     """Whether the count rule pools a pad on a left-padded row of the task with ``real`` real tokens."""
-    ids = torch.tensor([[PAD] * (_LENGTH_05 - real) + [1] * real])
-    return int(ids[0, int(count_minus_one(ids, PAD)[0])]) == PAD
+    ids = [PAD] * (_LENGTH_05 - real) + [1] * real
+    return ids[count_pools(ids, PAD)] == PAD
 
 
 @register(
@@ -79,17 +70,14 @@ def _count_pools_a_pad(real: int) -> bool:
     ),
 )
 def _judge_pad_pooled_counts(answer: object) -> str | None:
-    if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
+    counts = int_list(answer)
+    if counts is None:
         return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
-    answer = list(answer)
-    if not all(_is_int(r) for r in answer):
-        return "give the numbers of real tokens as a list of ints, e.g. [2, 7]"
-    for r in answer:
+    for r in counts:
         if not 2 <= r <= _LENGTH_05 - 1:
             return f"a left-padded row of the task has 2 to {_LENGTH_05 - 1} real tokens, not {r}"
     for r in range(2, _LENGTH_05):
-        pad = _count_pools_a_pad(r)
-        if (r in answer) != pad:
+        if (r in counts) != _count_pools_a_pad(r):
             example = row_text([PAD] * (_LENGTH_05 - r) + list(range(5, 5 + r)))
             return f"your answer misjudges r={r}, a row like {example}: where does the count rule land on it?"
     return None
@@ -99,8 +87,7 @@ def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
     """Positions the count rule's logits can depend on: the pooled position and the real
     tokens before it. Causal attention hides later positions; the mask hides pads as keys,
     so a real query never reads a pad (on every transformers version)."""
-    pooled = int(count_minus_one(torch.tensor([ids]), PAD)[0])
-    return [p for p in range(pooled + 1) if mask[p]]
+    return [p for p in range(count_pools(ids, PAD) + 1) if mask[p]]
 
 
 @register(

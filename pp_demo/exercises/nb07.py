@@ -4,10 +4,10 @@ from collections.abc import Callable
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD
+from pp_demo.pooling.cases import CASES, PAD, row_text
 from pp_demo.pooling.survey import CLASSES
 
-from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, ids_text, register, row_answer, true_last
+from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, register, row_answer, true_last
 
 # Where each class lands on one padded row, from its definition in plain Python (pad id 0).
 _LANDS_ON = {
@@ -31,15 +31,13 @@ def mystery_07(
 def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor], letter: str) -> str | None:
     """The first case with a real token where ``fn`` and class ``letter`` land apart, or None."""
     rule = CLASSES[letter].rule
-    for case in CASES.values():
-        if case.true_last is None:
-            continue
+    for case in (case for case in CASES.values() if case.true_last is not None):
         ids, mask = case.tensors()
         mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
         theirs = _LANDS_ON[letter](case.input_ids, case.attention_mask)
         if mine != theirs:
             return (
-                f"on {case.name} {ids_text(case)} class {letter} ({rule}) and the expression pool different "
+                f"on {case.name} {row_text(case.input_ids)} class {letter} ({rule}) and the expression pool different "
                 "positions: run both on it"
             )
     return None
@@ -64,7 +62,7 @@ def _judge_mystery_class(letter: object) -> str | None:
         left = CASES["left"]
         return (
             f"class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids: run it on left "
-            f"{ids_text(left)} and on the other cases"
+            f"{row_text(left.input_ids)} and on the other cases"
         )
     return _class_counterexample(mystery_07, letter)
 

@@ -9,20 +9,15 @@ from collections.abc import Sequence
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, one_counterexample, register
+from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, is_int, one_counterexample, register
 
 _BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))
-
-
-def _first_pad_raw(ids: Sequence[int]) -> int:
-    """``first_pad`` without the modulo: one before the first pad id (argmax 0 when none)."""
-    return next((i for i, t in enumerate(ids) if t == PAD), 0) - 1
 
 
 def _legacy_reads(batch: Sequence[Sequence[int]], b: int) -> tuple[int, int]:
     """The (row, position) the legacy export makes row ``b`` read with ``first_pad``."""
     length = len(batch[0])
-    return divmod((b * length + _first_pad_raw(batch[b])) % (len(batch) * length), length)
+    return divmod((b * length + first_pad_pools(batch[b], PAD, wrap=False)) % (len(batch) * length), length)
 
 
 def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
@@ -30,11 +25,7 @@ def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
         return f"give a list of {count} (row, position) pairs, one per row"
     pairs = []
     for pair in answer:
-        if (
-            not isinstance(pair, (list, tuple))
-            or len(pair) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in pair)
-        ):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(is_int, pair)):
             return f"{pair!r} is not a (row, position) pair of ints"
         pairs.append(tuple(pair))
     return pairs
@@ -64,22 +55,20 @@ def _judge_legacy_reads(answer: object) -> str | None:
     pairs = _as_pairs(answer, len(_BATCH_08_1))
     if isinstance(pairs, str):
         return pairs
-    misjudged = []
-    for b, said in enumerate(pairs):
-        reads = _legacy_reads(_BATCH_08_1, b)
-        if said != reads:
-            misjudged.append(
-                f"row {b} {row_text(_BATCH_08_1[b])} is misjudged: take first_pad's position without the modulo, "
-                "add the row's offset in the flattened batch, and count a negative index back from the flat end"
-            )
-    return one_counterexample("08.1", misjudged)
+    misjudged = [
+        f"row {b} {row_text(_BATCH_08_1[b])} is misjudged: take first_pad's position without the modulo, "
+        "add the row's offset in the flattened batch, and count a negative index back from the flat end"
+        for b, said in enumerate(pairs)
+        if said != _legacy_reads(_BATCH_08_1, b)
+    ]
+    return one_counterexample(misjudged)
 
 
 # The raw position each rule computes on one row, from its definition (no modulo, no indexing).
 _RAW = {
-    "count": lambda ids, mask: sum(t != PAD for t in ids) - 1,
-    "first_pad": lambda ids, mask: _first_pad_raw(ids),
-    "rightmost_non_pad": lambda ids, mask: max((i for i, t in enumerate(ids) if t != PAD), default=0),
+    "count": lambda ids, mask: count_pools(ids, PAD, wrap=False),
+    "first_pad": lambda ids, mask: first_pad_pools(ids, PAD, wrap=False),
+    "rightmost_non_pad": lambda ids, mask: forward_pools(ids, PAD),
     "rightmost_attended": lambda ids, mask: max((i for i, m in enumerate(mask) if m), default=0),
 }
 

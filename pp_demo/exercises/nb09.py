@@ -3,18 +3,8 @@
 from typing import Any
 
 from pp_demo.colossalai.pull_request.worker import claim_batches
-from pp_demo.pooling.cases import PAD
 
-from .core import (
-    WrongAnswer,
-    count_pools,
-    first_pad_pools,
-    forward_pools,
-    index_list,
-    one_counterexample,
-    register,
-    row_text,
-)
+from .core import WrongAnswer, count_misses, first_pad_misses, judge_picked_rows, register
 
 ROWS_09 = (
     [5, 6, 0, 0, 0, 0],
@@ -25,18 +15,6 @@ ROWS_09 = (
     [0, 0, 5, 6, 7, 0],
 )
 """Six rows (pad id 0) for exercise 09.1."""
-
-
-def _first_pad_misses() -> list[int]:
-    """The rows where one before the first pad id (wrapped) is not the last non-pad id."""
-    return [i for i, row in enumerate(ROWS_09) if first_pad_pools(row, PAD) != forward_pools(row, PAD)]
-
-
-def _why_09_1(i: int) -> str:
-    return (
-        f"row {i} {row_text(ROWS_09[i])} is misjudged: step back one from its first pad id (wrapping to the row's "
-        "end), and compare with its rightmost non-pad id"
-    )
 
 
 @register(
@@ -60,10 +38,8 @@ def _why_09_1(i: int) -> str:
     ),
 )
 def _judge_first_pad_rows(answer: Any) -> str | None:
-    picked = index_list(answer, len(ROWS_09))
-    if isinstance(picked, str):
-        return picked
-    return one_counterexample("09.1", [_why_09_1(i) for i in sorted(set(picked) ^ set(_first_pad_misses()))])
+    how = "step back one from its first pad id (wrapping to the row's end), and compare with its rightmost non-pad id"
+    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how)
 
 
 _SIDES = ("left", "right")
@@ -76,11 +52,8 @@ def _failing_pairs() -> set[tuple[str, str]]:
     count lands off the last non-pad id on a row of that side's test batch (claim 2's rows,
     ``pp_demo.colossalai.pull_request.worker.claim_batches``)."""
     test = claim_batches()
-    count_misses = {
-        side: any(count_pools(row, PAD) != forward_pools(row, PAD) for row in test[f"{side}-padded"][0].tolist())
-        for side in _SIDES
-    }
-    return {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if count_misses[side]}
+    missed = {side: any(count_misses(row) for row in test[f"{side}-padded"][0].tolist()) for side in _SIDES}
+    return {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if missed[side]}
 
 
 @register(

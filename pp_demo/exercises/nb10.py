@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from pp_demo.pipeline.schedules import gpipe_slots
 
-from .core import NotAttempted, WrongAnswer, _is_stub, register
+from .core import NotAttempted, WrongAnswer, _is_stub, answered, is_int, register
 
 
 def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
@@ -26,7 +26,7 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
     ),
 )
 def _judge_idle_slots(answer: object) -> str | None:
-    if not isinstance(answer, int) or isinstance(answer, bool):
+    if not is_int(answer):
         return f"give a number of slots as an int, not {type(answer).__name__}"
     idle, length = _gpipe_idle(4, 0, backward=True)
     if answer == idle:
@@ -76,13 +76,11 @@ def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
     for p in range(2, 6):
         for m in range(1, 17):
             try:
-                got = bubble_fraction(m, p)
+                got = answered(bubble_fraction(m, p))
             except TypeError:
                 if _is_one_argument_stub(bubble_fraction):
                     raise NotAttempted from None
                 return "write bubble_fraction(m, p): it takes the number of micro-batches and of stages"
-            if _is_stub(got):
-                raise NotAttempted
             idle, length = p - 1, m + p - 1
             if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
                 return (

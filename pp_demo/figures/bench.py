@@ -26,31 +26,23 @@ _KINDS = {
     "L": ("loss", OKABE_ITO["vermillion"], ""),
     "W": ("waiting on send/recv", OKABE_ITO["reddish purple"], "xx"),
 }
+_OUTLINE = {"edgecolor": "black", "linewidth": 0.3}  # every part's box, in the timeline and the breakdown
 
 
 def _timeline(ax: Any, row: dict[str, Any]) -> None:
     seen = set()
     for rank, part in enumerate(row["breakdown"]):
         for kind, start, end in part["timeline"]:
-            label, colour, hatch = _KINDS[kind]
-            ax.barh(
-                rank,
-                end - start,
-                left=start,
-                color=colour,
-                hatch=hatch,
-                edgecolor="black",
-                linewidth=0.3,
-                label=None if kind in seen else label,
-            )
+            name, colour, hatch = _KINDS[kind]
+            label = None if kind in seen else name  # each kind once in the key
+            ax.barh(rank, end - start, left=start, color=colour, hatch=hatch, label=label, **_OUTLINE)
             seen.add(kind)
     ax.set_yticks(range(row["p"]), [f"rank {r}" for r in range(row["p"])], fontsize=PROJECTOR_PT)
     ax.invert_yaxis()
     ax.set_xlabel("seconds into the step", fontsize=PROJECTOR_PT)
     ax.tick_params(axis="x", labelsize=PROJECTOR_PT)
-    ax.set_title(
-        f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): the fastest step", fontsize=PROJECTOR_PT
-    )
+    title = f"p = {row['p']}, m = {row['m']}, {row['mode']} ({row['schedule']}): the fastest step"
+    ax.set_title(title, fontsize=PROJECTOR_PT)
     ax.legend(fontsize=PROJECTOR_PT, ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
 
 
@@ -60,16 +52,7 @@ def _breakdown(ax: Any, rows: list[dict[str, Any]]) -> None:
     bottom = [0.0] * len(rows)
     for key, (label, colour, hatch) in PARTS.items():
         share = [sum(rank[key] for rank in r["breakdown"]) / (r["p"] * r["pipeline_s"]) for r in rows]
-        ax.bar(
-            range(len(rows)),
-            share,
-            bottom=bottom,
-            color=colour,
-            hatch=hatch,
-            edgecolor="black",
-            linewidth=0.3,
-            label=label,
-        )
+        ax.bar(range(len(rows)), share, bottom=bottom, color=colour, hatch=hatch, label=label, **_OUTLINE)
         bottom = [b + s for b, s in zip(bottom, share, strict=True)]
     ax.plot(range(len(rows)), [r["of_limit"] for r in rows], "kD", label="of limit (speedup / limit)")
     ax.set_xticks(range(len(rows)), labels, fontsize=PROJECTOR_PT)

@@ -20,6 +20,12 @@ NO_ANSWER_COLOUR = "#999999"  # grey: neither right nor wrong
 PAD_SHADE = "#d9d9d9"  # positions the attention mask marks as padding
 PAD_ID_REAL = OKABE_ITO["sky blue"]  # a real token that carries the pad id (pad == eos)
 
+
+def verdict_colour(right: bool | None) -> str:
+    """A verdict's colour (it is never told by colour alone: a mark stands beside it)."""
+    return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
+
+
 TARGET_LINE = "#555555"  # dark grey: the accuracy a run must reach
 CHANCE_LINE = NO_ANSWER_COLOUR  # grey: a uniform guess
 

@@ -11,6 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
 from pp_demo.pipeline.stages import Stages
@@ -99,8 +100,6 @@ def _canvas(width: float, height: float) -> tuple[Figure, Any]:
 
 
 def _stage(ax: Any, x: float, y: float, w: float, h: float, title: str, lines: list[str], index: int) -> None:
-    from matplotlib.patches import FancyBboxPatch
-
     colour = _STAGE_COLOURS[index % len(_STAGE_COLOURS)]
     ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.05", facecolor=colour, alpha=0.35, lw=1.5))
     ax.text(x + w / 2, y + h + 0.12, title, ha="center", va="bottom", fontsize=FONT_PT, weight="bold")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.figures.palette import (
@@ -21,33 +22,47 @@ from pp_demo.figures.palette import (
     SERIES,
     WRONG_COLOUR,
     text_inches,
+    verdict_colour,
 )
+from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, Verdict, mark, padding_table, resolve_cases
+from pp_demo.pooling.rules import pooled_positions
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 
 if TYPE_CHECKING:  # for annotations only: training pulls in transformers
     import torch
 
-    from pp_demo.pooling.cases import PaddingCase
-    from pp_demo.pooling.padding_table import Verdict
     from pp_demo.verify.compare import RowComparison
 
 
-_RIGHT, _WRONG = RIGHT_COLOUR, WRONG_COLOUR  # the names the sections below use
-_VERDICT = "verdict"  # gid of every text that carries a right/wrong mark (the tests find them by it)
-
-
-def _colour(right: bool | None) -> str:
-    return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
-
-
-def _verdict_text(raw: int, lands_on: int, right: bool | None) -> str:
+def verdict_text(raw: int, lands_on: int, right: bool | None) -> str:
     """``✓ 5``, ``✗ 2``, or ``✓ -1 → 5`` where a raw -1 is read as the last position; ``n/a``
     where there is nothing to be right about. A minus sign never stands next to the mark."""
     word = "n/a" if right is None else mark(right)
     return f"{word} {raw}" if raw == lands_on else f"{word} {raw} → {lands_on}"
+
+
+def verdict_label(ax: Any, x: float, y: float, text: str, colour: str, ha: str = "center", va: str = "center") -> None:
+    """A text that carries a verdict (its mark and position): bold, found by the tests by its gid."""
+    ax.text(x, y, text, ha=ha, va=va, fontsize=PROJECTOR_PT, color=colour, weight="bold", gid="verdict")
+
+
+def token_squares(ax: Any, ids: Sequence[int], mask: Sequence[int], y: float, pad_token_id: int) -> None:
+    """One row of tokens as squares from height ``y``: padding shaded, a real token carrying the pad id blue."""
+    for k, (token, real) in enumerate(zip(ids, mask, strict=True)):
+        fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
+        ax.add_patch(Rectangle((k, y), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
+        ax.text(k + 0.5, y + 0.5, str(token), ha="center", va="center", fontsize=PROJECTOR_PT)
+
+
+def token_key() -> list[Patch]:
+    """The key to ``token_squares``."""
+    return [
+        Patch(facecolor=PAD_SHADE, edgecolor="#999999", label="padding (mask 0)"),
+        Patch(facecolor=PAD_ID_REAL, edgecolor="#999999", label="real token = pad id"),
+    ]
 
 
 def _draw_blocks(
@@ -75,15 +90,10 @@ def _draw_blocks(
     for j, (ax, rule) in enumerate(zip(axes[:, 0], rules, strict=True)):
         for i, (ids, mask) in enumerate(rows):
             raw, lands_on, right = verdicts[i][j]
-            for k, (token, real) in enumerate(zip(ids, mask, strict=True)):
-                fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
-                ax.add_patch(Rectangle((k, -i), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
-                ax.text(k + 0.5, -i + 0.5, str(token), ha="center", va="center", fontsize=PROJECTOR_PT)
-            ax.add_patch(Rectangle((lands_on, -i), 1, 1, fill=False, edgecolor=_colour(right), linewidth=3))
-            ax.text(
-                length + 0.3, -i + 0.5, _verdict_text(raw, lands_on, right), ha="left", va="center",
-                fontsize=PROJECTOR_PT, color=_colour(right), weight="bold", gid=_VERDICT,
-            )  # fmt: skip
+            token_squares(ax, ids, mask, -i, pad_token_id)
+            colour = verdict_colour(right)
+            ax.add_patch(Rectangle((lands_on, -i), 1, 1, fill=False, edgecolor=colour, linewidth=3))
+            verdict_label(ax, length + 0.3, -i + 0.5, verdict_text(raw, lands_on, right), colour, ha="left")
             ax.text(-0.3, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
         ax.set_title(rule, fontsize=PROJECTOR_PT, weight="bold", loc="left")
         ax.set_xlim(-label_in / unit, length + 4.5)
@@ -100,8 +110,7 @@ def _key_handles() -> list[Patch]:
     return [
         Patch(facecolor="white", edgecolor=RIGHT_COLOUR, linewidth=3, label=f"{RIGHT} pooled, right"),
         Patch(facecolor="white", edgecolor=WRONG_COLOUR, linewidth=3, label=f"{WRONG} pooled, wrong"),
-        Patch(facecolor=PAD_SHADE, edgecolor="#999999", label="padding (mask 0)"),
-        Patch(facecolor=PAD_ID_REAL, edgecolor="#999999", label="real token = pad id"),
+        *token_key(),
     ]
 
 
@@ -134,24 +143,14 @@ def draw_pad_eos_rows(
     """A pad == eos batch as a grid: the real tokens that carry the pad id stand out from
     the padding, and each rule's pooled position is marked against the true last real
     token, read from the attention mask in plain Python (no rule judges itself)."""
-    from pp_demo.pooling.rules import pooled_positions
-
     ids, mask = input_ids.tolist(), attention_mask.tolist()
-    pooled = {
-        rule: pooled_positions(
-            rule, input_ids=input_ids, pad_token_id=pad_token_id, attention_mask=attention_mask
-        ).tolist()
-        for rule in rules
-    }
+    batch: dict[str, Any] = {"input_ids": input_ids, "pad_token_id": pad_token_id, "attention_mask": attention_mask}
+    pooled = {rule: pooled_positions(rule, **batch).tolist() for rule in rules}
     verdicts = []
     for i, mask_row in enumerate(mask):
         last = max((k for k, m in enumerate(mask_row) if m), default=None)
-        cells = []
-        for rule in rules:
-            raw = int(pooled[rule][i])
-            lands_on = raw % len(mask_row)
-            cells.append((raw, lands_on, None if last is None else lands_on == last))
-        verdicts.append(cells)
+        lands = [(int(pooled[rule][i]), int(pooled[rule][i]) % len(mask_row)) for rule in rules]
+        verdicts.append([(raw, lands_on, None if last is None else lands_on == last) for raw, lands_on in lands])
     labels = row_labels or [f"row {i}" for i in range(len(ids))]
     heading = "pad == eos: where each rule pools, judged by the true last real token"
     return _draw_blocks(list(zip(ids, mask, strict=True)), list(rules), verdicts, pad_token_id, labels, heading)
@@ -162,11 +161,9 @@ _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 def _row_diff_key(axes: Any, atol: float) -> list[Any]:
     """The bars and the tolerance line from the panels' own handles, then the two marks."""
-    from matplotlib.lines import Line2D
-
     handles, labels = axes[0].get_legend_handles_labels()
     marks = [
-        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=_colour(ok), label=words)
+        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok), label=words)
         for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within"))
     ]
     return [h for h, _ in sorted(zip(handles, labels, strict=True), key=lambda hl: hl[1].startswith("tol"))] + marks
@@ -182,10 +179,8 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
-    colours, hatches = (
-        dict(zip(rules, SERIES, strict=False)),
-        dict(zip(rules, _HATCHES, strict=False)),
-    )  # more styles than rules
+    colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
+    hatches = dict(zip(rules, _HATCHES, strict=False))
     atol = max(c.atol for c in comparisons.values())
     # the axis starts below the smallest measured difference (fp32 rounding: a few 1e-9 on the CPU)
     measured_diffs = [d for c in comparisons.values() for d in c.max_abs_diff if d > 0]
@@ -202,17 +197,12 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
             measured = [(x, d) for x, d in zip(xs, result.max_abs_diff, strict=True) if d > 0]
-            ax.bar(
-                [x for x, _ in measured], [d for _, d in measured], width, color=colours[rule],
-                hatch=hatches[rule], edgecolor="black", linewidth=0.5, label=f"rule {rule}",
-            )  # fmt: skip
+            style = {"color": colours[rule], "hatch": hatches[rule], "edgecolor": "black", "linewidth": 0.5}
+            ax.bar([x for x, _ in measured], [d for _, d in measured], width, label=f"rule {rule}", **style)
             for x, d, ok in zip(xs, result.max_abs_diff, result.matches, strict=True):
                 if d == 0:  # exactly model.forward's logits
                     ax.text(x, floor, "0", ha="center", va="bottom", fontsize=PROJECTOR_PT, color=colours[rule])
-                ax.text(
-                    x, (d or floor * 10) * 1.5, mark(ok), ha="center", va="bottom", fontsize=PROJECTOR_PT,
-                    color=_colour(ok), weight="bold", gid=_VERDICT,
-                )  # fmt: skip
+                verdict_label(ax, x, (d or floor * 10) * 1.5, mark(ok), verdict_colour(ok), va="bottom")
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
         ax.set_ylim(floor, max(top, atol) * 300)  # room above the tallest bar for its mark
@@ -226,7 +216,7 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     return fig
 
 
-_GRID_FILL = {"right": _RIGHT, "wrong": _WRONG, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
+_GRID_FILL = {"right": RIGHT_COLOUR, "wrong": WRONG_COLOUR, "no answer": NO_ANSWER_COLOUR, "cannot run": "white"}
 
 
 def _grid_cell_text(verdict: Verdict) -> str:
@@ -240,8 +230,8 @@ def _grid_cell_text(verdict: Verdict) -> str:
 
 def _grid_key() -> list[Patch]:
     return [
-        Patch(facecolor=_RIGHT, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
-        Patch(facecolor=_WRONG, edgecolor="#999999", label=f"{WRONG} wrong"),
+        Patch(facecolor=RIGHT_COLOUR, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
+        Patch(facecolor=WRONG_COLOUR, edgecolor="#999999", label=f"{WRONG} wrong"),
         Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label="n/a: no real token to find"),
         Patch(facecolor="white", hatch="//", edgecolor="#999999", label="hatched: cannot run on this batch"),
     ]
@@ -274,29 +264,18 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     ax = fig.add_axes((label_in / width, key_in / height, cell_w * len(cases) / width, cell_h * len(grid) / height))
     for i, (row, texts) in enumerate(zip(grid, cells, strict=True)):
         for j, (verdict, text) in enumerate(zip(row, texts, strict=True)):
-            hatch = "//" if verdict.status == "cannot run" else None
-            ax.add_patch(
-                Rectangle(
-                    (j, -i), 1, 1, facecolor=_GRID_FILL[verdict.status], hatch=hatch, edgecolor="#999999", linewidth=0.5
-                )
-            )
+            fill, hatch = _GRID_FILL[verdict.status], "//" if verdict.status == "cannot run" else None
+            ax.add_patch(Rectangle((j, -i), 1, 1, facecolor=fill, hatch=hatch, edgecolor="#999999", linewidth=0.5))
             colour = "white" if verdict.status in ("right", "wrong") else "black"
-            ax.text(
-                j + 0.5, -i + 0.5, text, ha="center", va="center", fontsize=PROJECTOR_PT, color=colour,
-                weight="bold", gid=_VERDICT,
-            )  # fmt: skip
+            verdict_label(ax, j + 0.5, -i + 0.5, text, colour)
         ax.text(-0.1, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
     for j, case in enumerate(cases):
         ax.text(j + 0.5, 1.15, case, ha="left", va="bottom", rotation=45, rotation_mode="anchor", fontsize=PROJECTOR_PT)
     ax.set_xlim(0, len(cases))
     ax.set_ylim(-len(grid) + 1, 1)
     ax.axis("off")
-    fig.suptitle(
-        "Which rule finds the last real token?\ncell: verdict, then the raw position (-1 reads the last)",
-        fontsize=PROJECTOR_PT,
-        y=1 - 0.1 / height,
-        va="top",
-    )
+    title = "Which rule finds the last real token?\ncell: verdict, then the raw position (-1 reads the last)"
+    fig.suptitle(title, fontsize=PROJECTOR_PT, y=1 - 0.1 / height, va="top")
     fig.legend(
         handles=_grid_key(), loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False,
         bbox_to_anchor=(0.5, 0.05 / height),

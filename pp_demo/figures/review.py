@@ -10,24 +10,16 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Patch
 
-from pp_demo.figures.palette import NO_ANSWER_COLOUR, PAD_ID_REAL, PAD_SHADE, PROJECTOR_PT, RIGHT_COLOUR, WRONG_COLOUR
-from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, mark, padding_table, resolve_cases
+from pp_demo.figures.palette import PROJECTOR_PT, RIGHT_COLOUR, WRONG_COLOUR, verdict_colour
+from pp_demo.figures.pooling import token_key, token_squares, verdict_label, verdict_text
+from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, padding_table, resolve_cases
 
 __all__ = ["draw_review_grid"]
 
 _UNIT = 0.42  # inches per token square
 _COLUMN = 1.4  # inches per rule column: "✓ -1 → 5" at PROJECTOR_PT
-
-
-def _cell_text(raw: int, lands_on: int, right: bool | None) -> str:
-    word = "n/a" if right is None else mark(right)
-    return f"{word} {raw}" if raw == lands_on else f"{word} {raw} → {lands_on}"
-
-
-def _colour(right: bool | None) -> str:
-    return NO_ANSWER_COLOUR if right is None else (RIGHT_COLOUR if right else WRONG_COLOUR)
 
 
 def _header(rule: str) -> str:
@@ -57,16 +49,11 @@ def draw_review_grid(
     ax = fig.add_axes((0, 1.0 / height, 1, 1 - 1.6 / height))
     for i, (case, row) in enumerate(zip(resolved, table, strict=True)):
         y = -i * 1.25
-        for k, (token, real) in enumerate(zip(case.input_ids, case.attention_mask, strict=True)):
-            fill = PAD_SHADE if not real else (PAD_ID_REAL if token == pad_token_id else "white")
-            ax.add_patch(Rectangle((k, y), 1, 1, facecolor=fill, edgecolor="#999999", linewidth=0.5))
-            ax.text(k + 0.5, y + 0.5, str(token), ha="center", va="center", fontsize=PROJECTOR_PT)
+        token_squares(ax, case.input_ids, case.attention_mask, y, pad_token_id)
         for j, cell in enumerate(row):
             x = length + 0.6 + (j + 0.5) * _COLUMN / _UNIT
-            ax.text(
-                x, y + 0.5, _cell_text(cell.position, cell.lands_on, cell.right), ha="center", va="center",
-                fontsize=PROJECTOR_PT, color=_colour(cell.right), weight="bold", gid="verdict",
-            )  # fmt: skip
+            text = verdict_text(cell.position, cell.lands_on, cell.right)
+            verdict_label(ax, x, y + 0.5, text, verdict_colour(cell.right))
     top = 1.15
     for k in range(length):
         ax.text(k + 0.5, top + 0.1, str(k), ha="center", va="bottom", fontsize=PROJECTOR_PT, color="#555555")
@@ -78,8 +65,7 @@ def draw_review_grid(
     ax.axis("off")
     fig.suptitle(f"judged by {REFERENCES[reference]}", fontsize=PROJECTOR_PT, y=0.995, va="top")
     key = [
-        Patch(facecolor=PAD_SHADE, edgecolor="#999999", label="padding (mask 0)"),
-        Patch(facecolor=PAD_ID_REAL, edgecolor="#999999", label="real token = pad id"),
+        *token_key(),
         Patch(facecolor=RIGHT_COLOUR, label=f"{RIGHT} right"),
         Patch(facecolor=WRONG_COLOUR, label=f"{WRONG} wrong"),
     ]

@@ -16,6 +16,7 @@ __all__ = ["draw_timeline"]
 _SCHEDULE_NAMES = {"gpipe": "GPipe", "1f1b": "1F1B"}
 _FORWARD, _BACKWARD = OKABE_ITO["sky blue"], OKABE_ITO["orange"]  # light and dark: apart in grey too
 _ROW_IN = 0.62  # inches per stage row: a box label at PROJECTOR_PT with room around it
+_ON_HATCHING = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}  # a backward's label, clear of its hatch
 
 
 def _key(backward: bool) -> list[Patch]:
@@ -50,26 +51,12 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     height = _ROW_IN * n_stages + 1.7 + 0.35 * ((len(key) + 1) // 2)  # title, axis and key
     fig, ax = plt.subplots(figsize=(min(width, MAX_WIDTH_IN), height), layout="constrained")
     for stage, slot, op in slots:
-        forward = op[0] == "F"
+        colour, hatch, label_box = (_FORWARD, None, None) if op[0] == "F" else (_BACKWARD, "///", _ON_HATCHING)
         ax.add_patch(
-            Rectangle(
-                (slot, n_stages - 1 - stage),
-                0.95,
-                0.8,
-                edgecolor="black",
-                lw=0.6,
-                facecolor=_FORWARD if forward else _BACKWARD,
-                hatch=None if forward else "///",
-            )
+            Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6, facecolor=colour, hatch=hatch)
         )
         ax.text(
-            slot + 0.47,
-            n_stages - 0.6 - stage,
-            op,
-            ha="center",
-            va="center",
-            fontsize=PROJECTOR_PT,
-            bbox=None if forward else {"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=PROJECTOR_PT, bbox=label_box
         )
     for stage, text in enumerate(holds):
         ax.text(length + 0.3, n_stages - 0.6 - stage, text, ha="left", va="center", fontsize=PROJECTOR_PT)
@@ -83,7 +70,6 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.set_title(title, fontsize=PROJECTOR_PT)
-    fig.legend(
-        handles=key, loc="outside lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False
-    )  # below the axis: the key, not a paragraph of title
+    # below the axis: the key, not a paragraph of title
+    fig.legend(handles=key, loc="outside lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
     return fig

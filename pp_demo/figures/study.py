@@ -7,6 +7,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from pp_demo.figures.palette import CHANCE_LINE, MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, TARGET_LINE
 
@@ -33,8 +34,6 @@ def _reference_lines(ax: Any, target: float) -> None:
 
 def _side_key() -> list[Any]:
     # the sides in black: in a run's colour the key would seem to speak of that run alone
-    from matplotlib.lines import Line2D
-
     return [
         Line2D([], [], linestyle="none", marker=SIDE_MARKERS[side], markersize=9, markeredgewidth=1.5,
                markerfacecolor="black" if SIDE_FILLED[side] else "white", markeredgecolor="black", label=label)
@@ -58,16 +57,10 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]
             for offset, side in ((-0.2, "left"), (0.2, "right")):
+                face, edge = (colour, "black") if SIDE_FILLED[side] else ("white", colour)
                 for i, record in enumerate(seeds):
-                    ax.scatter(
-                        x + offset + _jitter(i, len(seeds)),
-                        record["held_out_accuracy"][side],
-                        facecolor=colour if SIDE_FILLED[side] else "white",
-                        edgecolor=colour if not SIDE_FILLED[side] else "black",
-                        marker=SIDE_MARKERS[side],
-                        s=70,
-                        linewidth=1.5,
-                    )
+                    xy = x + offset + _jitter(i, len(seeds)), record["held_out_accuracy"][side]
+                    ax.scatter(*xy, facecolor=face, edgecolor=edge, marker=SIDE_MARKERS[side], s=70, linewidth=1.5)
         _reference_lines(ax, target)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
         ax.set_xticks(range(len(runs)), names, fontsize=FONT)
@@ -88,20 +81,12 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 10.4), sharex=True, layout="constrained")  # one screen
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
-        axes[0].plot(range(1, len(values) + 1), values, color=colour, linestyle=style, linewidth=1.8, label=name)
+        line = {"color": colour, "linestyle": style, "linewidth": 1.8, "label": name}
+        axes[0].plot(range(1, len(values) + 1), values, **line)
         for col, side in ((1, "left"), (2, "right")) if name in curves else ():
-            steps = [row[0] for row in curves[name]]
-            axes[col].plot(
-                steps,
-                [row[col] for row in curves[name]],
-                color=colour,
-                linestyle=style,
-                marker=SIDE_MARKERS[side],
-                markerfacecolor=colour if SIDE_FILLED[side] else "white",
-                markersize=7,
-                linewidth=1.8,
-                label=name,
-            )
+            steps, accuracies = [row[0] for row in curves[name]], [row[col] for row in curves[name]]
+            fill = colour if SIDE_FILLED[side] else "white"
+            axes[col].plot(steps, accuracies, marker=SIDE_MARKERS[side], markerfacecolor=fill, markersize=7, **line)
     axes[0].set_title("training loss, per step", fontsize=FONT)
     axes[0].set_ylabel("loss", fontsize=FONT)
     for col, side in ((1, "left"), (2, "right")):

@@ -2,14 +2,10 @@
 
 The label of a row is the class of its last real token (``token % num_labels``), so a
 model can only learn it by reading that token. Batches mix left- and right-padded rows.
-The same tiny model is trained three ways from the same weights, with the same
-micro-batches, gradient scaling and optimizer (Adam):
-
-* with ``model.forward`` (no pipeline): ``train_unpipelined`` here;
-* with the two-rank pipeline (1F1B) and the count rule: ``Job.train`` run on ranks;
-* with the two-rank pipeline and the fix.
-
-Then every trained model is served the usual way, through plain ``model.forward``.
+The same tiny model is trained from the same weights, with the same micro-batches, gradient
+scaling and optimizer (Adam), through ``model.forward`` (``train_unpipelined``) or through
+the stages with a pooling rule (``Job.train``), and then served the usual way, through
+plain ``model.forward``.
 """
 
 from collections.abc import Iterable, Mapping
@@ -70,9 +66,8 @@ def train_unpipelined(
     mean loss divided by their count, the same optimizer), with no stages. Returns the loss per
     step (mean over micro-batches) and each step's logits."""
 
-    def forward(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits: torch.Tensor = model(input_ids=ids, attention_mask=mask).logits
-        return logits
+    def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
+        return model(input_ids=ids, attention_mask=mask).logits
 
     model.train()
     trained = train_steps(model, forward, batches, n_micro, lr)

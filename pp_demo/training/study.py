@@ -38,7 +38,6 @@ __all__ = [
     "pad_sight",
     "run_study",
     "results_path",
-    "load_results",
     "outcome",
 ]
 
@@ -138,9 +137,8 @@ def train_through_stages(
         n_micro=settings.n_micro,
         keep_params_every=settings.eval_every if held_out is not None else 0,
     )
-    results = runner.run([job], on="process")
-    assert results is not None  # None is for torchrun's other ranks; this runs in this process
-    trained = results[0]
+    results = runner.run([job], on="process")  # None only on torchrun's other ranks: not here
+    trained = results[0] if results else None
     assert isinstance(trained, Training)  # a training job's result
     curve: list[list[float]] = []
     if held_out is not None:  # parameters were kept every eval_every steps: serve each
@@ -151,10 +149,6 @@ def train_through_stages(
     return trained.losses, trained.step_logits, curve
 
 
-def _steps_to_target(curve: list[list[float]], column: int) -> float | None:
-    return next((row[0] for row in curve if row[column] >= TARGET), None)
-
-
 def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
     batches, held_out = _task(run, seed, settings)
     model = fresh_model(seed=seed)
@@ -163,7 +157,10 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
     return {
         "seed": seed,
         "held_out_accuracy": {side: round(value, 4) for side, value in final.items()},
-        "steps_to_target": {"left": _steps_to_target(curve, 1), "right": _steps_to_target(curve, 2)},
+        "steps_to_target": {
+            side: next((row[0] for row in curve if row[column] >= TARGET), None)
+            for column, side in ((1, "left"), (2, "right"))
+        },
         "curve": curve,
     }
 
@@ -176,16 +173,13 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
     state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
     the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
     model = fresh_model(seed=seed)
-    ids = torch.tensor([[PAD] * 5 + [7, 11, 13]])
-    changed = ids.clone()
-    changed[0, -1] = 14
-    mask = (ids != PAD).long()
+    rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
+    mask = (rows[0] != PAD).long()
     stages = split_model(model, split_at, rule="count")
-    body = model.base_model
     with torch.no_grad():
-        first = [stages.first(x, mask)[0][0, :5] for x in (ids, changed)]
-        logits = [pipeline_logits(model, x, mask, rule="count", split_points=split_at)[0] for x in (ids, changed)]
-        hidden = [body(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in (ids, changed)]
+        first = [stages.first(x, mask)[0][0, :5] for x in rows]
+        logits = [pipeline_logits(model, x, mask, rule="count", split_points=split_at)[0] for x in rows]
+        hidden = [model.base_model(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in rows]
     sight = {
         name: float(f"{float((a - b).abs().max()):.3g}")
         for name, (a, b) in {
@@ -233,14 +227,6 @@ def outcome(accuracy: dict[str, Any]) -> str:
 
 def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
     return Path(folder) / f"training_study_{version}.json"
-
-
-def load_results(version: str, folder: str | Path = "results") -> dict[str, Any]:
-    path = results_path(version, folder)
-    if not path.exists():
-        raise BadInput(f"no study results for transformers {version}: {path} (run `python -m pp_demo train-study`)")
-    results: dict[str, Any] = json.loads(path.read_text())
-    return results
 
 
 def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:

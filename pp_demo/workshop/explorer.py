@@ -120,16 +120,12 @@ def explore(
     """
     names = _padded_rules(rules)
     ids = _as_whole_numbers(input_ids, "token ids")
-    mask = (
-        (1,) * len(ids)
-        if attention_mask is None or attention_mask == ""
-        else _as_whole_numbers(attention_mask, "mask values")
-    )
+    mask = (1,) * len(ids) if attention_mask in (None, "") else _as_whole_numbers(attention_mask, "mask values")
     _refuse_a_bad_row(ids, mask, pad_token_id)
     real = [k for k, m in enumerate(mask) if m]
     probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
-    tensors = probe.tensors()
-    forward = int(pooled_positions(FIX, input_ids=tensors[0], pad_token_id=pad_token_id, attention_mask=tensors[1])[0])
+    ids_tensor, mask_tensor = probe.tensors()
+    forward = int(pooled_positions(FIX, input_ids=ids_tensor, pad_token_id=pad_token_id, attention_mask=mask_tensor)[0])
     case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
     row = padding_table(names, [case], "true_last", pad_token_id)[0]
     return Exploration(case, pad_token_id, tuple(row))
@@ -164,8 +160,7 @@ def _figure_png(result: Exploration) -> str:
 
     from pp_demo.figures.pooling import draw_padding_table
 
-    rules = [cell.rule for cell in result.cells]
-    fig = draw_padding_table(rules, [result.case], "true_last", result.pad_token_id)
+    fig = draw_padding_table(list(result.positions), [result.case], "true_last", result.pad_token_id)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     plt.close(fig)

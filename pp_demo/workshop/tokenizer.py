@@ -23,31 +23,13 @@ from pp_demo.errors import BadInput
 __all__ = ["EOS", "UNK", "VOCAB", "tiny_tokenizer"]
 
 EOS, UNK = "<eos>", "<unk>"
+# The vocabulary as a table, a few words per line (the formatter would put one word per line).
+# fmt: off
 _WORDS = (
-    "the",
-    "movie",
-    "was",
-    "great",
-    "not",
-    "good",
-    "bad",
-    "plot",
-    "i",
-    "loved",
-    "it",
-    "boring",
-    "too",
-    "long",
-    "fun",
-    "did",
-    "you",
-    "like",
-    "yes",
-    "no",
-    "?",
-    ".",
-    ",",
+    "the", "movie", "was", "great", "not", "good", "bad", "plot", "i", "loved", "it", "boring",
+    "too", "long", "fun", "did", "you", "like", "yes", "no", "?", ".", ",",
 )
+# fmt: on
 VOCAB = {EOS: 0, UNK: 1, **{word: i for i, word in enumerate(_WORDS, start=2)}}
 """Token -> id: ``<eos>`` 0 (also the pad), ``<unk>`` 1, then the words in the order above."""
 

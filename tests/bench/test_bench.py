@@ -1,7 +1,7 @@
 """The benchmark's bookkeeping and its committed results. Nothing here times anything:
 timings are measured by ``python -m pp_demo bench`` and only read back here.
 
-The bound rule tested on the committed file (``pp_demo.bench.BOUND_RULE``): every row's
+The bound rule tested on the committed file: every row's
 ``of_ideal`` is at most 1 exactly as stored (the baseline is the best one-thread run of
 the same work), and, in a run measured quietly, ``of_limit`` at most 1 + 0.05 (its
 capacity c is measured apart; on a busy machine it measures the other users too).

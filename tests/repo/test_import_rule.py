@@ -1,8 +1,9 @@
-"""The import rule: pp_demo's imports flow one way, down the list in the package docstring.
+"""The import rule: pp_demo's imports flow one way, onto the layers the package docstring names.
 
-The layers are read from ``pp_demo/__init__``'s docstring, in the order it names them
-(``errors`` < ``silent_imports`` < ``pooling/`` < ... < ``cli``). A module may import from its own
-folder in any order, and from any folder listed before its own; never from one listed after.
+The layers are read from ``pp_demo/__init__``'s docstring: each bullet names one or more layers and,
+in brackets, the layers they stand on (``- ``training/`` [``pipeline``]: ...``). A module may import
+from its own folder in any order, from the layers of its own bullet, and from every layer its bullet
+stands on, directly or through another; never from any other.
 Every import counts: at the top of a file, inside a function (a lazy import), relative or
 absolute. And the modules' own graph has no cycle, inside a folder either.
 """
@@ -26,10 +27,34 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+BULLET = re.compile(r"^- ((?:``[a-z_0-9]+/?``(?:, )?)+) \[([^\]]*)\]:", re.M)
+
+
 def _layers() -> list[str]:
-    """The folders and top-level modules in the docstring's order: ``pooling/`` reads as pooling."""
-    named = re.findall(r"``([a-z_0-9]+)/?``", pp_demo.__doc__ or "")
-    return list(dict.fromkeys(n for n in named if f"{TOP}.{n}" in MODULES))
+    """The folders and top-level modules in the order of the docstring's bullets: ``pooling/`` reads as pooling."""
+    bullets = "".join(names for names, _ in BULLET.findall(pp_demo.__doc__ or ""))
+    return [n for n in re.findall(r"``([a-z_0-9]+)/?``", bullets) if f"{TOP}.{n}" in MODULES]
+
+
+def _stands_on() -> dict[str, set[str]]:
+    """``{layer: the layers its bullet names in brackets, and its bullet's other layers}``."""
+    found: dict[str, set[str]] = {}
+    for names, on in BULLET.findall(pp_demo.__doc__ or ""):
+        group = set(re.findall(r"``([a-z_0-9]+)/?``", names))
+        for layer in group:
+            found[layer] = (group - {layer}) | set(re.findall(r"``([a-z_0-9]+)/?``", on))
+    return found
+
+
+def _allowed(layer: str, on: dict[str, set[str]]) -> set[str]:
+    """Every layer ``layer`` may import from: what it stands on, and what those stand on, all the way down."""
+    seen: set[str] = set()
+    todo = list(on[layer])
+    while todo:
+        if (nxt := todo.pop()) not in seen:
+            seen.add(nxt)
+            todo.extend(on.get(nxt, ()))
+    return seen - {layer}
 
 
 def _component(module: str) -> str:
@@ -95,42 +120,67 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def test_the_docstring_names_every_folder_and_top_level_module_once():
-    named = [n for n in re.findall(r"``([a-z_0-9]+)/?``", pp_demo.__doc__ or "") if f"{TOP}.{n}" in MODULES]
+def test_the_docstring_gives_every_folder_and_top_level_module_one_bullet():
+    bullets = [re.findall(r"``([a-z_0-9]+)/?``", names) for names, _ in BULLET.findall(pp_demo.__doc__ or "")]
+    named = [n for names in bullets for n in names]
     components = {_component(m) for m in MODULES if m != TOP}
     assert sorted(set(named)) == sorted(components)
-    assert len(named) == len(set(named)), "a layer is named twice"
+    assert len(named) == len(set(named)), "a layer has two bullets"
 
 
 def test_the_layers_are_the_ones_the_package_is_built_from():
-    # The order the issue and the architecture page give; the docstring is where it is read from.
-    assert _layers() == [
-        "errors",
-        "bounds",
-        "silent_imports",
-        "output_paths",
-        "pooling",
-        "pipeline",
-        "verify",
-        "colossalai",
-        "training",
-        "bench",
-        "figures",
-        "workshop",
-        "exercises",
-        "cli",
-    ]
+    # What the architecture page gives; the docstring is where the rule reads it from.
+    assert _stands_on() == {
+        "errors": {"bounds", "silent_imports", "output_paths"},
+        "bounds": {"errors", "silent_imports", "output_paths"},
+        "silent_imports": {"errors", "bounds", "output_paths"},
+        "output_paths": {"errors", "bounds", "silent_imports"},
+        "pooling": {"errors"},
+        "pipeline": {"pooling", "bounds"},
+        "verify": {"pipeline", "silent_imports"},
+        "colossalai": {"verify", "output_paths"},
+        "training": {"pipeline"},
+        "bench": {"colossalai"},
+        "figures": {"bench"},
+        "workshop": {"figures"},
+        "exercises": {"colossalai"},
+        "cli": {"training", "workshop"},
+    }
 
 
-def test_no_module_imports_from_a_layer_listed_after_its_own():
-    rank = {name: i for i, name in enumerate(_layers())}
-    upward = [
+def test_every_layer_stands_on_layers_only_and_the_foundation_on_the_standard_library():
+    on = _stands_on()
+    assert sorted(on) == sorted(_layers())
+    assert sorted(n for targets in on.values() for n in targets if n not in on) == []
+    assert "[the standard library]" in (pp_demo.__doc__ or "")
+
+
+def test_the_independent_layers_know_nothing_of_one_another():
+    # the docstring's sentence: training/, bench/ and exercises/ stand on none of each other
+    on = _stands_on()
+    for a in ("training", "bench", "exercises"):
+        for b in {"training", "bench", "exercises"} - {a}:
+            assert b not in _allowed(a, on), f"{a} stands on {b}"
+
+
+def test_no_module_imports_from_a_layer_it_does_not_stand_on():
+    on = _stands_on()
+    offending = [
         f"{importer} imports {target}"
         for importer, targets in _graph().items()
         for target in sorted(targets)
-        if importer != TOP and rank.get(_component(target), len(rank)) > rank[_component(importer)]
+        if importer != TOP
+        and _component(target) != _component(importer)
+        and _component(target) not in _allowed(_component(importer), on)
     ]
-    assert upward == []
+    assert offending == []
+
+
+def test_the_rule_refuses_an_import_of_a_layer_not_stood_on():
+    # the rule is only as good as its closure: bench stands on colossalai, which stands on verify ...
+    on = _stands_on()
+    assert {"colossalai", "verify", "pipeline", "pooling", "errors"} <= _allowed("bench", on)
+    assert "training" not in _allowed("bench", on) and "cli" not in _allowed("workshop", on)
 
 
 def test_no_module_inside_the_package_imports_the_package_facade():

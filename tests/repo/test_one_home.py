@@ -24,8 +24,6 @@ DELIBERATE = {
     "run_check": "the handlers of two commands: the checker and gpu-check",
     "start_ranks": "the doctor's two-rank probe vs. the ColossalAI engine's ranks",
     "summary_lines": "each record's own summary: the benchmark's and the engine run's",
-    "load_results": "each reads its own committed record: the training study's and the benchmark's",
-    "Interval": "bench/: timers writes the intervals breakdown reads (bench/ is reworked on its own)",
     "MODES": "bench/ and the engine run the same two modes; bench/ may import the engine's (reworked on its own)",
     "RESULTS": "outputs.RESULTS is the folder; engine_cli's and bench/report.py's each the file of its record",
 }

@@ -1,0 +1,36 @@
+"""One malloc setting for every process the benchmark times, so page faults do not pick the winner.
+
+glibc's malloc serves a block of 128 KiB or more from a fresh ``mmap`` and moves that threshold as
+blocks are freed. A process that allocates and frees multi-MiB activations every micro-batch then
+takes thousands of minor page faults per forward (the kernel zeroes every new page), a number that
+changes from run to run and from process to process: one process and one rank of the same work
+differ by whatever regime each fell into (``tools/page_faults.py`` counts them, and
+docs/results.md gives its numbers). Fixed thresholds keep freed memory for the next micro-batch.
+
+``fix_malloc_thresholds`` is called first thing in every process the benchmark times: the
+one-process baselines and the capacity pair, pp_demo's ranks, ColossalAI's ranks. The same for all,
+so the comparison stays fair. Elsewhere than glibc (macOS, musl) there is no such threshold to fix.
+"""
+
+import ctypes
+import sys
+
+__all__ = ["MALLOC_THRESHOLDS", "fix_malloc_thresholds"]
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+# mmap only above 32 MiB (glibc's largest threshold on 64 bits: every activation here is smaller),
+# and keep up to 1 GiB of freed heap instead of returning it to the kernel
+MALLOC_THRESHOLDS = {"mmap_threshold": 32 * 2**20, "trim_threshold": 2**30}
+
+
+def fix_malloc_thresholds() -> bool:
+    """Set this process's malloc thresholds; True where glibc took both, False where there is none."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # a libc without mallopt (musl)
+        return False
+    mmap_ok = mallopt(_M_MMAP_THRESHOLD, MALLOC_THRESHOLDS["mmap_threshold"])
+    trim_ok = mallopt(_M_TRIM_THRESHOLD, MALLOC_THRESHOLDS["trim_threshold"])
+    return bool(mmap_ok and trim_ok)
