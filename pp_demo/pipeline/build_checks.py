@@ -16,15 +16,11 @@ from pp_demo.errors import BadInput
 __all__ = ["check_overrides", "check_heads", "check_built_config"]
 
 
-def _known_keys(config_class: Any) -> set[str]:
-    return set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {})) | {"attn_implementation"}
-
-
 def check_overrides(family: str, config_class: Any, overrides: dict[str, Any], seed: Any, num_labels: Any) -> None:
     """Every override a field of ``config_class``; the seed and the label count in range."""
     seed_value(seed, "seed")
     count_value(num_labels, "num_labels", 1)
-    known = _known_keys(config_class)
+    known = set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {})) | {"attn_implementation"}
     for key in overrides:
         if key not in known:
             close = difflib.get_close_matches(key, sorted(known), n=1)

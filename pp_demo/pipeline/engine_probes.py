@@ -1,14 +1,10 @@
-"""Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 10.
+"""Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 10:
+the order each rank's stage really runs its forwards and backwards in (``OrderProbe``: what
+``pp_demo.pipeline.schedules`` writes down without starting ranks must be this), and a stage reused
+for a second sequence length (``ShapeTrapProbe``), which the runner never does
+(``pp_demo.pipeline.on_rank.StageCache`` builds one per shape): wrong logits, and no error.
 
-* ``OrderProbe``: the order in which each rank's stage really runs its forwards and
-  backwards, recorded by hooks during one training step (what ``pp_demo.pipeline.schedules``
-  writes down without starting ranks must be this).
-* ``ShapeTrapProbe``: the engine's stage reused for a second sequence length, which the
-  runner never does (``pp_demo.pipeline.on_rank.StageCache`` builds one stage per shape), to show
-  what would happen: logits that are wrong, with no error.
-
-Both are jobs that drive the engine themselves: ``run([...], on="ranks")`` calls their
-``run_on_rank`` on every rank and returns the last rank's part.
+Both are ``RankJob``s: ``run([...], on="ranks")`` calls their ``run_on_rank`` on every rank.
 """
 
 from dataclasses import dataclass
@@ -56,15 +52,8 @@ class OrderProbe:
         model = build_model("llama").to(device)
         ids = torch.tensor([[1 + (i + k) % 7 for k in range(4)] for i in range(self.n_micro)], device=device)
         mask, labels = torch.ones_like(ids), torch.arange(self.n_micro, device=device) % 3
-        job = Job.step(
-            model,
-            ids,
-            mask,
-            labels,
-            n_micro=self.n_micro,
-            schedule=self.schedule,
-            split_points=even_split_points(4, world_size),
-        )
+        points = even_split_points(4, world_size)
+        job = Job.step(model, ids, mask, labels, n_micro=self.n_micro, schedule=self.schedule, split_points=points)
         schedule, module = cache.get(job, ids.shape, training=True)
         module.train()
         log: list[str] = []

@@ -31,22 +31,6 @@ from pp_demo.pooling.rules import FIX
 
 __all__ = ["Family", "FAMILIES", "get_family", "family_of", "rules_for", "build_model"]
 
-# Every tiny model: 4 decoder layers (so there are three split points), hidden size 16,
-# 2 heads, pad id 0 as in the padding cases, 3 labels, and no dropout anywhere, so a
-# training step is deterministic and the stages can be compared with model.forward exactly.
-_LLAMA_LIKE = dict(
-    vocab_size=32,
-    hidden_size=16,
-    intermediate_size=32,
-    num_hidden_layers=4,
-    num_attention_heads=2,
-    num_key_value_heads=1,
-    max_position_embeddings=64,
-)
-
-# Qwen configs carry a sliding window even when it is off, and warn about it on every build.
-_NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
-
 
 @dataclass(frozen=True)
 class Family:
@@ -61,18 +45,21 @@ class Family:
     bypassed: tuple[str, ...] = ()
     colossalai_rule: str | None = None
 
-    @property
-    def classifier_class(self) -> Any:  # a transformers *ForSequenceClassification class
-        return getattr(transformers, self.classifier)
 
-
-# A table, one row per line (the formatter would put one value per line).
+# Tables, one row per line (the formatter would put one value per line).
+# fmt: off
+# Every tiny model: 4 decoder layers (so there are three split points), hidden size 16,
+# 2 heads, pad id 0 as in the padding cases, 3 labels, and no dropout anywhere, so a
+# training step is deterministic and the stages can be compared with model.forward exactly.
+_LLAMA_LIKE = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=4, num_attention_heads=2,
+                   num_key_value_heads=1, max_position_embeddings=64)
+# Qwen configs carry a sliding window even when it is off, and warn about it on every build.
+_NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
 # GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary, and
 # transformers 5.x warns about it on every model built; 0 is the pad id, as pad == eos is for them
 # in practice. No classifier forward reads bos or eos.
 _EOS_IN_VOCAB = {"bos_token_id": 0, "eos_token_id": 0}
 
-# fmt: off
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in [
@@ -93,11 +80,9 @@ FAMILIES: dict[str, Family] = {
         Family("gpt2", "GPT2ForSequenceClassification", "GPT2Config",
                dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, n_positions=64, **_EOS_IN_VOCAB,
                     embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0),
-               body="transformer", layers="h", final=("ln_f",), zeroed=("wpe",),
-               colossalai_rule="first_pad_mod"),
+               body="transformer", layers="h", final=("ln_f",), zeroed=("wpe",), colossalai_rule="first_pad_mod"),
         Family("bloom", "BloomForSequenceClassification", "BloomConfig",
-               dict(vocab_size=32, hidden_size=16, n_layer=4, n_head=2,
-                    hidden_dropout=0.0, attention_dropout=0.0),
+               dict(vocab_size=32, hidden_size=16, n_layer=4, n_head=2, hidden_dropout=0.0, attention_dropout=0.0),
                body="transformer", layers="h", final=("ln_f",), bypassed=("word_embeddings_layernorm",),
                colossalai_rule="first_pad_mod"),
         Family("falcon", "FalconForSequenceClassification", "FalconConfig",
@@ -161,5 +146,5 @@ def build_model(
     check_built_config(family, config, head_dim_given="head_dim" in kwargs)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = row.classifier_class(config)
+        model = getattr(transformers, row.classifier)(config)
     return model.eval()

@@ -11,11 +11,6 @@ this module does nothing.
 import signal
 import sys
 
-
-def _in_the_fork_server() -> bool:
-    # multiprocessing starts the server as ``python -c "from multiprocessing.forkserver import main; ..."``
-    return sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules
-
-
-if _in_the_fork_server():
+# multiprocessing starts the server as ``python -c "from multiprocessing.forkserver import main; ..."``
+if sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules:
     signal.signal(signal.SIGINT, signal.SIG_IGN)

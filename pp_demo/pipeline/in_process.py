@@ -1,15 +1,12 @@
 """Run a job's stages in one process: micro-batches through every stage, in order.
 
 This is the pipeline without the processes: the same stage modules the ranks hold, so
-any difference between the two runs is the engine's. Gradients follow the schedule's
-convention: each micro-batch's mean loss divided by the micro-batch count. The optimiser
-loop here (``train_steps``) is the only one in the package: unpipelined training runs it
-too, with ``model.forward`` as its forward.
+any difference between the two runs is the engine's.
 """
 
 import copy
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -73,12 +70,7 @@ def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.devic
 
 
 def train_steps(
-    model: nn.Module,
-    forward: Forward,
-    batches: Iterable[Batch],
-    n_micro: int,
-    lr: float,
-    keep_params_every: int = 0,
+    model: nn.Module, forward: Forward, batches: Iterable[Batch], n_micro: int, lr: float, keep_params_every: int = 0
 ) -> Training:
     """The one optimiser loop: one Adam step per batch, its gradient accumulated over the
     micro-batches (``accumulate``), ``forward`` computing with ``model``'s parameters. Every
@@ -136,9 +128,8 @@ def pipeline_logits(
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
-    result = run_in_process(prepare(job))
-    assert isinstance(result, Inference)
-    return result.logits.to(next(model.parameters()).device)
+    inference = cast(Inference, run_in_process(prepare(job)))  # an "infer" job's result
+    return inference.logits.to(next(model.parameters()).device)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -1,16 +1,10 @@
-"""What the pipeline runner is asked to do (``Job``) and what it answers, one type per mode.
-
-A job names everything a run depends on: the model, its batches, the pooling rule, where
-the model is cut, the micro-batch count, the schedule, and an optional injected fault.
-Three modes, three result types:
+"""What the pipeline runner is asked to do (``Job``) and what it answers, one type per mode:
 
 * ``"infer"`` -> ``Inference``: the last stage's logits for one batch;
 * ``"step"``  -> ``Step``: one forward and backward (no optimizer): loss and gradients;
 * ``"train"`` -> ``Training``: Adam steps, one per batch, from the model's weights as
   they are: the loss and logits per step and the trained parameters (and, with
   ``keep_params_every=k``, the parameters after every k-th step).
-
-Every mode's loss is ``micro_batch_loss``, on every engine.
 
 Every result says on which device it was computed, so its tolerance can follow it.
 Jobs, batches and results hold tensors, so they compare by identity (``eq=False``).
@@ -195,9 +189,7 @@ def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
 
 
 def parameter_copies(
-    model: nn.Module,
-    tensor: Callable[[nn.Parameter], torch.Tensor | None],
-    only: set[int] | None = None,
+    model: nn.Module, tensor: Callable[[nn.Parameter], torch.Tensor | None], only: set[int] | None = None
 ) -> dict[str, torch.Tensor]:
     """``tensor(p)`` (a parameter itself, or its gradient) for each of the model's parameters, by
     name, detached and copied to the CPU: what a ``Step`` or ``Training`` result carries. A rank

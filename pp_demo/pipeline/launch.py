@@ -1,11 +1,6 @@
-"""Start the ranks of a pipeline, one per stage: spawned from Python or a notebook, or torchrun's.
-
-* ``spawn_ranks(jobs, n_ranks)``: starts the processes (the worker lives in this package,
-  since a function defined in a notebook cannot be spawned), runs all the jobs in that one
-  start, and returns every rank's parts. A rank that raises, dies or hangs becomes a
-  ``PipelineError`` in the caller within ``timeout_s``; only the caller prints.
-* ``join_torchrun(jobs)``: this process is one of torchrun's ranks already; it joins the
-  group, runs the jobs, and the parts are gathered on the last rank.
+"""Start the ranks of a pipeline, one per stage: spawned from Python or a notebook (``spawn_ranks``:
+the worker lives in this package, since a function defined in a notebook cannot be spawned, and
+only the caller prints), or torchrun's (``join_torchrun``: this process is one of them already).
 
 Both are the back ends of ``pp_demo.pipeline.runner.run``, the one way in. Backend: NCCL when the
 node has a GPU per rank, else gloo on the CPU (``pp_demo.pipeline.on_rank.backend_and_device``;
@@ -97,8 +92,7 @@ def prepare_fork_server() -> None:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+        return int(s.getsockname()[1])
 
 
 _PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed")

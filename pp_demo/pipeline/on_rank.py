@@ -1,10 +1,6 @@
 """What each rank does: where it computes, its stages of the split model, one engine per
-shape, one step helper.
-
-Rank r of p holds stage r, or stages r, r + p, ... under a looped schedule
-(``pp_demo.pipeline.schedules``); ``PipelineStage`` moves the hidden states, ``input_ids``
-and the mask from stage to stage; the schedule, resolved by name, orders the micro-batches.
-Starting the ranks is ``pp_demo.pipeline.launch``'s business.
+shape, one step helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask
+from stage to stage; the schedule, resolved by name, orders the micro-batches.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
 aborts or returns extra rows for other shapes. So a stage and its schedule are built
@@ -19,7 +15,7 @@ import signal
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import torch
 import torch.distributed as dist
@@ -34,19 +30,6 @@ from pp_demo.pipeline.stages import split_model
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
 
-def _local_view(rank: int, world_size: int, env: Mapping[str, str]) -> tuple[int, int]:
-    """This rank's index on its node and how many ranks its node runs: torchrun's
-    ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` when set, else one node (the global ones)."""
-    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))
-    return int(env.get("LOCAL_RANK", rank % local_size)), local_size
-
-
-def _gpu_count() -> int:
-    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
-        warnings.simplefilter("ignore")
-        return torch.cuda.device_count()
-
-
 def backend_and_device(
     rank: int, world_size: int, env: Mapping[str, str] | None = None
 ) -> tuple[str, torch.device, str | None]:
@@ -59,21 +42,21 @@ def backend_and_device(
     ``env`` is where ``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default
     (torchrun's ranks, one node or many); spawned ranks pass ``{}``: all on this node. Each
     node decides from its own GPUs, so the nodes of one run need the same number."""
-    local_rank, local_size = _local_view(rank, world_size, os.environ if env is None else env)
-    gpus = _gpu_count()
+    env = os.environ if env is None else env
+    local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))  # unset: one node, the global size
+    with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
+        warnings.simplefilter("ignore")
+        gpus = torch.cuda.device_count()
     cpu = torch.device("cpu")
+    counted = "1 GPU" if gpus == 1 else f"{gpus} GPUs"
     if gpus == 0:
         return "gloo", cpu, None
     if not dist.is_nccl_available():
-        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {_gpus(gpus)}"
+        return "gloo", cpu, f"the ranks use gloo on the CPU: this torch has no NCCL for its {counted}"
     if gpus < local_size:
-        why = f"{_gpus(gpus)} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
+        why = f"{counted} for {local_size} ranks on this node, and NCCL needs a GPU of its own for each rank"
         return "gloo", cpu, f"the ranks use gloo on the CPU: {why} (in-process runs use the GPU)"
-    return "nccl", torch.device("cuda", local_rank), None
-
-
-def _gpus(count: int) -> str:
-    return "1 GPU" if count == 1 else f"{count} GPUs"
+    return "nccl", torch.device("cuda", int(env.get("LOCAL_RANK", rank % local_size))), None
 
 
 class _Faulty(nn.Module):
@@ -147,16 +130,15 @@ class StageCache:
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
             spec = get_schedule(kind)
-            stages = self._stages(
-                job, shape, training, stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
-            )
+            stage_ids = stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
+            stages = self._stages(job, shape, training, stage_ids)
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
             loss_fn = functools.partial(_share_of_the_batch, job.n_micro) if training else None
+            looped = spec.stages_per_rank > 1  # the engine's multi-stage schedules take a list of stages
             # the loss is each micro-batch's share already: the engine must not divide again
-            held = stages if spec.looped else stages[0]
-            schedule = schedule_class(held, job.n_micro, loss_fn=loss_fn, scale_grads=False)
+            schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, scale_grads=False)
             modules = [stage.submod for stage in stages]
-            self.built[key] = schedule, nn.ModuleList(modules) if spec.looped else modules[0]
+            self.built[key] = schedule, nn.ModuleList(modules) if looped else modules[0]
         return self.built[key]
 
 
@@ -196,9 +178,9 @@ def pipeline_step(
 
 
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
+    job.model.to(device)
     training = job.mode != "infer"
-    ids, mask, _ = job.batch.as_tuple()
-    schedule, module = cache.get(job, ids.shape, training)
+    schedule, module = cache.get(job, job.batch.input_ids.shape, training)
     module.train(training)  # the stage holds copies of the body: set its mode
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient
@@ -206,8 +188,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
-        moved = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
-        rows, rows_mask, labels = moved
+        rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
         job.model.zero_grad(set_to_none=True)
         losses: list[torch.Tensor] = []
         with torch.set_grad_enabled(training):
@@ -230,21 +211,19 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
 
 def run_on_rank(rank: int, world_size: int, jobs: Sequence[Job | RankJob], device: torch.device) -> list[Any]:
     """Run every job on this rank (the process group is up): one part per job."""
-    cache, parts = StageCache(rank, world_size, device), []
-    for job in jobs:
-        if isinstance(job, RankJob):
-            parts.append(job.run_on_rank(rank, world_size, cache, device))
-            continue
-        job.model.to(device)
-        parts.append(_run_job(rank, world_size, job, cache, device))
-    return parts
+    cache = StageCache(rank, world_size, device)
+    return [
+        job.run_on_rank(rank, world_size, cache, device)
+        if isinstance(job, RankJob)
+        else _run_job(rank, world_size, job, cache, device)
+        for job in jobs
+    ]
 
 
 def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
     """The job's result from every rank's part (rank order)."""
     if isinstance(job, RankJob):
-        result: Result = parts[-1]
-        return result
+        return cast(Result, parts[-1])
     last = parts[-1]
     if job.mode == "infer":
         return Inference(last["logits"][0], device)

@@ -28,12 +28,7 @@ from pp_demo.pipeline.on_rank import RankJob, merge
 from pp_demo.pipeline.torchrun_env import check_torchrun_env
 from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
 
-__all__ = ["run", "ranks_device"]
-
-
-def ranks_device(n_ranks: int) -> str:
-    """Where ``n_ranks`` ranks compute: ``"cuda"`` with a GPU each on their node, else ``"cpu"``."""
-    return ranks_placement(n_ranks)[1].type
+__all__ = ["run"]
 
 
 def _n_ranks(job: Job | RankJob) -> int:
@@ -41,17 +36,6 @@ def _n_ranks(job: Job | RankJob) -> int:
         return job.n_stages
     points = job.split_points  # prepared: a tuple
     return (len(points if isinstance(points, tuple) else ()) + 1) // job.stages_per_rank
-
-
-def _prepare(job: Job | RankJob, n_ranks: int | None = None) -> Job | RankJob:
-    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
-    return job if isinstance(job, RankJob) else prepare(job, n_ranks)
-
-
-def _in_process(job: Job | RankJob) -> Job:
-    if isinstance(job, RankJob):  # it needs a rank's process group and StageCache
-        raise BadInput(f"{type(job).__name__} drives the ranks itself: run it with on='ranks'")
-    return prepare(job)
 
 
 def run(
@@ -62,16 +46,20 @@ def run(
     every rank but the last (which gathers the results)."""
     jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
-        return [run_in_process(_in_process(job)) for job in jobs]
+        rank_job = next((job for job in jobs if isinstance(job, RankJob)), None)
+        if rank_job is not None:  # it needs a rank's process group and StageCache
+            raise BadInput(f"{type(rank_job).__name__} drives the ranks itself: run it with on='ranks'")
+        return [run_in_process(prepare(job)) for job in jobs]
     check_torchrun_env()
-    if launched_by_torchrun():
-        n_ranks = torchrun_world_size()
-        jobs = [_prepare(job, n_ranks) for job in jobs]
+    torchrun_ranks = torchrun_world_size() if launched_by_torchrun() else None
+    # a RankJob builds its own Jobs on the ranks: there is nothing to check here
+    jobs = [job if isinstance(job, RankJob) else prepare(job, torchrun_ranks) for job in jobs]
+    if torchrun_ranks is not None:
         parts = join_torchrun(jobs, timeout_s)
         if parts is None:
             return None
-        return [merge(job, [p[i] for p in parts], ranks_device(n_ranks)) for i, job in enumerate(jobs)]
-    jobs = [_prepare(job) for job in jobs]
+        device = ranks_placement(torchrun_ranks)[1].type  # "cuda" with a GPU for each rank of the node, else "cpu"
+        return [merge(job, [p[i] for p in parts], device) for i, job in enumerate(jobs)]
     check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
@@ -79,6 +67,7 @@ def run(
     results: list[Result | None] = [None] * len(jobs)
     for n_ranks, indices in by_count.items():  # one start per rank count
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)
+        device = ranks_placement(n_ranks)[1].type
         for k, i in enumerate(indices):
-            results[i] = merge(jobs[i], [p[k] for p in parts], ranks_device(n_ranks))
+            results[i] = merge(jobs[i], [p[k] for p in parts], device)
     return [result for result in results if result is not None]  # every index was filled

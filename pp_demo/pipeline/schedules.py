@@ -15,12 +15,12 @@ tables are meant for its simulator and are not this execution order.)
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
 * 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one
-  forward, then the remaining backwards: at most p - s activations are kept alive.
-  With m < p stage 0's warm-up would already be every forward, so 1F1B has no steady
-  state; the engine refuses it, and the runner runs GPipe instead (same gradients).
+  forward, then the remaining backwards: at most p - s activations are kept alive
+  (with m < p there is no steady state: ``pp_demo.pipeline.jobs.Job`` says what runs then).
 """
 
 from dataclasses import dataclass
+from itertools import accumulate
 
 from pp_demo.errors import BadInput
 
@@ -43,11 +43,6 @@ class ScheduleSpec:
     name: str
     torch_name: str
     stages_per_rank: int = 1
-
-    @property
-    def looped(self) -> bool:
-        """Several stages per rank: the engine's multi-stage schedules take a list of stages."""
-        return self.stages_per_rank > 1
 
 
 SCHEDULES = {
@@ -72,10 +67,6 @@ def stage_ids_of_rank(rank: int, n_ranks: int, stages_per_rank: int) -> tuple[in
     """The stages rank ``rank`` of ``n_ranks`` holds, in pipeline order ("loop" placement):
     with 2 ranks and 2 stages each, rank 0 holds stages 0 and 2, rank 1 stages 1 and 3."""
     return tuple(rank + k * n_ranks for k in range(stages_per_rank))
-
-
-Slot = tuple[int, int, str, int]
-"""``(stage, time slot, "F" or "B", micro-batch)``."""
 
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
@@ -131,14 +122,11 @@ def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str
 def peak_in_flight(ops: list[str]) -> int:
     """The most micro-batches whose activations one stage holds at once: a forward keeps
     them until the same micro-batch's backward frees them."""
-    held = peak = 0
-    for op in ops:
-        held += 1 if op[0] == "F" else -1
-        peak = max(peak, held)
-    return peak
+    held = accumulate((1 if op[0] == "F" else -1 for op in ops), initial=0)  # after each op, from none
+    return max(held)
 
 
-def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[Slot]:
+def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[tuple[int, int, str, int]]:
     """Time slots of an idealised GPipe step, ``(stage, slot, "F" or "B", micro_batch)``, as
     ``timeline`` places the engine's order (notebook 10's exercises read them)."""
     return [

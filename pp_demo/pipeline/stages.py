@@ -18,6 +18,7 @@ import copy
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
+from operator import attrgetter
 from typing import Any, cast
 
 import torch
@@ -51,21 +52,8 @@ class _Zero(nn.Module):
         return torch.zeros(())
 
 
-def _get(module: Any, dotted: str) -> Any:
-    for name in dotted.split("."):
-        module = getattr(module, name)
-    return module
-
-
-def _copy_sharing_parameters(body: nn.Module) -> nn.Module:
-    # deepcopy the module tree but map every parameter and buffer to itself
-    memo = {id(t): t for t in [*body.parameters(), *body.buffers()]}
-    return copy.deepcopy(body, memo)
-
-
 def _last_hidden(output: Any) -> torch.Tensor:
-    hidden: torch.Tensor = output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
-    return hidden
+    return cast(torch.Tensor, output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0])
 
 
 class FirstStage(nn.Module):
@@ -152,15 +140,11 @@ class Stages:
 
     @property
     def first(self) -> FirstStage:
-        first = self.modules[0]
-        assert isinstance(first, FirstStage)
-        return first
+        return cast(FirstStage, self.modules[0])
 
     @property
     def last(self) -> LastStage:
-        last = self.modules[-1]
-        assert isinstance(last, LastStage)
-        return last
+        return cast(LastStage, self.modules[-1])
 
     def __len__(self) -> int:
         return len(self.modules)
@@ -175,7 +159,7 @@ class Stages:
 def count_layers(model: nn.Module) -> int:
     """The number of decoder layers of a supported model (an unsupported one is refused)."""
     family = family_of(model)
-    return len(getattr(_get(model, family.body), family.layers))
+    return len(getattr(attrgetter(family.body)(model), family.layers))
 
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
@@ -219,18 +203,14 @@ def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
 def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
     """A copy of the body holding ``layers``; what runs before the first layer stays only in
     the first stage, what runs after the last layer only in the last stage."""
-    copy_ = _copy_sharing_parameters(body)
+    # deepcopy the module tree but map every parameter and buffer to itself
+    copy_ = copy.deepcopy(body, {id(t): t for t in [*body.parameters(), *body.buffers()]})
     setattr(copy_, family.layers, nn.ModuleList(layers))
-    if not last:
-        for name in family.final:
-            if getattr(copy_, name, None) is not None:
-                setattr(copy_, name, nn.Identity())
-    if not first:
-        for name in family.zeroed:
-            setattr(copy_, name, _Zero())
-        for name in family.bypassed:
-            if getattr(copy_, name, None) is not None:
-                setattr(copy_, name, nn.Identity())
+    for name in (() if last else family.final) + (() if first else family.bypassed):
+        if getattr(copy_, name, None) is not None:
+            setattr(copy_, name, nn.Identity())
+    for name in () if first else family.zeroed:
+        setattr(copy_, name, _Zero())
     return copy_
 
 
@@ -242,7 +222,7 @@ def split_model(
     ``rule`` names the pooling rule of the last stage (``pp_demo.pooling.rules.RULES``)."""
     family = family_of(model)
     rule = get_rule(rule).name
-    body = _get(model, family.body)
+    body = attrgetter(family.body)(model)
     layers = list(getattr(body, family.layers))
     points = check_split_points(split_points, len(layers))
     bounds = [0, *points, len(layers)]

@@ -23,10 +23,6 @@ __all__ = ["check_device", "check_tensors", "check_model_values", "check_fault",
 __all__ += ["check_main_guard"]
 
 
-def _shape(t: torch.Tensor) -> str:
-    return f"({', '.join(map(str, t.shape))}{',' if t.dim() == 1 else ''})"
-
-
 def _device_count(kind: str) -> int:
     """How many devices of ``kind`` this torch build can compute on here (0: none)."""
     if kind == "mps":
@@ -35,18 +31,13 @@ def _device_count(kind: str) -> int:
     available = getattr(module, "is_available", None)
     if module is None or available is None or not available():
         return 0
-    count = getattr(module, "device_count", lambda: 1)()
-    return int(count)
-
-
-def usable_devices() -> list[str]:
-    return ["cpu"] + [kind for kind in ("cuda", "xpu", "mps") if _device_count(kind)]
+    return int(getattr(module, "device_count", lambda: 1)())
 
 
 def check_device(text: str) -> str:
     """``text`` when it names a device this torch can compute on, else a one-line refusal
     (every device type torch parses: cpu, cuda, mps, xpu, meta, hpu, xla, ...)."""
-    usable = " or ".join(usable_devices())
+    usable = " or ".join(["cpu"] + [kind for kind in ("cuda", "xpu", "mps") if _device_count(kind)])
     try:
         device = torch.device(text)
     except (RuntimeError, TypeError):
@@ -69,7 +60,7 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
         raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
     if value.dim() != dims:
         hint = " (one row: ids[None])" if name == "input_ids" and value.dim() == 1 else ""
-        raise BadInput(f"{name} must be {dims}-D, got shape {_shape(value)}{hint}")
+        raise BadInput(f"{name} must be {dims}-D, got shape {tuple(value.shape)}{hint}")
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
     if value.is_meta:
@@ -77,13 +68,13 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
     return value
 
 
-def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | None = None) -> None:
+def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
     """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
     empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
     (or ``ignored``: a row left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
-        raise BadInput(f"input_ids has no token (shape {_shape(ids)}): a batch needs rows of at least one id")
+        raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
     low, high, vocab = int(ids.min()), int(ids.max()), int(config.vocab_size)
     if low < 0 or high >= vocab:
         raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
@@ -95,8 +86,8 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | No
             "each job needs an attention_mask of the shape of its input_ids (None cannot travel between ranks)"
         )
     if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
-        got = _shape(mask) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
-        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {_shape(ids)}, got {got}")
+        got = str(tuple(mask.shape)) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
+        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {tuple(ids.shape)}, got {got}")
     if not bool(((mask == 0) | (mask == 1)).all()):
         raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
     tensors = [ids, mask]
@@ -110,9 +101,9 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int | No
                 f"each training batch needs one label per row: {ids.shape[0]} rows, {labels.shape[0]} labels"
             )
         classes = int(config.num_labels)
-        counted = labels[labels != ignored] if ignored is not None else labels
+        counted = labels[labels != ignored]
         if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
-            also = f", or {ignored} for a row left out of the loss" if ignored is not None else ""
+            also = f", or {ignored} for a row left out of the loss"
             raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
         tensors.append(labels)
     devices = sorted({str(t.device) for t in tensors})
@@ -164,19 +155,6 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
     return checked
 
 
-def _under_main_guard(tree: ast.Module, line: int) -> bool:
-    for node in tree.body:
-        test = node.test if isinstance(node, ast.If) else None
-        if (
-            isinstance(test, ast.Compare)
-            and {ast.unparse(test.left), *(ast.unparse(c) for c in test.comparators)}
-            in ({"__name__", "'__main__'"}, {"__name__", '"__main__"'})
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            return True
-    return False
-
-
 def check_main_guard() -> None:
     """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
 
@@ -199,7 +177,10 @@ def check_main_guard() -> None:
             tree = ast.parse(f.read())
     except (OSError, SyntaxError, ValueError):
         return
-    if not _under_main_guard(tree, frame.f_lineno):
+    # unparsed, the test reads the same however the script spaces or quotes it
+    tests = ("__name__ == '__main__'", "'__main__' == __name__")
+    guards = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) in tests]
+    if not any(guard.lineno <= frame.f_lineno <= (guard.end_lineno or 0) for guard in guards):
         raise BadInput(
             f'line {frame.f_lineno} of {os.path.basename(path)} starts ranks outside `if __name__ == "__main__":`; '
             "every rank imports the script again, so put the call under that guard"

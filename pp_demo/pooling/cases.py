@@ -8,8 +8,6 @@ answers that must never be confused:
 * ``forward_pools``: the position ``model.forward`` pools in transformers 4.51.3
   (and 5.x): the rightmost non-pad id. This is what a pipeline must *reproduce* to be
   exact. It differs from ``true_last`` on the trailing-eos and all-pad rows.
-
-The first four rows are the review table of the pull request (pad 0, length 6).
 """
 
 from collections.abc import Iterable

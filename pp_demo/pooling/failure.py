@@ -38,9 +38,6 @@ __all__ = [
     "render_failures",
 ]
 
-_ANYWHERE_BUT_FIRST_EOS = r"^[pe]+e[pe]*$"  # no r, and a real eos after position 0
-_EOS_AFTER_LAST_REAL = r"r[^r]*e[^r]*$"  # a real eos equal to pad after the last non-pad token
-
 
 @dataclass(frozen=True)
 class FailureCondition:
@@ -54,13 +51,12 @@ class FailureCondition:
     plain: str = ""  # the same, read aloud: exact on every row with a non-pad token; "": the sentence
 
     def wrong(self, shape: str) -> bool:
-        hit = any(re.search(pattern, shape) for pattern in self.patterns)
-        return hit != self.negate
+        return any(re.search(pattern, shape) for pattern in self.patterns) != self.negate
 
 
 _MASK_RULE_VS_FORWARD = (
     "a real eos equal to pad comes after the last non-pad token (with no non-pad token: after position 0)",
-    (_EOS_AFTER_LAST_REAL, _ANYWHERE_BUT_FIRST_EOS),
+    (r"r[^r]*e[^r]*$", r"^[pe]+e[pe]*$"),
 )
 _EOS_AFTER_TEXT = "a real eos that carries the pad id ends the text"
 
@@ -206,5 +202,4 @@ def claims_about(rule: str, reference: str = "true_last") -> str:
     found = [c for c in CLAIMS if (c.rule, c.reference) == (rule, reference)]
     if not found:
         raise KeyError(f"no plain claim about rule {rule!r} against reference {reference!r}")
-    ordered = [c.sentence for c in found if not c.wrong] + [c.sentence for c in found if c.wrong]
-    return "; ".join(ordered)
+    return "; ".join(c.sentence for c in sorted(found, key=lambda c: c.wrong))  # a stable sort: rights first

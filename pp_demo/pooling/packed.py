@@ -5,14 +5,11 @@ sequences sit end to end in a single row, with no pad at all, and cumulative len
 ``cu_seqlens = [0, n0, n0 + n1, ...]`` record where each ends. Inference servers batch
 this way, so the last token of each sequence is known rather than inferred (class e).
 A rule that reads ids or a mask sees one long row and answers one position for it.
-
-``class_grid`` puts all of it side by side: each rule on each padding case (judged by
-the true last real token, as in ``pp_demo.pooling.padding_table``) and on a packed batch (judged by the
-last token of every sequence in it).
 """
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import torch
@@ -35,10 +32,7 @@ class PackedBatch:
 
     @property
     def cu_seqlens(self) -> tuple[int, ...]:
-        offsets = [0]
-        for seq in self.sequences:
-            offsets.append(offsets[-1] + len(seq))
-        return tuple(offsets)
+        return tuple(accumulate((len(seq) for seq in self.sequences), initial=0))
 
     @property
     def true_last(self) -> tuple[int, ...]:
@@ -66,8 +60,7 @@ def pack(
         raise BadInput("pack needs at least one sequence, and no empty sequence")
     flat = [token for seq in sequences for token in seq]
     ids = torch.tensor([flat], dtype=torch.long, device=device)
-    lengths = torch.tensor([len(seq) for seq in sequences], dtype=torch.int32, device=device)
-    cu_seqlens = torch.cat([torch.zeros(1, dtype=torch.int32, device=device), lengths.cumsum(0, dtype=torch.int32)])
+    cu_seqlens = torch.tensor(list(accumulate(map(len, sequences), initial=0)), dtype=torch.int32, device=device)
     return ids, torch.ones_like(ids), cu_seqlens
 
 
@@ -113,8 +106,7 @@ def run_on_cases(
 ) -> dict[str, int]:
     """Run an expression ``fn(input_ids, attention_mask, pad_token_id)`` on each padding
     case as a batch of one: ``{case name: raw position}``. For classifying code you found."""
-    result = {}
-    for case in resolve_cases(cases):
-        ids, mask = case.tensors()
-        result[case.name] = int(torch.as_tensor(fn(ids, mask, pad_token_id)).reshape(-1)[0])
-    return result
+    return {
+        case.name: int(torch.as_tensor(fn(*case.tensors(), pad_token_id)).reshape(-1)[0])
+        for case in resolve_cases(cases)
+    }

@@ -1,8 +1,7 @@
 """The cases x rules table: which position each rule pools, judged against one reference.
 
-Two references exist (see ``pp_demo.pooling.cases``) and a table is judged by exactly one:
-``"true_last"`` (the last real token, from the attention mask) or ``"forward"``
-(the position ``model.forward`` pools). The header of every printed table names it.
+Two references exist (``REFERENCES``; ``pp_demo.pooling.cases`` says why they differ) and a table
+is judged by exactly one, which the header of every printed table names.
 """
 
 from collections.abc import Sequence
@@ -119,10 +118,9 @@ def padding_table(
     Each case runs as a batch of one, so no rule sees another row's padding. By default
     the five core rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
     """
-    if isinstance(rules, str | bytes):  # a string is a sequence too: it would be read letter by letter
-        raise BadInput(f"rules takes a list of rule names, got the string {rules!r}: give [{rules!r}]")
-    if isinstance(cases, str | bytes):
-        raise BadInput(f"cases takes a list of case names, got the string {cases!r}: give [{cases!r}]")
+    for what, given in (("rule", rules), ("case", cases)):  # a string is a sequence too: read letter by letter
+        if isinstance(given, str | bytes):
+            raise BadInput(f"{what}s takes a list of {what} names, got the string {given!r}: give [{given!r}]")
     names = [get_rule(r).name for r in (rules or CORE_RULES)]
     packed = [r for r in names if r not in PADDED_RULES]
     if packed:
@@ -153,7 +151,7 @@ def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:
     return min(halves, key=lambda pair: max(len(pair[0]), len(pair[1])))
 
 
-def _rule_blocks(names: Sequence[str], widths: Sequence[int], room: int) -> list[list[int]]:
+def _rule_blocks(widths: Sequence[int], room: int) -> list[list[int]]:
     """The rule columns, in order, in as few blocks as keep each line within ``room``."""
     blocks: list[list[int]] = [[]]
     used = 0
@@ -193,7 +191,7 @@ def format_padding_table(
         f"{RIGHT} right   {WRONG} wrong   {NO_ANSWER} no real token to find",
         "positions are raw: -1 reads the last token",
     ]
-    for block in _rule_blocks(names, widths, PROJECTOR_WIDTH - case_w - ids_w - ref_w):
+    for block in _rule_blocks(widths, PROJECTOR_WIDTH - case_w - ids_w - ref_w):
         tops = "".join(f"  {headings[i][0]:>{widths[i]}}" for i in block)
         bottoms = "".join(f"  {headings[i][1]:>{widths[i]}}" for i in block)
         lines += [

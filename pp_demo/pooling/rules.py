@@ -2,17 +2,14 @@
 
 A decoder classifier scores every position and keeps one per row, the "pooled token".
 Each rule below is one way real code finds it. They all return a 1-D ``long`` tensor
-with one position per row, on the device of their input. Positions are returned raw:
-a rule that yields ``-1`` returns ``-1``, because that is what the code it models
-hands to tensor indexing (where ``-1`` means the last position).
+with one position per row (per sequence of a packed batch, for ``known_lengths``), on the
+device of their input. Positions are returned raw: a rule that yields ``-1`` returns ``-1``,
+because that is what the code it models hands to tensor indexing (where ``-1`` means the
+last position).
 
 Rules are looked up by a short, stable name (``get_rule``). A rule declares which
-inputs it needs (``input_ids`` and ``pad_token_id``, or the ``attention_mask``), so
-callers can run every rule through one function, ``pooled_positions``.
-
-One rule is different in kind: ``known_lengths`` reads no tokens at all. It takes the
-cumulative sequence lengths of a packed batch (sequences laid end to end in one row,
-no padding), so it answers positions in that flat row, one per sequence.
+inputs it needs (``input_ids`` and ``pad_token_id``, the ``attention_mask``, or a packed
+batch's ``cu_seqlens``), so callers can run every rule through one function, ``pooled_positions``.
 """
 
 from collections.abc import Callable
@@ -240,6 +237,7 @@ class Rule:
 
 
 _IDS = ("input_ids", "pad_token_id")
+_MASK = ("attention_mask",)
 
 RULES: dict[str, Rule] = {
     rule.name: rule
@@ -258,22 +256,12 @@ RULES: dict[str, Rule] = {
             _IDS,
             "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)",
         ),
-        Rule(
-            "rightmost_attended",
-            rightmost_attended,
-            ("attention_mask",),
-            "attention mask; none of the pipeline forwards",
-        ),
-        Rule(
-            "attended_flip",
-            attended_flip,
-            ("attention_mask",),
-            "attention mask, flipped: the same class as rightmost_attended",
-        ),
+        Rule("rightmost_attended", rightmost_attended, _MASK, "attention mask; none of the pipeline forwards"),
+        Rule("attended_flip", attended_flip, _MASK, "attention mask, flipped: the same class as rightmost_attended"),
         Rule(
             "attended_cumsum",
             attended_cumsum,
-            ("attention_mask",),
+            _MASK,
             "attention mask, running count: the same class as rightmost_attended",
         ),
         Rule(
@@ -335,12 +323,7 @@ def pooled_positions(
                 f"a packed batch is one row of {int(cu_seqlens[-1])} tokens (cu_seqlens ends "
                 f"there), got input_ids of shape {tuple(input_ids.shape)}"
             )
-    inputs = {
-        "input_ids": input_ids,
-        "pad_token_id": pad_token_id,
-        "attention_mask": attention_mask,
-        "cu_seqlens": cu_seqlens,
-    }
+    inputs = dict(input_ids=input_ids, pad_token_id=pad_token_id, attention_mask=attention_mask, cu_seqlens=cu_seqlens)
     missing = [key for key in found.needs if key != "pad_token_id" and inputs[key] is None]
     if missing:
         raise BadInput(f"rule {found.name!r} needs {', '.join(missing)}")
