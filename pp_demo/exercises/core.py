@@ -39,6 +39,11 @@ class WrongAnswer(NamedTuple):
     reveals: str  # the misconception it points at
 
 
+def wrong_answer(answer: object, reveals: str, shown: str | None = None) -> WrongAnswer:
+    """A ``WrongAnswer`` whose ``shown`` is given by keyword, as most records need none."""
+    return WrongAnswer(answer, shown, reveals)
+
+
 @dataclass(frozen=True)
 class Exercise:
     """One exercise: ``judge(answer)`` returns ``None`` when the answer is right, else what is

@@ -12,7 +12,6 @@ from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .core import (
     PACKAGE_RULES,
-    WrongAnswer,
     answered,
     count_pools,
     first_pad_pools,
@@ -21,6 +20,7 @@ from .core import (
     register,
     row_answer,
     true_last,
+    wrong_answer,
 )
 
 
@@ -82,12 +82,14 @@ def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     solution=_forward_rule,
     why="the last position is length - 1; step back from it by from_the_right",
     wrong=(
-        WrongAnswer(_from_the_right, "`from_the_right` itself", "a distance from the end read as a position"),
-        WrongAnswer(_one_too_far, "`input_ids.shape[-1] - from_the_right`", "counts positions from 1: one too far"),
-        WrongAnswer(
+        wrong_answer(_from_the_right, "a distance from the end read as a position", shown="`from_the_right` itself"),
+        wrong_answer(
+            _one_too_far, "counts positions from 1: one too far", shown="`input_ids.shape[-1] - from_the_right`"
+        ),
+        wrong_answer(
             lambda ids, pad: (ids != pad).sum(-1) - 1,
-            "the count rule: `(input_ids != pad).sum(-1) - 1`",
             "the bug itself: it assumes every real token comes before the padding",
+            shown="the count rule: `(input_ids != pad).sum(-1) - 1`",
         ),
     ),
 )
@@ -127,19 +129,16 @@ def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
         "pad id: [5, 6, 0, 0] with mask [1, 1, 1, 0])"
     ),
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             ([5, 6, 7, 0, 0, 0], [1, 1, 1, 0, 0, 0]),
-            None,
             "plain right padding: the first pad comes right after the text, so one before it is the last real token",
         ),
-        WrongAnswer(
+        wrong_answer(
             ([0, 0, 5, 6, 7, 8], [0, 0, 1, 1, 1, 1]),
-            None,
             "mixes up the two rules: left padding breaks the count rule; here -1 wraps to the last position",
         ),
-        WrongAnswer(
+        wrong_answer(
             "right_pad_in_content",
-            None,
             "copies the row the tables print instead of building one: the failing idea is a pad id before the "
             "last real token",
         ),
@@ -188,11 +187,9 @@ _SEEN = {
     solution=2,
     why="three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5",
     wrong=(
-        WrongAnswer(
-            5, None, "expects the rule to find the last real token; the count rule counts, it never looks where"
-        ),
-        WrongAnswer(3, None, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
-        WrongAnswer(-1, None, "mixes it up with the first-pad rule: one before the first pad id"),
+        wrong_answer(5, "expects the rule to find the last real token; the count rule counts, it never looks where"),
+        wrong_answer(3, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
+        wrong_answer(-1, "mixes it up with the first-pad rule: one before the first pad id"),
     ),
 )
 def _judge_count_prediction(position: object) -> str | None:

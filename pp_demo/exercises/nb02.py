@@ -1,6 +1,6 @@
 """Exercises of notebook 02 · the two-stage pipeline (checked by ``pp_demo.exercises.check``)."""
 
-from .core import WrongAnswer, register
+from .core import register, wrong_answer
 
 _SENT = ("hidden", "input_ids", "attention_mask")
 
@@ -12,14 +12,11 @@ _SENT = ("hidden", "input_ids", "attention_mask")
     solution="input_ids",
     why="only a pad-id rule reads them; the layers run on the hidden states",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             "attention_mask",
-            None,
             "forgets that the last stage's layers use the mask too, to keep padding out of attention",
         ),
-        WrongAnswer(
-            "hidden", None, "thinks of the last stage as pooling only: its layers start from the hidden states"
-        ),
+        wrong_answer("hidden", "thinks of the last stage as pooling only: its layers start from the hidden states"),
     ),
 )
 def _judge_unneeded_tensor(name: object) -> str | None:

@@ -2,7 +2,7 @@
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register
+from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
 
 _THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
@@ -22,14 +22,12 @@ _HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad
         "rightmost non-pad id: 2, 5 and 3"
     ),
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             [True, False, True],
-            None,
             "thinks only a row whose text ends the row goes wrong: the pad in front of row 2 shifts it too",
         ),
-        WrongAnswer(
+        wrong_answer(
             [False, True, False],
-            None,
             "copies the order of the reproduction's printed line (left-padded first) instead of judging each row",
         ),
     ),
@@ -50,10 +48,10 @@ def _judge_three_sides(answer: object) -> str | None:
     solution=(3, 6),
     why="four non-pad ids, minus one: position 3 (the 6, a real token but not the last); the 8 at 6 is the rightmost",
     wrong=(
-        WrongAnswer((4, 6), None, "counts the non-pad ids but forgets the minus one"),
-        WrongAnswer((3, 7), None, "takes the row's last position for model.forward's: it skips the trailing pad"),
-        WrongAnswer((6, 6), None, "expects the count rule to find the last real token; it counts, it never looks"),
-        WrongAnswer((6, 3), None, "gives the pair in the wrong order: (count rule, model.forward)"),
+        wrong_answer((4, 6), "counts the non-pad ids but forgets the minus one"),
+        wrong_answer((3, 7), "takes the row's last position for model.forward's: it skips the trailing pad"),
+        wrong_answer((6, 6), "expects the count rule to find the last real token; it counts, it never looks"),
+        wrong_answer((6, 3), "gives the pair in the wrong order: (count rule, model.forward)"),
     ),
 )
 def _judge_two_positions(answer: object) -> str | None:
@@ -84,14 +82,12 @@ def _judge_two_positions(answer: object) -> str | None:
     solution=[1, 3, 4],
     why="count - 1 is right only when all real tokens come first, none equal to pad",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             [1, 3],
-            None,
             "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it",
         ),
-        WrongAnswer(
+        wrong_answer(
             [1, 2, 3, 4],
-            None,
             "thinks any padding breaks the count rule; row 2 holds one real token first, so the count is right",
         ),
     ),

@@ -6,7 +6,6 @@ from pp_demo.pooling.cases import CASES, PAD
 
 from .core import (
     PACKAGE_RULES,
-    WrongAnswer,
     answered,
     count_pools,
     first_pad_pools,
@@ -16,6 +15,7 @@ from .core import (
     register,
     row_text,
     true_last,
+    wrong_answer,
 )
 
 # A batch built by hand, pad id 0 = eos id: some rows end in a real eos, some in padding,
@@ -38,12 +38,9 @@ _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
     solution=[0, 3],
     why="wrong exactly where the last real token is an eos sharing the pad id",
     wrong=(
-        WrongAnswer(
-            [2, 4], None, "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"
-        ),
-        WrongAnswer(
+        wrong_answer([2, 4], "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"),
+        wrong_answer(
             [0],
-            None,
             "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos",
         ),
     ),
@@ -84,15 +81,15 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
     solution=_true_last_rule,
     why="only the mask knows a trailing eos (id == pad id) is real: rightmost attended position",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             lambda ids, mask, pad: (torch.arange(ids.shape[-1]) * (ids != pad)).argmax(-1),
-            "the fix, `rightmost_non_pad`, written out",
             "still trusts the ids: a real eos equal to pad looks like padding",
+            shown="the fix, `rightmost_non_pad`, written out",
         ),
-        WrongAnswer(
+        wrong_answer(
             lambda ids, mask, pad: mask.sum(-1) - 1,
-            "`attention_mask.sum(-1) - 1`",
             "the count rule on the mask: right on right padding, wrong as soon as padding comes first",
+            shown="`attention_mask.sum(-1) - 1`",
         ),
     ),
 )
@@ -118,9 +115,9 @@ def _judge_mask_rule(rule: object) -> str | None:
     solution=1,
     why="the first pad id is the eos closing the prompt (position 2): one before it",
     wrong=(
-        WrongAnswer(4, None, "answers with rightmost_non_pad, which skips the trailing eos ids"),
-        WrongAnswer(5, None, "answers with the true last real token; first_pad_mod stops at the first pad id"),
-        WrongAnswer(7, None, "expects the -1 wrap; it happens only when the row starts with a pad id or has none"),
+        wrong_answer(4, "answers with rightmost_non_pad, which skips the trailing eos ids"),
+        wrong_answer(5, "answers with the true last real token; first_pad_mod stops at the first pad id"),
+        wrong_answer(7, "expects the -1 wrap; it happens only when the row starts with a pad id or has none"),
     ),
 )
 def _judge_first_pad_prediction(position: object) -> str | None:

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, count_pools, index_list, int_list, int_pair, register, true_last
+from .core import count_pools, index_list, int_list, int_pair, register, true_last, wrong_answer
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
 _ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))  # exercise 05.1
@@ -18,8 +18,8 @@ _LENGTH_05 = 8  # row length of the training task
     solution=(2, 1),
     why="last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1",
     wrong=(
-        WrongAnswer((2, 2), None, "assumes the count rule pools the last real token on a left-padded row"),
-        WrongAnswer((1, 2), None, "gives the pair in the wrong order, or takes the label from the pooled token"),
+        wrong_answer((2, 2), "assumes the count rule pools the last real token on a left-padded row"),
+        wrong_answer((1, 2), "gives the pair in the wrong order, or takes the label from the pooled token"),
     ),
 )
 def _judge_label_and_pooled_class(answer: object) -> str | None:
@@ -61,10 +61,9 @@ def _count_pools_a_pad(real: int) -> bool:
     solution=[2, 3, 4],
     why="real tokens start at 8 - r, the count rule pools r - 1: a pad while 2r <= 8",
     wrong=(
-        WrongAnswer([2, 3], None, "an off-by-one at the boundary: r = 4 pools position 3, still a pad"),
-        WrongAnswer(
+        wrong_answer([2, 3], "an off-by-one at the boundary: r = 4 pools position 3, still a pad"),
+        wrong_answer(
             [2, 3, 4, 5, 6, 7],
-            None,
             "thinks every left-padded row pools a pad; with many real tokens it pools a real, wrong one",
         ),
     ),
@@ -97,9 +96,9 @@ def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
     solution=[3, 4],
     why="the count rule pools position 4; it sees itself and the real token before it",
     wrong=(
-        WrongAnswer([7], None, "expects the logits to come from the last real token: the count rule pools position 4"),
-        WrongAnswer([4], None, "forgets that attention mixes every earlier real token into the pooled position"),
-        WrongAnswer([0, 1, 2, 3, 4], None, "forgets that the mask keeps the pads out of attention as keys"),
+        wrong_answer([7], "expects the logits to come from the last real token: the count rule pools position 4"),
+        wrong_answer([4], "forgets that attention mixes every earlier real token into the pooled position"),
+        wrong_answer([0, 1, 2, 3, 4], "forgets that the mask keeps the pads out of attention as keys"),
     ),
 )
 def _judge_visible_positions(answer: object) -> str | None:

@@ -4,7 +4,7 @@ import torch
 
 from pp_demo.pooling.cases import CASES, REVIEW_TABLE, as_batch, row_text
 
-from .core import PACKAGE_RULES, WrongAnswer, answered, first_pad_misses, index_list, judge_picked_rows, register
+from .core import PACKAGE_RULES, answered, first_pad_misses, index_list, judge_picked_rows, register, wrong_answer
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
@@ -21,10 +21,10 @@ _GPT2_ROW = ((5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0))  # exercise 06.2: position 
         "the index wraps to the last position, a pad"
     ),
     wrong=(
-        WrongAnswer(
-            [1], None, "sees the pad id among the text but not the row padded on both sides, where -1 wraps onto a pad"
+        wrong_answer(
+            [1], "sees the pad id among the text but not the row padded on both sides, where -1 wraps onto a pad"
         ),
-        WrongAnswer([0, 2, 3], None, "mixes up the first-pad rule with the count rule: pure left padding is fine here"),
+        wrong_answer([0, 2, 3], "mixes up the first-pad rule with the count rule: pure left padding is fine here"),
     ),
 )
 def _judge_bloom_rows(answer: object) -> str | None:
@@ -42,8 +42,8 @@ def _judge_bloom_rows(answer: object) -> str | None:
     solution=[0, 1, 2, 3],
     why="every real token: the mask ColossalAI passes only hides padding",
     wrong=(
-        WrongAnswer([0, 1], None, "expects causal attention: ColossalAI's mask under sdpa holds only the padding part"),
-        WrongAnswer([0, 1, 2, 3, 4, 5], None, "forgets that the mask ColossalAI passes does hide the padding"),
+        wrong_answer([0, 1], "expects causal attention: ColossalAI's mask under sdpa holds only the padding part"),
+        wrong_answer([0, 1, 2, 3, 4, 5], "forgets that the mask ColossalAI passes does hide the padding"),
     ),
 )
 def _judge_gpt2_view(answer: object) -> str | None:
@@ -102,11 +102,11 @@ def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     solution=_causal_padding_mask,
     why="position i sees j when j comes no later than i (causal) and j is a real token (padding)",
     wrong=(
-        WrongAnswer(_causal_only, "a lower triangle for every row", "keeps causality and forgets the padding"),
-        WrongAnswer(
+        wrong_answer(_causal_only, "keeps causality and forgets the padding", shown="a lower triangle for every row"),
+        wrong_answer(
             lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[-1], mask.shape[-1]),
-            "the attention mask repeated for every position",
             "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",
+            shown="the attention mask repeated for every position",
         ),
     ),
 )

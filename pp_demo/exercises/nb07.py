@@ -7,7 +7,7 @@ import torch
 from pp_demo.pooling.cases import CASES, PAD, row_text
 from pp_demo.pooling.survey import CLASSES
 
-from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, register, row_answer, true_last
+from .core import count_pools, first_pad_pools, forward_pools, register, row_answer, true_last, wrong_answer
 
 # Where each class lands on one padded row, from its definition in plain Python (pad id 0).
 _LANDS_ON = {
@@ -49,10 +49,8 @@ def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.
     solution="c",
     why="it agrees with rightmost_non_pad on every case, trailing eos included (it reads ids)",
     wrong=(
-        WrongAnswer(
-            "d", None, "judges by the result on ordinary rows; only the row ending in a real eos tells c from d"
-        ),
-        WrongAnswer("e", None, "class e reads packed lengths; the expression reads input_ids"),
+        wrong_answer("d", "judges by the result on ordinary rows; only the row ending in a real eos tells c from d"),
+        wrong_answer("e", "class e reads packed lengths; the expression reads input_ids"),
     ),
 )
 def _judge_mystery_class(letter: object) -> str | None:
@@ -80,13 +78,12 @@ def _judge_mystery_class(letter: object) -> str | None:
         "pools 3, d reads the mask and pools 1"
     ),
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             "left",
-            None,
             "picks a row where the two classes agree: they part where a real token carries the pad id, "
             "or where the padding does not",
         ),
-        WrongAnswer(([5, 6, 7, 8], [1, 1, 1, 1]), None, "a row without padding or pad ids: every class agrees there"),
+        wrong_answer(([5, 6, 7, 8], [1, 1, 1, 1]), "a row without padding or pad ids: every class agrees there"),
     ),
 )
 def _judge_c_versus_d(answer: object) -> str | None:

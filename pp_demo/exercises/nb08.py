@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from pp_demo.pooling.cases import PAD, row_text
 
-from .core import WrongAnswer, count_pools, first_pad_pools, forward_pools, is_int, one_counterexample, register
+from .core import count_pools, first_pad_pools, forward_pools, is_int, one_counterexample, register, wrong_answer
 
 _BATCH_08_1 = ((5, 6, 7, 8, 9), (0, 5, 6, 7, 8), (5, 6, 0, 0, 0), (0, 0, 0, 5, 6))
 
@@ -38,15 +38,13 @@ def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
     solution=[(3, 4), (0, 4), (2, 1), (2, 4)],
     why="flat index b * L + first_pad; below 0 wraps to the batch end",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             [(0, 4), (1, 4), (2, 1), (3, 4)],
-            None,
             "reads -1 within the row, as eager PyTorch (or the modulo) does; the legacy export flattens "
             "the batch, so row 0's -1 reaches the last row and row 3's reaches row 2",
         ),
-        WrongAnswer(
+        wrong_answer(
             [(3, 4), (3, 4), (0, 1), (3, 4)],
-            None,
             "flattens the batch but forgets each row's offset b * L in the flat index",
         ),
     ),
@@ -90,10 +88,9 @@ def _negative_example(rule: str) -> tuple[tuple[int, ...], list[int]] | None:
     solution=["count", "first_pad"],
     why="count on an all-pad row gives -1 too, not only first_pad",
     wrong=(
-        WrongAnswer(["first_pad"], None, "forgets the all-pad row, where the count rule gives 0 - 1"),
-        WrongAnswer(
+        wrong_answer(["first_pad"], "forgets the all-pad row, where the count rule gives 0 - 1"),
+        wrong_answer(
             ["count", "first_pad", "rightmost_non_pad"],
-            None,
             "thinks the fix can go negative too; argmax returns a position and nothing is subtracted",
         ),
     ),

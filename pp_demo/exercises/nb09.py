@@ -4,7 +4,7 @@ from typing import Any
 
 from pp_demo.colossalai.pull_request.worker import claim_batches
 
-from .core import WrongAnswer, count_misses, first_pad_misses, judge_picked_rows, register
+from .core import count_misses, first_pad_misses, judge_picked_rows, register, wrong_answer
 
 ROWS_09 = (
     [5, 6, 0, 0, 0, 0],
@@ -27,12 +27,9 @@ ROWS_09 = (
         "starts and ends with a pad (1, 5); 0, 2 and 4 are fine (the condition as code: pp_demo.first_pad_wrong)"
     ),
     wrong=(
-        WrongAnswer(
-            [1, 3], None, "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"
-        ),
-        WrongAnswer(
+        wrong_answer([1, 3], "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),
+        wrong_answer(
             [0, 1, 3, 5],
-            None,
             "thinks any pad after the text is wrong; with nothing after the first pad, one before it is right",
         ),
     ),
@@ -63,18 +60,16 @@ def _failing_pairs() -> set[tuple[str, str]]:
     solution={("llama", "left"), ("opt", "left")},
     why="each file its own count; wrong only where pads come first",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             {("llama", "left"), ("qwen2", "left"), ("opt", "left")},
-            None,
             "copies the unpatched line of claim 2: qwen2's own file has the change",
         ),
-        WrongAnswer(
+        wrong_answer(
             {("llama", "left"), ("llama", "right"), ("opt", "left"), ("opt", "right")},
-            None,
             "forgets that the old count is right on right padding",
         ),
-        WrongAnswer(
-            {("qwen2", "left")}, None, "reads the question the other way round: qwen2 is the family with the change"
+        wrong_answer(
+            {("qwen2", "left")}, "reads the question the other way round: qwen2 is the family with the change"
         ),
     ),
 )

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from pp_demo.pipeline.schedules import gpipe_slots
 
-from .core import NotAttempted, WrongAnswer, _is_stub, answered, is_int, register
+from .core import NotAttempted, _is_stub, answered, is_int, register, wrong_answer
 
 
 def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
@@ -21,8 +21,8 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
     solution=2,
     why="10 slots (m + 1 forward, m + 1 backward), 8 of them busy: one idle slot each way",
     wrong=(
-        WrongAnswer(4, None, "adds up both stages' idle slots"),
-        WrongAnswer(1, None, "counts a forward-only step: with backwards the pipe fills and drains twice"),
+        wrong_answer(4, "adds up both stages' idle slots"),
+        wrong_answer(1, "counts a forward-only step: with backwards the pipe fills and drains twice"),
     ),
 )
 def _judge_idle_slots(answer: object) -> str | None:
@@ -56,15 +56,15 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     solution=lambda m, p: (p - 1) / (m + p - 1),
     why="p - 1 idle slots in a step of m + p - 1",
     wrong=(
-        WrongAnswer(
+        wrong_answer(
             lambda m, p: p / (m + p - 1),
-            "`p / (m + p - 1)`",
             "counts p idle slots per stage; each stage waits p - 1 slots in all (fill plus drain)",
+            shown="`p / (m + p - 1)`",
         ),
-        WrongAnswer(
+        wrong_answer(
             lambda m, p: (p - 1) / m,
-            "`(p - 1) / m`",
             "divides by the busy slots instead of the whole step of m + p - 1 slots",
+            shown="`(p - 1) / m`",
         ),
     ),
 )
