@@ -13,8 +13,7 @@ _SENT = ("hidden", "input_ids", "attention_mask")
     why="only a pad-id rule reads them; the layers run on the hidden states",
     wrong=(
         wrong_answer(
-            "attention_mask",
-            "forgets that the last stage's layers use the mask too, to keep padding out of attention",
+            "attention_mask", "forgets that the last stage's layers use the mask too, to keep padding out of attention"
         ),
         wrong_answer("hidden", "thinks of the last stage as pooling only: its layers start from the hidden states"),
     ),

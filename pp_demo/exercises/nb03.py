@@ -83,8 +83,7 @@ def _judge_two_positions(answer: object) -> str | None:
     why="count - 1 is right only when all real tokens come first, none equal to pad",
     wrong=(
         wrong_answer(
-            [1, 3],
-            "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it",
+            [1, 3], "misses the right-padded row with a pad id inside the text (row 4): not only left padding breaks it"
         ),
         wrong_answer(
             [1, 2, 3, 4],

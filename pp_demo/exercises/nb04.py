@@ -40,8 +40,7 @@ _PAIR_ROW = ((5, 6, 0, 7, 8, 0, 0, 0), (1, 1, 1, 1, 1, 1, 0, 0))
     wrong=(
         wrong_answer([2, 4], "confuses a pad id inside the text (harmless here) with a row that ends in a real eos"),
         wrong_answer(
-            [0],
-            "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos",
+            [0], "sees the all-real row ending in eos but not the right-padded one whose last real token is an eos"
         ),
     ),
 )

@@ -44,8 +44,7 @@ def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
             "the batch, so row 0's -1 reaches the last row and row 3's reaches row 2",
         ),
         wrong_answer(
-            [(3, 4), (3, 4), (0, 1), (3, 4)],
-            "flattens the batch but forgets each row's offset b * L in the flat index",
+            [(3, 4), (3, 4), (0, 1), (3, 4)], "flattens the batch but forgets each row's offset b * L in the flat index"
         ),
     ),
 )

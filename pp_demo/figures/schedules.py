@@ -50,21 +50,17 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     width = max(left_in + slot_in * length + right_in, text_inches(title) + 0.3, key_row_in)
     height = _ROW_IN * n_stages + 1.7 + 0.35 * ((len(key) + 1) // 2)  # title, axis and key
     fig, ax = plt.subplots(figsize=(min(width, MAX_WIDTH_IN), height), layout="constrained")
+    middle = [n_stages - 0.6 - stage for stage in range(n_stages)]  # each stage row's middle, rank 0 on top
     for stage, slot, op in slots:
         colour, hatch, label_box = (_FORWARD, None, None) if op[0] == "F" else (_BACKWARD, "///", _ON_HATCHING)
-        ax.add_patch(
-            Rectangle((slot, n_stages - 1 - stage), 0.95, 0.8, edgecolor="black", lw=0.6, facecolor=colour, hatch=hatch)
-        )
-        ax.text(
-            slot + 0.47, n_stages - 0.6 - stage, op, ha="center", va="center", fontsize=PROJECTOR_PT, bbox=label_box
-        )
+        bottom = n_stages - 1 - stage
+        ax.add_patch(Rectangle((slot, bottom), 0.95, 0.8, edgecolor="black", lw=0.6, facecolor=colour, hatch=hatch))
+        ax.text(slot + 0.47, middle[stage], op, ha="center", va="center", fontsize=PROJECTOR_PT, bbox=label_box)
     for stage, text in enumerate(holds):
-        ax.text(length + 0.3, n_stages - 0.6 - stage, text, ha="left", va="center", fontsize=PROJECTOR_PT)
+        ax.text(length + 0.3, middle[stage], text, ha="left", va="center", fontsize=PROJECTOR_PT)
     ax.set_xlim(0, length + right_in / slot_in)
     ax.set_ylim(-0.2, n_stages)
-    ax.set_yticks(
-        [n_stages - 0.6 - s for s in range(n_stages)], [f"rank {s}" for s in range(n_stages)], fontsize=PROJECTOR_PT
-    )
+    ax.set_yticks(middle, [f"rank {s}" for s in range(n_stages)], fontsize=PROJECTOR_PT)
     ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=PROJECTOR_PT)
     ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=PROJECTOR_PT)
     for side in ("top", "right", "left"):

@@ -37,15 +37,8 @@ def lab_command(
     port, token = free_port(), secrets.token_hex(16)
     # `-m jupyterlab`, not `-m jupyter lab`: the latter looks up a `jupyter-lab` script on PATH,
     # which may belong to another environment or be missing (an install without its scripts).
-    command = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        f"--IdentityProvider.token={token}",
-        *extra,
-    ]
+    command = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--ip=127.0.0.1"]
+    command += [f"--IdentityProvider.token={token}", *extra]
     notes = []
     if uid == 0:
         command.append("--allow-root")
