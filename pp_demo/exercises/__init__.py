@@ -23,13 +23,4 @@ from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10  # noqa
 from .core import EXERCISES, Exercise, NotAttempted, WrongAnswer, check, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 
-__all__ = [
-    "Exercise",
-    "WrongAnswer",
-    "EXERCISES",
-    "check",
-    "status",
-    "register",
-    "NotAttempted",
-    "mystery_07",
-]
+__all__ = ["Exercise", "WrongAnswer", "EXERCISES", "check", "status", "register", "NotAttempted", "mystery_07"]

@@ -73,13 +73,7 @@ PACKAGE_RULES = ("pp_demo.pooling.rules",)
 
 
 def register(
-    key: str,
-    question: str,
-    refuse: tuple[str, ...] = (),
-    *,
-    solution: object,
-    why: str,
-    wrong: Sequence[WrongAnswer],
+    key: str, question: str, refuse: tuple[str, ...] = (), *, solution: object, why: str, wrong: Sequence[WrongAnswer]
 ) -> Callable[[Judge], Judge]:
     """Decorator: file a judge function as exercise ``key``, with the rest of its record
     (``Exercise``). An answer that calls a function of a module in ``refuse`` is told to write
