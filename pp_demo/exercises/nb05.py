@@ -36,11 +36,9 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     if label != want_label:
         return f"on {row} your label is off: the label is the class (id modulo 3) of the last real token"
     if pooled_class != want_pooled:
-        what = (
-            "is the label's, as if the count rule pooled the last real token"
-            if pooled_class == want_label
-            else "is off"
-        )
+        what = "is off"
+        if pooled_class == want_label:
+            what = "is the label's, as if the count rule pooled the last real token"
         return (
             f"on {row} your pooled class {what}. Find the position the count rule pools (it counts the real "
             "tokens), then the class of the token there"

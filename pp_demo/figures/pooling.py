@@ -187,10 +187,8 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     floor = min([atol / 100, *measured_diffs]) / 3
     top = max(max(c.max_abs_diff) for c in comparisons.values())
     tick_in = max(text_inches(label) for label in row_labels) * 0.5  # sin 30: the rotated row names
-    height = 2.6 * len(families) + 1.6 + tick_in
-    fig, axes = plt.subplots(
-        len(families), 1, figsize=(MAX_WIDTH_IN, height), sharex=True, squeeze=False, layout="constrained"
-    )
+    size = (MAX_WIDTH_IN, 2.6 * len(families) + 1.6 + tick_in)
+    fig, axes = plt.subplots(len(families), 1, figsize=size, sharex=True, squeeze=False, layout="constrained")
     width = 0.8 / len(rules)
     for ax, family in zip(axes[:, 0], families, strict=True):
         for j, rule in enumerate(rules):
@@ -210,9 +208,8 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         ax.tick_params(labelsize=PROJECTOR_PT)
     axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
     fig.supylabel("largest logit difference from model.forward (log scale)", fontsize=PROJECTOR_PT)
-    fig.legend(
-        handles=_row_diff_key(axes[0], atol), loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False
-    )
+    key = _row_diff_key(axes[0], atol)
+    fig.legend(handles=key, loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
     return fig
 
 
