@@ -28,21 +28,9 @@ import torch
 from pp_demo.pipeline.families import family_of
 from pp_demo.silent_imports import import_quietly
 
-__all__ = [
-    "FORWARD_ATTENTION",
-    "FORWARDS",
-    "colossalai_forwards",
-    "colossalai_forward",
-    "pipeline_forward",
-    "one_stage",
-    "call_one_stage",
-    "num_layers",
-    "LATER_FORWARDS",
-    "ALL_FORWARDS",
-    "forwards_in_tree",
-    "forget_imported_tree",
-    "cuda_set_device_is_a_no_op",
-]
+__all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]
+__all__ += ["one_stage", "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree"]
+__all__ += ["forget_imported_tree", "cuda_set_device_is_a_no_op"]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
@@ -231,12 +219,9 @@ def forwards_in_tree() -> dict[str, object]:
     import os
 
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
-    if modeling is None:
+    if modeling is None or not modeling.submodule_search_locations:
         raise ImportError(_MISSING)
-    locations = modeling.submodule_search_locations
-    if not locations:
-        raise ImportError(_MISSING)
-    folder = locations[0]
+    folder = modeling.submodule_search_locations[0]
     present = [f for f, (module, _, _) in ALL_FORWARDS.items() if os.path.exists(os.path.join(folder, f"{module}.py"))]
     return {family: _one_stage_callable(family) for family in present}
 

@@ -27,17 +27,8 @@ from pp_demo.pooling.cases import as_batch
 from pp_demo.pooling.rules import FIX
 from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
 
-__all__ = [
-    "RowComparison",
-    "forward_logits",
-    "compare_rows",
-    "REPRO_ROWS",
-    "REPRO_FAMILIES",
-    "reproduce",
-    "reproduce_runs",
-    "reproduction_line",
-    "default_device",
-]
+__all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]
+__all__ += ["reproduce_runs", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""

@@ -5,8 +5,9 @@ Two sdists are used: ``colossalai==0.5.0`` (eight pooling forwards) and
 ``colossalai-nightly==2025.7.12`` (the registry's only build with ``qwen3.py``: nine).
 Each is found in a cache folder, else anywhere under a wheelhouse folder (``make wheelhouse``
 puts them there), else fetched with ``pip download``. Its ``colossalai`` package is extracted
-once and copied into one folder per variant, to which diffs from ``pp_demo/colossalai/pull_request/patches/`` are applied with
-``patch -p1``. Nothing is installed: a variant is imported by putting its folder on the path.
+once and copied into one folder per variant, to which diffs from
+``pp_demo/colossalai/pull_request/patches/`` are applied with ``patch -p1``. Nothing is
+installed: a variant is imported by putting its folder on the path.
 """
 
 import os
@@ -16,20 +17,8 @@ import subprocess
 import sys
 import tarfile
 
-__all__ = [
-    "changed_lines",
-    "SDISTS",
-    "VARIANTS",
-    "PATCHES",
-    "CHANGE_FILES",
-    "FOLLOW_UP_FILES",
-    "default_cache",
-    "find_sdist",
-    "variant_tree",
-    "split_patch",
-    "extract_package",
-    "NoSdist",
-]
+__all__ = ["changed_lines", "SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "FOLLOW_UP_FILES", "default_cache"]
+__all__ += ["find_sdist", "variant_tree", "split_patch", "extract_package", "NoSdist"]
 
 # Package data (pyproject: [tool.setuptools.package-data]): the one copy, shipped in the wheel.
 PATCHES = pathlib.Path(__file__).resolve().parent / "patches"
@@ -93,19 +82,8 @@ def find_sdist(
     if found:
         return found
     cache.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "-q",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        requirement,
-        "-d",
-        str(cache),
-    ]
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", requirement]
+    command += ["-d", str(cache)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -19,22 +19,9 @@ from pp_demo.errors import BadInput
 from pp_demo.verify.checker.batches import named_length
 from pp_demo.verify.tolerances import DTYPES
 
-__all__ = [
-    "CallableImportFailed",
-    "ATTENTION_IMPLEMENTATIONS",
-    "DTYPE_NAMES",
-    "as_dtype",
-    "check_device",
-    "check_atol",
-    "check_attention",
-    "check_sizes",
-    "check_seed",
-    "check_model",
-    "fit_lengths",
-    "as_callable",
-    "load_callable",
-    "load_model",
-]
+__all__ = ["CallableImportFailed", "ATTENTION_IMPLEMENTATIONS", "DTYPE_NAMES", "as_dtype", "check_device", "check_atol"]
+__all__ += ["check_attention", "check_sizes", "check_seed", "check_model", "fit_lengths", "as_callable"]
+__all__ += ["load_callable", "load_model"]
 
 ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
 # tolerances.DTYPES by option name, and by torch's own (``float32``, ``torch.bfloat16``)
