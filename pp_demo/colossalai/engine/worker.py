@@ -14,6 +14,7 @@ import contextlib
 import copy
 import faulthandler
 import json
+import logging
 import os
 import pathlib
 import signal
@@ -57,8 +58,6 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
         dist.init_process_group(backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
     colossalai = import_quietly("colossalai")
     import_quietly("colossalai.booster")
-    import logging
-
     logging.getLogger("colossalai").setLevel(logging.ERROR)
     accelerator = import_quietly("colossalai.accelerator").get_accelerator()
     if accelerator.support_set_device and backend == "nccl":
@@ -83,10 +82,6 @@ def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
         )
 
 
-def _as_list(obj: Any) -> list[Any]:
-    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
-
-
 @contextlib.contextmanager
 def _recording_sends(log: list[str]) -> Iterator[None]:
     """What this rank sends to its peer, as ``"name[shape]"`` strings, while the block runs
@@ -97,7 +92,8 @@ def _recording_sends(log: list[str]) -> Iterator[None]:
     def communicate(*args: Any, **kwargs: Any) -> Any:
         obj = kwargs["object"] if "object" in kwargs else args[0]
         if obj is not None:  # a dict of named tensors (forward), else bare tensors (gradients)
-            items = obj.items() if isinstance(obj, dict) else [("tensor", v) for v in _as_list(obj)]
+            tensors = obj if isinstance(obj, (list, tuple)) else [obj]
+            items = obj.items() if isinstance(obj, dict) else [("tensor", v) for v in tensors]
             log.append(" ".join(sorted(f"{k}{list(v.shape)}" for k, v in items if isinstance(v, torch.Tensor))))
         return real(*args, **kwargs)
 
@@ -140,11 +136,6 @@ def _largest_grad_difference(module: Any, grads: dict[str, torch.Tensor]) -> tup
     return largest, count
 
 
-def _received(model: Any, log: list[list[str]]) -> Any:
-    """A hook: the keyword arguments each call of this stage's forward received."""
-    return model.register_forward_pre_hook(lambda m, a, kw: log.append(sorted(kw)), with_kwargs=True)
-
-
 def _where(error: BaseException) -> str:
     """The error and the ColossalAI lines it came from (outermost of them, then innermost)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if "/colossalai/" in f.filename]
@@ -182,8 +173,8 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
         return {**_names(case), "cannot run": next(r for r in refusals if r)} if rank == world - 1 else None
     boosted, optimizer = pair[0], pair[1]
     sent: list[str] = []
-    received: list[list[str]] = []
-    hook = _received(boosted.unwrap(), received)
+    received: list[list[str]] = []  # the keyword arguments each call of this stage's forward received
+    hook = boosted.unwrap().register_forward_pre_hook(lambda m, a, kw: received.append(sorted(kw)), with_kwargs=True)
     _fault(case, rank)
     try:
         # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch

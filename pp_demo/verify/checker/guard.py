@@ -113,24 +113,17 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
     ``speak`` (under torchrun, naming the rank)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_check_") as folder:
         journal = Path(folder) / "journal"
-        env = dict(os.environ)
-        env[JOURNAL] = str(journal)
+        env = dict(os.environ, **{JOURNAL: str(journal)})
         env.setdefault(AGENT_PID, str(os.getppid()))
         # the child finds what this process finds (a test's or a notebook's sys.path too)
         env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        command = [sys.executable, "-m", "pp_demo", *argv]
         child = subprocess.Popen(
-            [sys.executable, "-m", "pp_demo", *argv],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
         assert child.stdout is not None and child.stderr is not None
-        relays = [
-            threading.Thread(target=_relay, args=(child.stdout, sys.stdout), daemon=True),
-            threading.Thread(target=_relay, args=(child.stderr, sys.stderr), daemon=True),
-        ]
+        pairs = ((child.stdout, sys.stdout), (child.stderr, sys.stderr))
+        relays = [threading.Thread(target=_relay, args=pair, daemon=True) for pair in pairs]
         for relay in relays:
             relay.start()
         main = threading.current_thread() is threading.main_thread()
