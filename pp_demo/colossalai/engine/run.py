@@ -79,20 +79,14 @@ def engine_cases(
     cases = []
     for family in families:
         ids, mask = batch_of(family)
+        batch = {
+            "input_ids": ids.tolist(),
+            "attention_mask": mask.tolist(),
+            "microbatch_size": len(ids) // MICRO_BATCHES,
+        }
         for schedule in schedules:
-            if not_run(family, schedule) and not also_not_run:
-                continue
-            for mode in modes:
-                cases.append(
-                    {
-                        "family": family,
-                        "schedule": schedule,
-                        "mode": mode,
-                        "input_ids": ids.tolist(),
-                        "attention_mask": mask.tolist(),
-                        "microbatch_size": len(ids) // MICRO_BATCHES,
-                    }
-                )
+            if not not_run(family, schedule) or also_not_run:
+                cases += [{"family": family, "schedule": schedule, "mode": mode, **batch} for mode in modes]
     return cases
 
 
@@ -147,7 +141,7 @@ def _read(path: pathlib.Path) -> Any:
 
 
 # what a rank says when its peer died first: not a cause
-_PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed", "Connection")
+_PEER_LOST = ("Connection", "Broken pipe", "Socket closed")
 
 
 def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
@@ -179,11 +173,7 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
         frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
         # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
         ours = str(PACKAGE_PARENT / "pp_demo")
-        theirs = [
-            (p.rsplit("/colossalai/", 1)[1], n, f)
-            for p, n, f in frames
-            if "/colossalai/" in p and not p.startswith(ours)
-        ]
+        theirs = [(p.rsplit("/colossalai/", 1)[1], n, f) for p, n, f in frames if "/colossalai/" in p and ours not in p]
         if theirs:  # faulthandler lists the innermost frame first
             path, line, function = theirs[0]
             where.append(f"rank {rank} in {function} ({path}:{line})")

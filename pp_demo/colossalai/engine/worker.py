@@ -70,16 +70,13 @@ def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
     Interleaved: two model chunks per stage and ``overlap_p2p=False`` (the default hangs on
     gloo: docs/colossalai-interleaved-hang.md)."""
     plugins = import_quietly("colossalai.booster.plugin")
-    extra = dict(pp_style="interleaved", num_model_chunks=2, overlap_p2p=False) if schedule == "interleaved" else {}
+    settings = dict(
+        tp_size=1, pp_size=2, precision=precision, microbatch_size=microbatch_size, enable_metadata_cache=False
+    )
+    if schedule == "interleaved":
+        settings.update(pp_style="interleaved", num_model_chunks=2, overlap_p2p=False)
     with quiet():
-        return plugins.HybridParallelPlugin(
-            tp_size=1,
-            pp_size=2,
-            precision=precision,
-            microbatch_size=microbatch_size,
-            enable_metadata_cache=False,
-            **extra,
-        )
+        return plugins.HybridParallelPlugin(**settings)
 
 
 @contextlib.contextmanager

@@ -94,14 +94,10 @@ def _claim2(fams: Record) -> Judged:
     ok = all(set(seen[v]) == s for v, s in STATED_FAILURES.items()) and ("llama", "left") in seen["unpatched"]
     old_all_left = set(seen["unpatched"]) == {(f, "left") for f in CHANGE_FILES}
     text = "; ".join(f"{v}: " + (", ".join(f"{f} {s}" for f, s in seen[v]) or "passes") for v in variants)
-    note = (
-        (
-            "the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
-            "and opt with left padding"
-        )
-        if old_all_left
-        else "old code fails elsewhere: see seen"
-    )
+    note = "old code fails elsewhere: see seen"
+    if old_all_left:
+        note = "the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
+        note += "and opt with left padding"
     return text, VERIFIED if ok and old_all_left else NOT_AS_STATED, note
 
 

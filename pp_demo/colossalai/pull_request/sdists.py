@@ -59,18 +59,14 @@ def default_cache() -> pathlib.Path:
     return pathlib.Path(os.environ.get("PP_DEMO_CACHE") or pathlib.Path.home() / ".cache/pp_demo/colossalai")
 
 
-def _names(stem: str) -> set[str]:
-    return {f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"}
-
-
 def _look_in(folder: str | pathlib.Path | None, stem: str, recursive: bool) -> pathlib.Path | None:
     if folder is None or not pathlib.Path(folder).is_dir():
         return None
-    for name in sorted(_names(stem)):
-        hits = sorted(pathlib.Path(folder).rglob(name) if recursive else pathlib.Path(folder).glob(name))
-        if hits:
-            return hits[0]
-    return None
+    # pip may write the nightly's name with an underscore
+    names = sorted({f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"})
+    look = pathlib.Path(folder).rglob if recursive else pathlib.Path(folder).glob
+    hits = [hit for name in names for hit in sorted(look(name))]
+    return hits[0] if hits else None
 
 
 def find_sdist(
@@ -182,10 +178,8 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
             member.name = member.name[len(stem) + 1 :]
         # the "data" filter (no links out of the folder, no odd modes) where this Python has it;
         # the members are plain files and folders under one prefix either way
-        if hasattr(tarfile, "data_filter"):
-            archive.extractall(into, members=members, filter="data")
-        else:
-            archive.extractall(into, members=members)
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(into, members=members, **safe)  # type: ignore[arg-type]
 
 
 def variant_tree(

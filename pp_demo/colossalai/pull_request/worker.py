@@ -1,14 +1,11 @@
 """The part of ``verify-pr`` that imports ColossalAI: one process per sdist, all its variants.
 
-Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first variant's tree
-first on ``PYTHONPATH``. JOB is ``{"sdist": stem, "trees": {variant: folder}}``. For each
-variant it imports ``colossalai`` from that folder (dropping the previous import, so one
-process serves every variant: torch and transformers are imported once), records whether
-``colossalai.__file__`` lies inside it, and runs every pooling forward the tree has on each
-batch of ``claim_batches()``. Per row it writes whether the logits equal ``model.forward``'s and
-which positions they may have been pooled from (``pp_demo.verify.where_pooled``: matched against
-the logits ``model.forward`` computes at every position), so the parent can compare them with
-``pp_demo.pooling.rules``.
+Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first
+variant's tree first on ``PYTHONPATH``; JOB is ``{"sdist": stem, "trees": {variant: folder}}``.
+Each variant's ``colossalai`` is imported from its folder in turn, the previous one dropped, so
+one process serves every variant (torch and transformers are imported once). Per row it writes
+whether the logits equal ``model.forward``'s and where they were pooled
+(``pp_demo.verify.where_pooled``), for the parent to compare with ``pp_demo.pooling.rules``.
 """
 
 import contextlib
@@ -99,9 +96,8 @@ def main(job_path: str, out_path: str) -> None:
     result = {"sdist": job["sdist"], "variants": {}}
     for variant, tree in job["trees"].items():
         version, inside, forwards = _import_tree(tree)
-        for family in forwards:
-            if family not in models:
-                models[family] = build_model(family, attn_implementation=FORWARD_ATTENTION.get(family)).eval()
+        for family in [f for f in forwards if f not in models]:
+            models[family] = build_model(family, attn_implementation=FORWARD_ATTENTION.get(family)).eval()
         result["variants"][variant] = {
             "tree": f"sdist {job['sdist']}, variant {variant}",
             "colossalai.__version__": version,

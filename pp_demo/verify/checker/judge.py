@@ -28,18 +28,9 @@ import torch
 from pp_demo.bounds import seconds, seed_value, strings, tolerance_value
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
+from pp_demo.verify.checker import inputs
 from pp_demo.verify.checker.batches import battery, default_batch_sizes
-from pp_demo.verify.checker.inputs import (
-    as_callable,
-    as_dtype,
-    check_attention,
-    check_device,
-    check_model,
-    check_sizes,
-    fit_lengths,
-    load_callable,
-    load_model,
-)
+from pp_demo.verify.checker.inputs import load_callable, load_model
 from pp_demo.verify.checker.ranks import Ranks, first_failure, join_ranks
 from pp_demo.verify.checker.report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
 from pp_demo.verify.checker.worker import as_logits, call_in_worker
@@ -166,7 +157,7 @@ def _extras(forward: Callable[..., Any], model_path: str | None, micro_batches: 
 def _battery(
     model: Any, seed: int, lengths: Sequence[int], sizes: Sequence[int], cases: Sequence[str] | None, micro_batches: int
 ) -> tuple[list[Batch], list[str]]:
-    fitted, note = fit_lengths(model, lengths)
+    fitted, note = inputs.fit_lengths(model, lengths)
     notes = [note] if note else []
     pad, vocab, eos = model.config.pad_token_id, model.config.vocab_size, model.config.eos_token_id
     filler = eos if isinstance(eos, int) and 0 <= eos < vocab else 0
@@ -204,18 +195,18 @@ def check_forward(
     at most a day (``None``: wait as long as it takes). ``atol`` given by hand must stay below
     the difference between the reference and any other position on the battery (refused otherwise,
     with the tolerances that fit the logits). ``progress`` receives one line per batch."""
-    dtype, device = as_dtype(dtype), check_device(device)
+    dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
     if atol is not None:
         tolerance_value(atol, "atol")
     seed_value(seed, "seed")
     timeout_s = None if timeout_s is None else seconds(timeout_s, "timeout_s")
     if cases is not None:
         cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
-    check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
+    inputs.check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
     sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
-    check_attention(attn_implementation)
-    forward = as_callable(forward)
-    check_model(model)
+    inputs.check_attention(attn_implementation)
+    forward = inputs.as_callable(forward)
+    inputs.check_model(model)
     reference_model = _prepared(model, dtype, device, attn_implementation)
     batches, notes = _battery(reference_model, seed, lengths, sizes, cases, micro_batches)
     ranks = join_ranks(device, timeout_s or 600.0)
@@ -298,10 +289,8 @@ class _Checking:
             got, failure = as_logits(outcome.value, tuple(ref.logits.shape), self.device)
         if self.ranks is not None:
             failure = first_failure(self.ranks.failures(failure))
-        if failure is not None:
+        if failure is not None or got is None or ref is None:  # or a rank that does not judge: its report comes later
             return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
-        if got is None or ref is None:  # a rank that does not judge: the last rank's report comes later
-            return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [])
         return _judge(batch, ref, got, self.atol)
 
 
