@@ -68,7 +68,7 @@ class RowComparison:
     * ``pp_demo.pooling.padding_table.Verdict``: a rule's pooled *position* against a reference
       position (the true last real token, or where ``model.forward`` pools), exact integers,
       no model and no logits, so it also judges rules no pipeline runs, and packed batches;
-    * ``pp_demo.verify.checker.judge.RowCheck``: one row of someone else's forward against
+    * ``pp_demo.verify.checker.report.RowCheck``: one row of someone else's forward against
       ``model.forward``, with what a ``RowComparison`` cannot know: where that row was pooled
       (the positions whose logits equal it) and the dtype whose rounding hides it;
     * the claims of ``pp_demo.colossalai.pull_request.claims``: a sentence per claim of the pull request,

@@ -84,12 +84,6 @@ def verdict_of_a_lost_child(events: list[list[str]], code: int) -> str:
     return "\n".join(lines)
 
 
-def _read(path: Path) -> list[list[str]]:
-    if not path.is_file():
-        return []
-    return [line.rstrip("\n").split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
-
-
 def _wait(child: "subprocess.Popen[str]") -> int:
     """The child's exit code. Ctrl-C reaches the child too (same process group), which says so
     and stops; the guard waits for that, then stops it if it did not."""
@@ -135,7 +129,8 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
                 signal.signal(signal.SIGTERM, previous)
         for relay in relays:
             relay.join(timeout=5)
-        events = _read(journal)
+        lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
+    events = [line.split("\t") for line in lines]
     if any(e[0] == "end" for e in events) or code in (130, -signal.SIGINT):
         return 130 if code == -signal.SIGINT else code
     # said by this rank whatever its number: the rank that would speak cannot know why this one is gone
