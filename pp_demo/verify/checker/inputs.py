@@ -130,14 +130,12 @@ def load_callable(path: str) -> Callable[..., Any]:
         )
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name is not None and module_name.startswith(error.name):  # the module itself is missing
+    except Exception as error:  # unless the module itself is missing, the user's code: a syntax error, a raise
+        if isinstance(error, ModuleNotFoundError) and error.name is not None and module_name.startswith(error.name):
             raise BadInput(
                 f"cannot import {module_name} ({error}); it must be importable from here: "
                 f"run from its project folder or add that folder to PYTHONPATH"
             ) from None
-        raise CallableImportFailed(f"importing {module_name} raised {describe_exception(error)}") from error
-    except Exception as error:  # a syntax error, or code that raises at import: the user's code
         raise CallableImportFailed(f"importing {module_name} raised {describe_exception(error)}") from error
     if not hasattr(module, attribute):
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))[:8]
