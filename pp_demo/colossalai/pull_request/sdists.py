@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from typing import Any
 
 __all__ = ["changed_lines", "SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "FOLLOW_UP_FILES", "default_cache"]
 __all__ += ["find_sdist", "variant_tree", "split_patch", "extract_package", "NoSdist"]
@@ -178,8 +179,8 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
             member.name = member.name[len(stem) + 1 :]
         # the "data" filter (no links out of the folder, no odd modes) where this Python has it;
         # the members are plain files and folders under one prefix either way
-        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        archive.extractall(into, members=members, **safe)  # type: ignore[arg-type]
+        safe: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(into, members=members, **safe)
 
 
 def variant_tree(

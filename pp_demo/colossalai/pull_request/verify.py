@@ -39,7 +39,7 @@ def _start_worker(
     job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
     job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
     first = next(iter(trees.values()))  # the worker imports the first variant's tree first
-    pipes = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    pipes: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
     return start_python(worker.__name__, first, str(job), str(out), **pipes), out
 
 
