@@ -68,9 +68,8 @@ def _fails(families: Record, variant: str, family: str, batch: str) -> list[bool
 
 def _claim1(fams: Record) -> Judged:
     seen = {v: {f: fams[v][f]["reproduction"]["matches"] for f in CHANGE_FILES} for v in ("unpatched", "change")}
-    ok = all(m == [False, True] for m in seen["unpatched"].values()) and all(
-        m == [True, True] for m in seen["change"].values()
-    )
+    ok = all(m == [False, True] for m in seen["unpatched"].values())
+    ok &= all(m == [True, True] for m in seen["change"].values())
     text = "; ".join(f"{v}: " + ", ".join(f"{f} {m}" for f, m in seen[v].items()) for v in seen)
     return text, VERIFIED if ok else NOT_AS_STATED
 
@@ -150,9 +149,8 @@ def _claim4(fams: Record, data: ClaimBatches) -> Judged:
 
 def _follow_up(fams: Record) -> Judged:
     aligned, total = _aligned(fams, "change + follow-up"), len(fams["change + follow-up"])
-    return f"aligned with model.forward on every row: {len(aligned)} of {total}", VERIFIED if len(
-        aligned
-    ) == total else NOT_AS_STATED
+    seen = f"aligned with model.forward on every row: {len(aligned)} of {total}"
+    return seen, VERIFIED if len(aligned) == total else NOT_AS_STATED
 
 
 def _rules_agree(fams: Record, data: ClaimBatches) -> Judged:
