@@ -168,7 +168,7 @@ def _rules_agree(fams: Record, data: ClaimBatches) -> Judged:
 
 
 # each claim as the table states it, and what was run to judge it (judge_all's order)
-CLAIMS = [
+_CLAIMS = [
     (
         "1 reproduction [False, True] -> [True, True]",
         "left- and right-padded row through llama, qwen2, opt; unpatched and change",
@@ -195,4 +195,4 @@ def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, st
     ``data``: ``worker.claim_batches()``."""
     judged = [_claim1(fams), _claim2(fams), _claim3(fams, data), _claim4(fams, data)]
     judged += [_follow_up(fams), _rules_agree(fams, data)]
-    return [claim_row(claim, sdist, ran, *found) for (claim, ran), found in zip(CLAIMS, judged, strict=True)]
+    return [claim_row(claim, sdist, ran, *found) for (claim, ran), found in zip(_CLAIMS, judged, strict=True)]
