@@ -168,26 +168,7 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     dist.all_gather_object(refusals, refused)  # every rank skips the case, or none does
     if any(refusals):
         return {**_names(case), "cannot run": next(r for r in refusals if r)} if rank == world - 1 else None
-    boosted, optimizer = pair[0], pair[1]
-    sent: list[str] = []
-    received: list[list[str]] = []  # the keyword arguments each call of this stage's forward received
-    hook = boosted.unwrap().register_forward_pre_hook(lambda m, a, kw: received.append(sorted(kw)), with_kwargs=True)
-    _fault(case, rank)
-    try:
-        # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch
-        # about a deprecated pytree call inside p2p.py; a torchrun user would read them as errors
-        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training), quiet():
-            out = booster.execute_pipeline(
-                iter([batch]), boosted, lambda o, _: o.loss, optimizer, return_loss=True, return_outputs=True
-            )
-    finally:
-        hook.remove()
-    largest, count = _largest_grad_difference(boosted.unwrap(), grads) if training else (0.0, 0)
-    summary = torch.tensor([largest, float(count)], dtype=torch.float64)
-    every = [torch.zeros_like(summary) for _ in range(world)]
-    dist.all_gather(every, summary)
-    evidence = [None] * world
-    dist.all_gather_object(evidence, {"sent": sent, "received": received})
+    out, every, evidence = _execute(booster, pair, batch, case, grads, rank, world)
     if rank != world - 1:
         return None
     logits = out["outputs"]["logits"].detach()
@@ -208,6 +189,41 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
         "tolerance": atol,
         "evidence": evidence,
     }
+
+
+def _execute(
+    booster: Any,
+    pair: Any,
+    batch: dict[str, torch.Tensor],
+    case: Case,
+    grads: dict[str, torch.Tensor],
+    rank: int,
+    world: int,
+) -> tuple[Any, list[torch.Tensor], list[Any]]:
+    """One step of ColossalAI's schedule on the boosted model; every rank's largest gradient
+    difference and count, and what each rank sent and its stage received."""
+    training = case["mode"] == "training"
+    boosted, optimizer = pair[0], pair[1]
+    sent: list[str] = []
+    received: list[list[str]] = []  # the keyword arguments each call of this stage's forward received
+    hook = boosted.unwrap().register_forward_pre_hook(lambda m, a, kw: received.append(sorted(kw)), with_kwargs=True)
+    _fault(case, rank)
+    try:
+        # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch
+        # about a deprecated pytree call inside p2p.py; a torchrun user would read them as errors
+        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training), quiet():
+            out = booster.execute_pipeline(
+                iter([batch]), boosted, lambda o, _: o.loss, optimizer, return_loss=True, return_outputs=True
+            )
+    finally:
+        hook.remove()
+    largest, count = _largest_grad_difference(boosted.unwrap(), grads) if training else (0.0, 0)
+    summary = torch.tensor([largest, float(count)], dtype=torch.float64)
+    every = [torch.zeros_like(summary) for _ in range(world)]
+    dist.all_gather(every, summary)
+    evidence = [None] * world
+    dist.all_gather_object(evidence, {"sent": sent, "received": received})
+    return out, every, evidence
 
 
 def run_cases(
