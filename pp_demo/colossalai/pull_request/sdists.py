@@ -161,11 +161,8 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
 
 
 def _variant_patch(variant: str) -> str:
-    text = ""
-    for patch_file, files in VARIANTS[variant]:
-        parts = split_patch((PATCHES / patch_file).read_text())
-        text += "".join(parts[f] for f in files)
-    return text
+    parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]
+    return "".join(part[f] for part, files in parts for f in files)
 
 
 def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
