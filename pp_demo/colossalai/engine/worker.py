@@ -42,6 +42,7 @@ __all__ = ["ENGINE_ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", 
 # GPT-2 as beside ColossalAI's forwards (FORWARD_ATTENTION); ColossalAI's OPT
 # policy knows only "eager" and "flash_attention_2" (policies/opt.py:55-62): both eager.
 ENGINE_ATTENTION = {**FORWARD_ATTENTION, "opt": "eager"}
+Tensors = dict[str, torch.Tensor]  # a batch, or gradients by parameter name
 
 
 def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: float) -> Any:
@@ -110,19 +111,19 @@ def _fault(case: Case, rank: int) -> None:
         time.sleep(24 * 3600)
 
 
-def _reference(model: Any, batch: dict[str, torch.Tensor], training: bool) -> tuple[Any, dict[str, torch.Tensor]]:
+def _reference(model: Any, batch: Tensors, training: bool) -> tuple[Any, Tensors]:
     """``model.forward``'s output on the whole batch, and its gradients for a training step."""
     reference = copy.deepcopy(model)
     with torch.set_grad_enabled(training):
         out = reference(**batch, use_cache=False)
-    grads: dict[str, torch.Tensor] = {}
+    grads: Tensors = {}
     if training:
         out.loss.backward()
         grads = {n: p.grad for n, p in reference.named_parameters() if p.grad is not None}
     return out, grads
 
 
-def _largest_grad_difference(module: Any, grads: dict[str, torch.Tensor]) -> tuple[float, int]:
+def _largest_grad_difference(module: Any, grads: Tensors) -> tuple[float, int]:
     """Over this stage's parameters that received a gradient: the largest |difference| from
     ``model.forward``'s, and how many there were."""
     largest, count = 0.0, 0
@@ -168,7 +169,7 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     dist.all_gather_object(refusals, refused)  # every rank skips the case, or none does
     if any(refusals):
         return {**_names(case), "cannot run": next(r for r in refusals if r)} if rank == world - 1 else None
-    out, every, evidence = _execute(booster, pair, batch, case, grads, rank, world)
+    out, every, evidence = _execute(booster, pair, batch, case, grads)
     if rank != world - 1:
         return None
     logits = out["outputs"]["logits"].detach()
@@ -191,18 +192,10 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     }
 
 
-def _execute(
-    booster: Any,
-    pair: Any,
-    batch: dict[str, torch.Tensor],
-    case: Case,
-    grads: dict[str, torch.Tensor],
-    rank: int,
-    world: int,
-) -> tuple[Any, list[torch.Tensor], list[Any]]:
+def _execute(booster: Any, pair: Any, batch: Tensors, case: Case, grads: Tensors) -> tuple[Any, list[Any], list[Any]]:
     """One step of ColossalAI's schedule on the boosted model; every rank's largest gradient
     difference and count, and what each rank sent and its stage received."""
-    training = case["mode"] == "training"
+    training, rank, world = case["mode"] == "training", dist.get_rank(), dist.get_world_size()
     boosted, optimizer = pair[0], pair[1]
     sent: list[str] = []
     received: list[list[str]] = []  # the keyword arguments each call of this stage's forward received
