@@ -49,12 +49,10 @@ def _progress(line: str) -> None:
 
 def run_workers(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """``{sdist stem: the worker's result}`` for both sdists, every variant."""
-    trees: dict[str, dict[str, pathlib.Path]] = {}
-    for req, stem in SDISTS.items():
-        trees[stem] = {}
-        for v in VARIANTS:
-            trees[stem][v] = variant_tree(req, v, cache, wheelhouse)
-            _progress(f"{stem}, variant {v}: tree ready")
+    trees: dict[str, dict[str, pathlib.Path]] = {stem: {} for stem in SDISTS.values()}
+    for (req, stem), v in itertools.product(SDISTS.items(), VARIANTS):
+        trees[stem][v] = variant_tree(req, v, cache, wheelhouse)
+        _progress(f"{stem}, variant {v}: tree ready")
     with tempfile.TemporaryDirectory() as folder:
         started = {stem: _start_worker(stem, t, pathlib.Path(folder)) for stem, t in trees.items()}
         _progress(f"running the {len(VARIANTS)} variants of each sdist, one worker per sdist (a few minutes)")
