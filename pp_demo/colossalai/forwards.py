@@ -28,21 +28,9 @@ import torch
 from pp_demo.pipeline.families import family_of
 from pp_demo.silent_imports import import_quietly
 
-__all__ = [
-    "FORWARD_ATTENTION",
-    "FORWARDS",
-    "colossalai_forwards",
-    "colossalai_forward",
-    "pipeline_forward",
-    "one_stage",
-    "call_one_stage",
-    "num_layers",
-    "LATER_FORWARDS",
-    "ALL_FORWARDS",
-    "forwards_in_tree",
-    "forget_imported_tree",
-    "cuda_set_device_is_a_no_op",
-]
+__all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]
+__all__ += ["one_stage", "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree"]
+__all__ += ["forget_imported_tree", "cuda_set_device_is_a_no_op"]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
@@ -50,23 +38,21 @@ Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
 FORWARD_ATTENTION = {"gpt2": "eager"}
 """A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 
-# family -> (module in colossalai.shardformer.modeling, class, sequence classification forward)
+# family -> the class in colossalai.shardformer.modeling.<family> whose
+# <family>_for_sequence_classification_forward is the family's pooled pipeline forward
 FORWARDS = {
-    "llama": ("llama", "LlamaPipelineForwards", "llama_for_sequence_classification_forward"),
-    "qwen2": ("qwen2", "Qwen2PipelineForwards", "qwen2_for_sequence_classification_forward"),
-    "opt": ("opt", "OPTPipelineForwards", "opt_for_sequence_classification_forward"),
-    "gpt2": ("gpt2", "GPT2PipelineForwards", "gpt2_for_sequence_classification_forward"),
-    "bloom": ("bloom", "BloomPipelineForwards", "bloom_for_sequence_classification_forward"),
-    "falcon": ("falcon", "FalconPipelineForwards", "falcon_for_sequence_classification_forward"),
-    "gptj": ("gptj", "GPTJPipelineForwards", "gptj_for_sequence_classification_forward"),
-    "mistral": ("mistral", "MistralForwards", "mistral_for_sequence_classification_forward"),
+    "llama": "LlamaPipelineForwards",
+    "qwen2": "Qwen2PipelineForwards",
+    "opt": "OPTPipelineForwards",
+    "gpt2": "GPT2PipelineForwards",
+    "bloom": "BloomPipelineForwards",
+    "falcon": "FalconPipelineForwards",
+    "gptj": "GPTJPipelineForwards",
+    "mistral": "MistralForwards",
 }
-
 # Added to ColossalAI after its 0.5.0 release: the nightly build 2025.7.12 has a ninth
 # pooling forward, Qwen3's. Kept apart so that the 0.5.0 callables above never import it.
-LATER_FORWARDS = {
-    "qwen3": ("qwen3", "Qwen3PipelineForwards", "qwen3_for_sequence_classification_forward"),
-}
+LATER_FORWARDS = {"qwen3": "Qwen3PipelineForwards"}
 ALL_FORWARDS = {**FORWARDS, **LATER_FORWARDS}
 
 # Bloom's and Falcon's last stage read the batch size from ``hidden_states.shape[0]``, the
@@ -148,10 +134,13 @@ def num_layers(model: Any) -> int:
 
 def pipeline_forward(family: str) -> Callable[..., Any]:
     """ColossalAI's own function for ``family``, as released (imported on first use)."""
-    module, owner, method = ALL_FORWARDS[family]
-    classes = _import_quietly(f"colossalai.shardformer.modeling.{module}")
-    function: Callable[..., Any] = getattr(getattr(classes, owner), method)
+    classes = _import_quietly(f"colossalai.shardformer.modeling.{family}")
+    function: Callable[..., Any] = getattr(getattr(classes, ALL_FORWARDS[family]), _method(family))
     return function
+
+
+def _method(family: str) -> str:
+    return f"{family}_for_sequence_classification_forward"
 
 
 @torch.no_grad()
@@ -196,7 +185,7 @@ def _one_stage_callable(family: str) -> Forward:
         return logits
 
     forward.__name__ = f"colossalai_{family}_forward"
-    forward.__doc__ = f"ColossalAI's {'.'.join(ALL_FORWARDS[family][1:])} on one stage holding every layer."
+    forward.__doc__ = f"ColossalAI's {ALL_FORWARDS[family]}.{_method(family)} on one stage holding every layer."
     return forward
 
 
@@ -231,13 +220,10 @@ def forwards_in_tree() -> dict[str, object]:
     import os
 
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
-    if modeling is None:
+    if modeling is None or not modeling.submodule_search_locations:
         raise ImportError(_MISSING)
-    locations = modeling.submodule_search_locations
-    if not locations:
-        raise ImportError(_MISSING)
-    folder = locations[0]
-    present = [f for f, (module, _, _) in ALL_FORWARDS.items() if os.path.exists(os.path.join(folder, f"{module}.py"))]
+    folder = modeling.submodule_search_locations[0]
+    present = [family for family in ALL_FORWARDS if os.path.exists(os.path.join(folder, f"{family}.py"))]
     return {family: _one_stage_callable(family) for family in present}
 
 

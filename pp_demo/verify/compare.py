@@ -27,17 +27,8 @@ from pp_demo.pooling.cases import as_batch
 from pp_demo.pooling.rules import FIX
 from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
 
-__all__ = [
-    "RowComparison",
-    "forward_logits",
-    "compare_rows",
-    "REPRO_ROWS",
-    "REPRO_FAMILIES",
-    "reproduce",
-    "reproduce_runs",
-    "reproduction_line",
-    "default_device",
-]
+__all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]
+__all__ += ["reproduce_runs", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
@@ -77,7 +68,7 @@ class RowComparison:
     * ``pp_demo.pooling.padding_table.Verdict``: a rule's pooled *position* against a reference
       position (the true last real token, or where ``model.forward`` pools), exact integers,
       no model and no logits, so it also judges rules no pipeline runs, and packed batches;
-    * ``pp_demo.verify.checker.judge.RowCheck``: one row of someone else's forward against
+    * ``pp_demo.verify.checker.report.RowCheck``: one row of someone else's forward against
       ``model.forward``, with what a ``RowComparison`` cannot know: where that row was pooled
       (the positions whose logits equal it) and the dtype whose rounding hides it;
     * the claims of ``pp_demo.colossalai.pull_request.claims``: a sentence per claim of the pull request,

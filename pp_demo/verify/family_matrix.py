@@ -14,7 +14,7 @@ its ColossalAI 0.5.0 pipeline forward and with the fix, on every padding case:
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import torch
 
@@ -26,7 +26,7 @@ from pp_demo.pooling.padding_table import RIGHT, WRONG, mark, two_line_heading
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["matrix_runs", "pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
+__all__ = ["pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
 
 Matrix = dict[tuple[str, str, str], bool]
 """``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
@@ -40,32 +40,6 @@ def _by_length(cases: Iterable[str]) -> list[list[str]]:
     for name in cases:
         groups[CASES[name].length].append(name)
     return list(groups.values())
-
-
-MatrixRun = tuple[str, str, list[str], Any, torch.Tensor, torch.Tensor]
-"""One run behind the table: ``(family, rule, case names, model, input_ids, attention_mask)``
-(not ``pp_demo.training.study.Run``, which is a run of the training study)."""
-
-
-def matrix_runs(
-    families: Sequence[str] | None = None,
-    cases: Sequence[str] | None = None,
-    rules: Sequence[str] | None = None,
-    attn_implementation: str | None = None,
-    device: str = "cpu",
-    dtype: torch.dtype = torch.float32,
-) -> list[MatrixRun]:
-    """The runs behind the table: ``(family, rule, case names, model, ids, mask)``, cases of
-    one length batched together so each family and rule runs once per length. Weights are
-    drawn on the CPU in fp32, then moved to ``device`` and cast to ``dtype``."""
-    runs: list[MatrixRun] = []
-    for family in list(families or FAMILIES):
-        model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
-        for rule in rules_for(family, rules):
-            for group in _by_length(list(cases or CASES)):
-                ids, mask = as_batch(group, device)
-                runs.append((family, rule, group, model, ids, mask))
-    return runs
 
 
 def pipeline_differences(
@@ -82,11 +56,15 @@ def pipeline_differences(
     the numbers behind ``pipeline_matrix``, and the shared tolerance they are judged by
     (by the device the pipeline ran on and ``dtype``). The reference is ``model.forward`` of
     the same model in the same dtype (``pp_demo.verify.compare``)."""
-    runs = matrix_runs(families, cases, rules, attn_implementation, device, dtype)
-    results = run(
-        [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs],
-        on=on,
-    )
+    # (family, rule, case names, model, ids, mask): cases of one length batched together, so each
+    # family and rule runs once per length; weights drawn on the CPU in fp32, then moved and cast
+    runs = []
+    for family in list(families or FAMILIES):
+        model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
+        for rule in rules_for(family, rules):
+            runs += [(family, rule, group, model, *as_batch(group, device)) for group in _by_length(cases or CASES)]
+    jobs = [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs]
+    results = run(jobs, on=on)
     if results is None:
         return None
     differences: Differences = {}
@@ -146,18 +124,16 @@ def format_matrix(table: Matrix) -> str:
     widths = [max(len(top), len(bottom), 3) for top, bottom in headings]
     family_w = max(len(name) for name in ["family", *(family for family, _ in rows)])
     rule_w = max(len(name) for name in ["rule", *(rule for _, rule in rows)])
+
+    def line(family: str, rule: str, cells: Iterable[str]) -> str:
+        row = "".join(f"  {cell:>{w}}" for cell, w in zip(cells, widths, strict=True))
+        return f"{family:<{family_w}} {rule:<{rule_w}}{row}"
+
     lines = [
         f"judged by model.forward (exactness): {RIGHT} the pipeline's logits equal it, {WRONG} they differ",
         "",
-        (
-            f"{'':<{family_w}} {'':<{rule_w}}"
-            + "".join(f"  {t:>{w}}" for (t, _), w in zip(headings, widths, strict=True))
-        ).rstrip(),
-        f"{'family':<{family_w}} {'rule':<{rule_w}}"
-        + "".join(f"  {b:>{w}}" for (_, b), w in zip(headings, widths, strict=True)),
+        line("", "", (top for top, _ in headings)).rstrip(),
+        line("family", "rule", (bottom for _, bottom in headings)),
     ]
-    for family, rule in rows:
-        marks = [table.get((family, rule, c)) for c in cases]
-        cells = "".join(f"  {mark(m):>{w}}" for m, w in zip(marks, widths, strict=True))
-        lines.append(f"{family:<{family_w}} {rule:<{rule_w}}{cells}")
+    lines += [line(family, rule, (mark(table.get((family, rule, c))) for c in cases)) for family, rule in rows]
     return "\n".join(lines)

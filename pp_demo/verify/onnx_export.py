@@ -12,16 +12,14 @@ package does not.
 
 import contextlib
 import io
-import logging
 import os
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 from pp_demo.pooling.rules import get_rule
-from pp_demo.silent_imports import import_quietly
+from pp_demo.silent_imports import import_quietly, quiet
 
 __all__ = ["PooledRows", "export_onnx", "run_onnx", "EXPORTERS"]
 
@@ -40,26 +38,6 @@ class PooledRows(nn.Module):
         return hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """The exporters log to stderr with timestamps and process ids, print progress to
-    stdout and warn about tracing; none of it belongs in a notebook's stored output."""
-    loggers = [
-        logging.getLogger(name)
-        for name in ("torch.onnx", "onnxscript", "onnx_ir", "torch.export", "torch.fx.experimental.symbolic_shapes")
-    ]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.CRITICAL)
-    try:
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
-
-
 def export_onnx(
     module: nn.Module,
     example_args: Sequence[torch.Tensor],
@@ -76,7 +54,9 @@ def export_onnx(
         raise ValueError(f"unknown exporter {exporter!r}; use one of {', '.join(EXPORTERS)}")
     names = names or [f"input{i}" for i in range(len(example_args))]
     module = module.eval()
-    with _quiet(), torch.no_grad():
+    # the exporters log to stderr with timestamps and process ids, print progress to stdout and
+    # warn about tracing; none of it belongs in a notebook's stored output
+    with quiet(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
         if exporter == "dynamo":
             batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
             program = torch.onnx.export(

@@ -13,7 +13,7 @@ the claim needs every rank to be fed the same batch.
 import re
 from typing import Any
 
-from pp_demo.colossalai.pull_request.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED
+from pp_demo.colossalai.pull_request.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED, claim_row
 
 __all__ = ["CLAIM", "SENTENCE", "stage_evidence", "judge_engine"]
 
@@ -22,6 +22,11 @@ SENTENCE = "the pipeline schedule passes the whole micro batch, input_ids includ
 RAN = (
     f'"{SENTENCE}": HybridParallelPlugin(pp_size=2) on two gloo ranks, 1f1b and interleaved, inference '
     "and training, per tree"
+)
+DIFFERENCE = (
+    "input_ids reach every stage from each rank's own copy of the batch (one_f_one_b.py:267-270, "
+    "_utils.py:126), not over the wire: only hidden_states and their gradients cross, so every "
+    "rank must be fed the same batch"
 )
 
 
@@ -53,17 +58,5 @@ def judge_engine(sdist: str, runs: dict[str, dict[str, Any]]) -> dict[str, str]:
     ids_crossed = "input_ids" in over_wire
     verdict = DOCUMENTED if every_stage and not ids_crossed else VERIFIED if every_stage else NOT_AS_STATED
     crossed_text = ", ".join(sorted(over_wire)) or "nothing"
-    return {
-        "claim": CLAIM,
-        "sdist": sdist,
-        "ran": RAN,
-        "seen": "; ".join(seen) + f"; tensors sent between the ranks: {crossed_text}",
-        "verdict": verdict,
-        "difference": (
-            "input_ids reach every stage from each rank's own copy of the batch (one_f_one_b.py:267-270, "
-            "_utils.py:126), not over the wire: only hidden_states and their gradients cross, so every "
-            "rank must be fed the same batch"
-        )
-        if verdict == DOCUMENTED
-        else "",
-    }
+    seen_text = "; ".join(seen) + f"; tensors sent between the ranks: {crossed_text}"
+    return claim_row(CLAIM, sdist, RAN, seen_text, verdict, DIFFERENCE if verdict == DOCUMENTED else "")

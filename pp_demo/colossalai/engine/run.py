@@ -32,9 +32,10 @@ from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.verify.compare import REPRO_ROWS
 
 __all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]
+__all__ += ["PACKAGE_PARENT", "start_python"]
 
-# the folder pp_demo is imported from (a checkout or site-packages): the ranks import it from there
-_PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[3]
+# the folder pp_demo is imported from (a checkout or site-packages): the processes it starts import it from there
+PACKAGE_PARENT = pathlib.Path(__file__).resolve().parents[3]
 PP_STYLES = ("1f1b", "interleaved")  # HybridParallelPlugin's pp_style, not pipeline.schedules' names
 MODES = ("inference", "training")
 Case = dict[str, Any]
@@ -78,20 +79,14 @@ def engine_cases(
     cases = []
     for family in families:
         ids, mask = batch_of(family)
+        batch = {
+            "input_ids": ids.tolist(),
+            "attention_mask": mask.tolist(),
+            "microbatch_size": len(ids) // MICRO_BATCHES,
+        }
         for schedule in schedules:
-            if not_run(family, schedule) and not also_not_run:
-                continue
-            for mode in modes:
-                cases.append(
-                    {
-                        "family": family,
-                        "schedule": schedule,
-                        "mode": mode,
-                        "input_ids": ids.tolist(),
-                        "attention_mask": mask.tolist(),
-                        "microbatch_size": len(ids) // MICRO_BATCHES,
-                    }
-                )
+            if not not_run(family, schedule) or also_not_run:
+                cases += [{"family": family, "schedule": schedule, "mode": mode, **batch} for mode in modes]
     return cases
 
 
@@ -111,6 +106,17 @@ def _free_port() -> int:
         return port
 
 
+def start_python(
+    module: str, tree: pathlib.Path | None, *args: str, env: dict[str, str] | None = None, **popen: Any
+) -> Any:
+    """``python -m MODULE ARGS`` with ``tree`` (a ColossalAI tree) first on ``PYTHONPATH``, then
+    this pp_demo (not another one installed): the process imports that colossalai. The engine's
+    ranks and verify-pr's workers start this way."""
+    path = [str(tree)] if tree else []
+    environment = dict(os.environ, **(env or {}), PYTHONPATH=os.pathsep.join([*path, str(PACKAGE_PARENT)]))
+    return subprocess.Popen([sys.executable, "-m", module, *args], env=environment, **popen)
+
+
 def start_ranks(
     tree: pathlib.Path | None,
     job: pathlib.Path,
@@ -119,28 +125,14 @@ def start_ranks(
     module: str = "pp_demo.colossalai.engine.worker",
 ) -> list[Any]:
     """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
-    # the tree first, then this checkout's pp_demo: the process imports that colossalai
-    path = [str(tree)] if tree else []
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join([*path, str(_PACKAGE_PARENT)]),
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(_free_port()),
-        WORLD_SIZE=str(world),
-        OMP_NUM_THREADS="1",
-    )
+    env = dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
     processes = []
     for rank in range(world):
-        log = open(folder / f"rank{rank}.log", "w")  # noqa: SIM115 - closed with the process
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", module, str(job), str(folder)],
-                env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
-                stdout=log,
-                stderr=subprocess.STDOUT,
+        with open(folder / f"rank{rank}.log", "w") as log:  # the process writes to its own copy
+            rank_env = dict(env, RANK=str(rank), LOCAL_RANK=str(rank))
+            processes.append(
+                start_python(module, tree, str(job), str(folder), env=rank_env, stdout=log, stderr=subprocess.STDOUT)
             )
-        )
-        log.close()
     return processes
 
 
@@ -149,7 +141,7 @@ def _read(path: pathlib.Path) -> Any:
 
 
 # what a rank says when its peer died first: not a cause
-_PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken pipe", "Socket closed", "Connection")
+_PEER_LOST = ("Connection", "Broken pipe", "Socket closed")
 
 
 def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
@@ -180,12 +172,8 @@ def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
         stack = folder / f"stack{rank}.txt"
         frames = re.findall(r'File "([^"]+)", line (\d+) in (\w+)', stack.read_text() if stack.exists() else "")
         # ColossalAI's own frames, not those of this package's pp_demo/colossalai/
-        ours = str(_PACKAGE_PARENT / "pp_demo")
-        theirs = [
-            (p.rsplit("/colossalai/", 1)[1], n, f)
-            for p, n, f in frames
-            if "/colossalai/" in p and not p.startswith(ours)
-        ]
+        ours = str(PACKAGE_PARENT / "pp_demo")
+        theirs = [(p.rsplit("/colossalai/", 1)[1], n, f) for p, n, f in frames if "/colossalai/" in p and ours not in p]
         if theirs:  # faulthandler lists the innermost frame first
             path, line, function = theirs[0]
             where.append(f"rank {rank} in {function} ({path}:{line})")
@@ -219,38 +207,46 @@ def run_engine(
         job = folder / "job.json"
         job.write_text(json.dumps({"cases": cases, "dtype": dtype, "backend": backend, "timeout_s": case_timeout_s}))
         processes = start_ranks(tree, job, folder, world)
-        records: list[Case] = []
-        failure = None
-        deadline = time.monotonic() + start_timeout_s
         try:
-            while len(records) < len(cases):
-                doing = f"in case {case_name(cases[len(records)])}"
-                if not all((folder / f"ready{r}.json").exists() for r in range(world)):
-                    doing = "while importing ColossalAI and joining the group"
-                record = _read(folder / f"case{len(records)}.json")
-                if record is not None:
-                    records.append(record)
-                    deadline = time.monotonic() + case_timeout_s
-                    if progress:
-                        progress(f"[{len(records)}/{len(cases)}] {case_name(record)}: done")
-                    continue
-                failure = _died(processes, folder, doing)
-                if failure is None and time.monotonic() > deadline:
-                    stuck = _where_stuck(processes, folder)
-                    failure = (
-                        f"no rank finished {doing[3:]} within {case_timeout_s:g} s"
-                        + (f" ({stuck})" if stuck else "")
-                        + "; both ranks were stopped"
-                    )
-                if failure is not None:
-                    break
-                time.sleep(0.1)
+            records, failure = _watch(processes, folder, cases, start_timeout_s, case_timeout_s, progress)
         finally:
             stop_ranks(processes)
-        ready = _read(folder / "ready0.json") or {}
-    imported = ready.get("colossalai.__file__")
+        imported = (_read(folder / "ready0.json") or {}).get("colossalai.__file__")
     inside = None
     if imported is not None:
         expected = pathlib.Path(tree).resolve() if tree else None
         inside = pathlib.Path(imported).is_relative_to(expected) if expected else "site-packages" in imported
     return {"colossalai.__file__ inside the tree": inside, "records": records, "failure": failure}
+
+
+def _watch(
+    processes: list[Any],
+    folder: pathlib.Path,
+    cases: list[Case],
+    start_timeout_s: float,
+    case_timeout_s: float,
+    progress: Callable[[str], None] | None,
+) -> tuple[list[Case], str | None]:
+    """The ranks' records as they write them, and the failure that ended the run (``None``: none)."""
+    records: list[Case] = []
+    deadline = time.monotonic() + start_timeout_s
+    while len(records) < len(cases):
+        record = _read(folder / f"case{len(records)}.json")
+        if record is not None:
+            records.append(record)
+            deadline = time.monotonic() + case_timeout_s
+            if progress:
+                progress(f"[{len(records)}/{len(cases)}] {case_name(record)}: done")
+            continue
+        doing = f"in case {case_name(cases[len(records)])}"
+        if not all((folder / f"ready{r}.json").exists() for r in range(len(processes))):
+            doing = "while importing ColossalAI and joining the group"
+        failure = _died(processes, folder, doing)
+        if failure is None and time.monotonic() > deadline:
+            stuck = _where_stuck(processes, folder)
+            failure = f"no rank finished {doing[3:]} within {case_timeout_s:g} s"
+            failure += (f" ({stuck})" if stuck else "") + "; both ranks were stopped"
+        if failure is not None:
+            return records, failure
+        time.sleep(0.1)
+    return records, None

@@ -14,6 +14,7 @@ import contextlib
 import copy
 import faulthandler
 import json
+import logging
 import os
 import pathlib
 import signal
@@ -41,6 +42,7 @@ __all__ = ["ENGINE_ATTENTION", "prepare_colossalai", "plugin_for", "run_cases", 
 # GPT-2 as beside ColossalAI's forwards (FORWARD_ATTENTION); ColossalAI's OPT
 # policy knows only "eager" and "flash_attention_2" (policies/opt.py:55-62): both eager.
 ENGINE_ATTENTION = {**FORWARD_ATTENTION, "opt": "eager"}
+Tensors = dict[str, torch.Tensor]  # a batch, or gradients by parameter name
 
 
 def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: float) -> Any:
@@ -57,8 +59,6 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
         dist.init_process_group(backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s))
     colossalai = import_quietly("colossalai")
     import_quietly("colossalai.booster")
-    import logging
-
     logging.getLogger("colossalai").setLevel(logging.ERROR)
     accelerator = import_quietly("colossalai.accelerator").get_accelerator()
     if accelerator.support_set_device and backend == "nccl":
@@ -71,20 +71,13 @@ def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
     Interleaved: two model chunks per stage and ``overlap_p2p=False`` (the default hangs on
     gloo: docs/colossalai-interleaved-hang.md)."""
     plugins = import_quietly("colossalai.booster.plugin")
-    extra = dict(pp_style="interleaved", num_model_chunks=2, overlap_p2p=False) if schedule == "interleaved" else {}
+    settings = dict(
+        tp_size=1, pp_size=2, precision=precision, microbatch_size=microbatch_size, enable_metadata_cache=False
+    )
+    if schedule == "interleaved":
+        settings.update(pp_style="interleaved", num_model_chunks=2, overlap_p2p=False)
     with quiet():
-        return plugins.HybridParallelPlugin(
-            tp_size=1,
-            pp_size=2,
-            precision=precision,
-            microbatch_size=microbatch_size,
-            enable_metadata_cache=False,
-            **extra,
-        )
-
-
-def _as_list(obj: Any) -> list[Any]:
-    return list(obj) if isinstance(obj, (list, tuple)) else [obj]
+        return plugins.HybridParallelPlugin(**settings)
 
 
 @contextlib.contextmanager
@@ -97,7 +90,8 @@ def _recording_sends(log: list[str]) -> Iterator[None]:
     def communicate(*args: Any, **kwargs: Any) -> Any:
         obj = kwargs["object"] if "object" in kwargs else args[0]
         if obj is not None:  # a dict of named tensors (forward), else bare tensors (gradients)
-            items = obj.items() if isinstance(obj, dict) else [("tensor", v) for v in _as_list(obj)]
+            tensors = obj if isinstance(obj, (list, tuple)) else [obj]
+            items = obj.items() if isinstance(obj, dict) else [("tensor", v) for v in tensors]
             log.append(" ".join(sorted(f"{k}{list(v.shape)}" for k, v in items if isinstance(v, torch.Tensor))))
         return real(*args, **kwargs)
 
@@ -117,19 +111,19 @@ def _fault(case: Case, rank: int) -> None:
         time.sleep(24 * 3600)
 
 
-def _reference(model: Any, batch: dict[str, torch.Tensor], training: bool) -> tuple[Any, dict[str, torch.Tensor]]:
+def _reference(model: Any, batch: Tensors, training: bool) -> tuple[Any, Tensors]:
     """``model.forward``'s output on the whole batch, and its gradients for a training step."""
     reference = copy.deepcopy(model)
     with torch.set_grad_enabled(training):
         out = reference(**batch, use_cache=False)
-    grads: dict[str, torch.Tensor] = {}
+    grads: Tensors = {}
     if training:
         out.loss.backward()
         grads = {n: p.grad for n, p in reference.named_parameters() if p.grad is not None}
     return out, grads
 
 
-def _largest_grad_difference(module: Any, grads: dict[str, torch.Tensor]) -> tuple[float, int]:
+def _largest_grad_difference(module: Any, grads: Tensors) -> tuple[float, int]:
     """Over this stage's parameters that received a gradient: the largest |difference| from
     ``model.forward``'s, and how many there were."""
     largest, count = 0.0, 0
@@ -138,11 +132,6 @@ def _largest_grad_difference(module: Any, grads: dict[str, torch.Tensor]) -> tup
             largest = max(largest, float((parameter.grad.float().cpu() - grads[name].float()).abs().max()))
             count += 1
     return largest, count
-
-
-def _received(model: Any, log: list[list[str]]) -> Any:
-    """A hook: the keyword arguments each call of this stage's forward received."""
-    return model.register_forward_pre_hook(lambda m, a, kw: log.append(sorted(kw)), with_kwargs=True)
 
 
 def _where(error: BaseException) -> str:
@@ -180,26 +169,7 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     dist.all_gather_object(refusals, refused)  # every rank skips the case, or none does
     if any(refusals):
         return {**_names(case), "cannot run": next(r for r in refusals if r)} if rank == world - 1 else None
-    boosted, optimizer = pair[0], pair[1]
-    sent: list[str] = []
-    received: list[list[str]] = []
-    hook = _received(boosted.unwrap(), received)
-    _fault(case, rank)
-    try:
-        # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch
-        # about a deprecated pytree call inside p2p.py; a torchrun user would read them as errors
-        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training), quiet():
-            out = booster.execute_pipeline(
-                iter([batch]), boosted, lambda o, _: o.loss, optimizer, return_loss=True, return_outputs=True
-            )
-    finally:
-        hook.remove()
-    largest, count = _largest_grad_difference(boosted.unwrap(), grads) if training else (0.0, 0)
-    summary = torch.tensor([largest, float(count)], dtype=torch.float64)
-    every = [torch.zeros_like(summary) for _ in range(world)]
-    dist.all_gather(every, summary)
-    evidence = [None] * world
-    dist.all_gather_object(evidence, {"sent": sent, "received": received})
+    out, every, evidence = _execute(booster, pair, batch, case, grads)
     if rank != world - 1:
         return None
     logits = out["outputs"]["logits"].detach()
@@ -220,6 +190,33 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
         "tolerance": atol,
         "evidence": evidence,
     }
+
+
+def _execute(booster: Any, pair: Any, batch: Tensors, case: Case, grads: Tensors) -> tuple[Any, list[Any], list[Any]]:
+    """One step of ColossalAI's schedule on the boosted model; every rank's largest gradient
+    difference and count, and what each rank sent and its stage received."""
+    training, rank, world = case["mode"] == "training", dist.get_rank(), dist.get_world_size()
+    boosted, optimizer = pair[0], pair[1]
+    sent: list[str] = []
+    received: list[list[str]] = []  # the keyword arguments each call of this stage's forward received
+    hook = boosted.unwrap().register_forward_pre_hook(lambda m, a, kw: received.append(sorted(kw)), with_kwargs=True)
+    _fault(case, rank)
+    try:
+        # quiet: ColossalAI warns on every call (return_outputs' memory, use_cache), and torch
+        # about a deprecated pytree call inside p2p.py; a torchrun user would read them as errors
+        with _recording_sends(sent), cuda_set_device_is_a_no_op(), torch.set_grad_enabled(training), quiet():
+            out = booster.execute_pipeline(
+                iter([batch]), boosted, lambda o, _: o.loss, optimizer, return_loss=True, return_outputs=True
+            )
+    finally:
+        hook.remove()
+    largest, count = _largest_grad_difference(boosted.unwrap(), grads) if training else (0.0, 0)
+    summary = torch.tensor([largest, float(count)], dtype=torch.float64)
+    every = [torch.zeros_like(summary) for _ in range(world)]
+    dist.all_gather(every, summary)
+    evidence = [None] * world
+    dist.all_gather_object(evidence, {"sent": sent, "received": received})
+    return out, every, evidence
 
 
 def run_cases(

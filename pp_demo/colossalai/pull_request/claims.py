@@ -53,27 +53,25 @@ def predicted(variant: str, family: str, input_ids: torch.Tensor) -> list[int]:
     return wrapped
 
 
-def _row(claim: str, sdist: str, ran: str, seen: str, verdict: str, difference: str = "") -> dict[str, str]:
+def claim_row(claim: str, sdist: str, ran: str, seen: str, verdict: str, difference: str = "") -> dict[str, str]:
+    """One row of the claims table, as ``results/verify_pr.json`` holds it."""
     return {"claim": claim, "sdist": sdist, "ran": ran, "seen": seen, "verdict": verdict, "difference": difference}
+
+
+Judged = tuple[str, str] | tuple[str, str, str]
+"""What a claim's judge found: ``(seen, verdict)``, or ``(seen, verdict, difference)``."""
 
 
 def _fails(families: Record, variant: str, family: str, batch: str) -> list[bool]:
     return [not m for m in families[variant][family][batch]["matches"]]
 
 
-def _claim1(sdist: str, fams: Record) -> dict[str, str]:
+def _claim1(fams: Record) -> Judged:
     seen = {v: {f: fams[v][f]["reproduction"]["matches"] for f in CHANGE_FILES} for v in ("unpatched", "change")}
-    ok = all(m == [False, True] for m in seen["unpatched"].values()) and all(
-        m == [True, True] for m in seen["change"].values()
-    )
+    ok = all(m == [False, True] for m in seen["unpatched"].values())
+    ok &= all(m == [True, True] for m in seen["change"].values())
     text = "; ".join(f"{v}: " + ", ".join(f"{f} {m}" for f, m in seen[v].items()) for v in seen)
-    return _row(
-        "1 reproduction [False, True] -> [True, True]",
-        sdist,
-        "left- and right-padded row through llama, qwen2, opt; unpatched and change",
-        text,
-        VERIFIED if ok else NOT_AS_STATED,
-    )
+    return text, VERIFIED if ok else NOT_AS_STATED
 
 
 STATED_FAILURES: dict[str, set[tuple[str, str]]] = {
@@ -89,35 +87,24 @@ def _failing(fams: Record, variant: str) -> set[tuple[str, str]]:
     }
 
 
-def _claim2(sdist: str, fams: Record) -> dict[str, str]:
+def _claim2(fams: Record) -> Judged:
     variants = ("unpatched", "change", "change minus llama.py", "change minus qwen2.py", "change minus opt.py")
     seen = {v: sorted(_failing(fams, v)) for v in variants}
     ok = all(set(seen[v]) == s for v, s in STATED_FAILURES.items()) and ("llama", "left") in seen["unpatched"]
     old_all_left = set(seen["unpatched"]) == {(f, "left") for f in CHANGE_FILES}
     text = "; ".join(f"{v}: " + (", ".join(f"{f} {s}" for f, s in seen[v]) or "passes") for v in variants)
-    note = (
-        (
-            "the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
-            "and opt with left padding"
-        )
-        if old_all_left
-        else "old code fails elsewhere: see seen"
-    )
-    return _row(
-        "2 test: left/right batch, one stage, vs model.forward",
-        sdist,
-        "own CPU test on 5 variants x 3 families x 2 padding sides",
-        text,
-        VERIFIED if ok and old_all_left else NOT_AS_STATED,
-        note,
-    )
+    note = "old code fails elsewhere: see seen"
+    if old_all_left:
+        note = "the PR names the first failure of the old code (llama, left); the full set is llama, qwen2 "
+        note += "and opt with left padding"
+    return text, VERIFIED if ok and old_all_left else NOT_AS_STATED, note
 
 
 def _aligned(fams: Record, variant: str) -> list[str]:
     return [f for f, batches in fams[variant].items() if all(all(b["matches"]) for b in batches.values())]
 
 
-def _claim3(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
+def _claim3(fams: Record, data: ClaimBatches) -> Judged:
     same = all(
         p in seen
         for f in CHANGE_FILES
@@ -135,17 +122,10 @@ def _claim3(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
         verdict, note = DOCUMENTED, "0.5.0 has no qwen3.py: 3 of 8 (4 of 9 holds on the nightly)"
     else:
         verdict, note = NOT_AS_STATED, "expected 4 of 9 (nightly) or 3 of 8 (0.5.0)"
-    return _row(
-        "3 same expression as transformers/qwen3; 4 of 9 aligned",
-        sdist,
-        "every pooling forward of the tree with the change, on every batch",
-        seen,
-        verdict,
-        note,
-    )
+    return seen, verdict, note
 
 
-def _claim4(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
+def _claim4(fams: Record, data: ClaimBatches) -> Judged:
     review_ok, same, stated = True, True, list[bool]()
     for batch in ("review", "random"):
         ids = data[batch][0]
@@ -164,28 +144,16 @@ def _claim4(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
     )
     # the sentence the exhaustive test of pp_demo.pooling.failure checked, not a paraphrase
     note = f"precisely: wrong iff {SENTENCES['first_pad_mod', 'forward']}"
-    return _row(
-        "4 first-pad forwards: left padding fine, pad inside wrong",
-        sdist,
-        "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows",
-        seen,
-        VERIFIED if review_ok and same else NOT_AS_STATED,
-        note,
-    )
+    return seen, VERIFIED if review_ok and same else NOT_AS_STATED, note
 
 
-def _follow_up(sdist: str, fams: Record) -> dict[str, str]:
+def _follow_up(fams: Record) -> Judged:
     aligned, total = _aligned(fams, "change + follow-up"), len(fams["change + follow-up"])
-    return _row(
-        "follow-up: the five first-pad forwards moved too",
-        sdist,
-        "every pooling forward with change + follow-up, every batch",
-        f"aligned with model.forward on every row: {len(aligned)} of {total}",
-        VERIFIED if len(aligned) == total else NOT_AS_STATED,
-    )
+    seen = f"aligned with model.forward on every row: {len(aligned)} of {total}"
+    return seen, VERIFIED if len(aligned) == total else NOT_AS_STATED
 
 
-def _rules_agree(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]:
+def _rules_agree(fams: Record, data: ClaimBatches) -> Judged:
     rows = bad = 0
     for variant, families in fams.items():
         for family, batches in families.items():
@@ -195,23 +163,36 @@ def _rules_agree(sdist: str, fams: Record, data: ClaimBatches) -> dict[str, str]
                 for pooled, match, e, x in zip(seen["pooled"], seen["matches"], expect, fix, strict=True):
                     rows += 1
                     bad += e not in pooled or match != (e == x)
-    return _row(
-        "pp_demo.pooling.rules predict what the forwards pool",
-        sdist,
-        "every variant, forward, batch and row",
-        f"{rows - bad} of {rows} rows pooled where the rules say, matching model.forward as they say",
-        VERIFIED if bad == 0 else NOT_AS_STATED,
-    )
+    seen = f"{rows - bad} of {rows} rows pooled where the rules say, matching model.forward as they say"
+    return seen, VERIFIED if bad == 0 else NOT_AS_STATED
+
+
+# each claim as the table states it, and what was run to judge it (judge_all's order)
+_CLAIMS = [
+    (
+        "1 reproduction [False, True] -> [True, True]",
+        "left- and right-padded row through llama, qwen2, opt; unpatched and change",
+    ),
+    (
+        "2 test: left/right batch, one stage, vs model.forward",
+        "own CPU test on 5 variants x 3 families x 2 padding sides",
+    ),
+    (
+        "3 same expression as transformers/qwen3; 4 of 9 aligned",
+        "every pooling forward of the tree with the change, on every batch",
+    ),
+    (
+        "4 first-pad forwards: left padding fine, pad inside wrong",
+        "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows",
+    ),
+    ("follow-up: the five first-pad forwards moved too", "every pooling forward with change + follow-up, every batch"),
+    ("pp_demo.pooling.rules predict what the forwards pool", "every variant, forward, batch and row"),
+]
 
 
 def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, str]]:
     """The table's rows for one sdist. ``fams``: the worker's ``{variant: {family: {batch: ...}}}``;
     ``data``: ``worker.claim_batches()``."""
-    return [
-        _claim1(sdist, fams),
-        _claim2(sdist, fams),
-        _claim3(sdist, fams, data),
-        _claim4(sdist, fams, data),
-        _follow_up(sdist, fams),
-        _rules_agree(sdist, fams, data),
-    ]
+    judged = [_claim1(fams), _claim2(fams), _claim3(fams, data), _claim4(fams, data)]
+    judged += [_follow_up(fams), _rules_agree(fams, data)]
+    return [claim_row(claim, sdist, ran, *found) for (claim, ran), found in zip(_CLAIMS, judged, strict=True)]

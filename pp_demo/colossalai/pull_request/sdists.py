@@ -5,8 +5,9 @@ Two sdists are used: ``colossalai==0.5.0`` (eight pooling forwards) and
 ``colossalai-nightly==2025.7.12`` (the registry's only build with ``qwen3.py``: nine).
 Each is found in a cache folder, else anywhere under a wheelhouse folder (``make wheelhouse``
 puts them there), else fetched with ``pip download``. Its ``colossalai`` package is extracted
-once and copied into one folder per variant, to which diffs from ``pp_demo/colossalai/pull_request/patches/`` are applied with
-``patch -p1``. Nothing is installed: a variant is imported by putting its folder on the path.
+once and copied into one folder per variant, to which diffs from
+``pp_demo/colossalai/pull_request/patches/`` are applied with ``patch -p1``. Nothing is
+installed: a variant is imported by putting its folder on the path.
 """
 
 import os
@@ -15,21 +16,10 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from typing import Any
 
-__all__ = [
-    "changed_lines",
-    "SDISTS",
-    "VARIANTS",
-    "PATCHES",
-    "CHANGE_FILES",
-    "FOLLOW_UP_FILES",
-    "default_cache",
-    "find_sdist",
-    "variant_tree",
-    "split_patch",
-    "extract_package",
-    "NoSdist",
-]
+__all__ = ["changed_lines", "SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "FOLLOW_UP_FILES", "default_cache"]
+__all__ += ["find_sdist", "variant_tree", "split_patch", "extract_package", "NoSdist"]
 
 # Package data (pyproject: [tool.setuptools.package-data]): the one copy, shipped in the wheel.
 PATCHES = pathlib.Path(__file__).resolve().parent / "patches"
@@ -70,18 +60,14 @@ def default_cache() -> pathlib.Path:
     return pathlib.Path(os.environ.get("PP_DEMO_CACHE") or pathlib.Path.home() / ".cache/pp_demo/colossalai")
 
 
-def _names(stem: str) -> set[str]:
-    return {f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"}
-
-
 def _look_in(folder: str | pathlib.Path | None, stem: str, recursive: bool) -> pathlib.Path | None:
     if folder is None or not pathlib.Path(folder).is_dir():
         return None
-    for name in sorted(_names(stem)):
-        hits = sorted(pathlib.Path(folder).rglob(name) if recursive else pathlib.Path(folder).glob(name))
-        if hits:
-            return hits[0]
-    return None
+    # pip may write the nightly's name with an underscore
+    names = sorted({f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"})
+    look = pathlib.Path(folder).rglob if recursive else pathlib.Path(folder).glob
+    hits = [hit for name in names for hit in sorted(look(name))]
+    return hits[0] if hits else None
 
 
 def find_sdist(
@@ -93,19 +79,8 @@ def find_sdist(
     if found:
         return found
     cache.mkdir(parents=True, exist_ok=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "-q",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        requirement,
-        "-d",
-        str(cache),
-    ]
+    command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", requirement]
+    command += ["-d", str(cache)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -186,11 +161,8 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
 
 
 def _variant_patch(variant: str) -> str:
-    text = ""
-    for patch_file, files in VARIANTS[variant]:
-        parts = split_patch((PATCHES / patch_file).read_text())
-        text += "".join(parts[f] for f in files)
-    return text
+    parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]
+    return "".join(part[f] for part, files in parts for f in files)
 
 
 def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
@@ -204,10 +176,8 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
             member.name = member.name[len(stem) + 1 :]
         # the "data" filter (no links out of the folder, no odd modes) where this Python has it;
         # the members are plain files and folders under one prefix either way
-        if hasattr(tarfile, "data_filter"):
-            archive.extractall(into, members=members, filter="data")
-        else:
-            archive.extractall(into, members=members)
+        safe: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(into, members=members, **safe)
 
 
 def variant_tree(

@@ -18,12 +18,11 @@ import tempfile
 import textwrap
 from typing import Any
 
-from pp_demo.colossalai.pull_request import worker as verify_pr_worker
-from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, judge_all
-from pp_demo.colossalai.engine.run import case_name, engine_cases, run_engine
 from pp_demo.colossalai.engine.claim import judge_engine
+from pp_demo.colossalai.engine.run import case_name, engine_cases, run_engine, start_python
+from pp_demo.colossalai.pull_request import worker
+from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, VERIFIED, claim_row, judge_all
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
-from pp_demo.colossalai.pull_request.worker import claim_batches
 from pp_demo.errors import BadInput
 from pp_demo.output_paths import check_folder_writable, output_path
 from pp_demo.pooling.cases import row_text
@@ -31,9 +30,6 @@ from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
 __all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]
 
-# The folder this pp_demo is imported from (the checkout, or site-packages for a wheel): the
-# workers import the same pp_demo.
-IMPORTED_FROM = pathlib.Path(__file__).resolve().parents[3]
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
 
@@ -42,16 +38,9 @@ def _start_worker(
 ) -> tuple[subprocess.Popen[str], pathlib.Path]:
     job, out = folder / f"{stem}.job.json", folder / f"{stem}.out.json"
     job.write_text(json.dumps({"sdist": stem, "trees": {v: str(t) for v, t in trees.items()}}))
-    # the first variant's tree first, then this pp_demo (not another one installed)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(next(iter(trees.values()))), str(IMPORTED_FROM)]))
-    process = subprocess.Popen(
-        [sys.executable, "-m", verify_pr_worker.__name__, str(job), str(out)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    return process, out
+    first = next(iter(trees.values()))  # the worker imports the first variant's tree first
+    pipes: dict[str, Any] = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    return start_python(worker.__name__, first, str(job), str(out), **pipes), out
 
 
 def _progress(line: str) -> None:
@@ -60,12 +49,10 @@ def _progress(line: str) -> None:
 
 def run_workers(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """``{sdist stem: the worker's result}`` for both sdists, every variant."""
-    trees: dict[str, dict[str, pathlib.Path]] = {}
-    for req, stem in SDISTS.items():
-        trees[stem] = {}
-        for v in VARIANTS:
-            trees[stem][v] = variant_tree(req, v, cache, wheelhouse)
-            _progress(f"{stem}, variant {v}: tree ready")
+    trees: dict[str, dict[str, pathlib.Path]] = {stem: {} for stem in SDISTS.values()}
+    for (req, stem), v in itertools.product(SDISTS.items(), VARIANTS):
+        trees[stem][v] = variant_tree(req, v, cache, wheelhouse)
+        _progress(f"{stem}, variant {v}: tree ready")
     with tempfile.TemporaryDirectory() as folder:
         started = {stem: _start_worker(stem, t, pathlib.Path(folder)) for stem, t in trees.items()}
         _progress(f"running the {len(VARIANTS)} variants of each sdist, one worker per sdist (a few minutes)")
@@ -97,14 +84,9 @@ def _compact(variant: dict[str, Any]) -> dict[str, Any]:
 def _imports_row(stem: str, variants: dict[str, Any]) -> dict[str, str]:
     inside = all(v["colossalai.__file__ inside the tree"] for v in variants.values())
     versions = sorted({v["colossalai.__version__"] for v in variants.values()})
-    return {
-        "claim": "each variant imported from its own tree",
-        "sdist": stem,
-        "ran": f"{len(variants)} variants in one process, PYTHONPATH / sys.path first",
-        "seen": f"colossalai.__file__ inside the variant's tree every time: {inside}; version {', '.join(versions)}",
-        "verdict": "verified" if inside else NOT_AS_STATED,
-        "difference": "",
-    }
+    ran = f"{len(variants)} variants in one process, PYTHONPATH / sys.path first"
+    seen = f"colossalai.__file__ inside the variant's tree every time: {inside}; version {', '.join(versions)}"
+    return claim_row("each variant imported from its own tree", stem, ran, seen, VERIFIED if inside else NOT_AS_STATED)
 
 
 ENGINE_SDIST = "colossalai==0.5.0"
@@ -117,7 +99,7 @@ def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict
     cases = engine_cases(CHANGE_FILES)
     runs = {}
     for tree in ENGINE_TREES:
-        print(f"verify-pr: ColossalAI's engine on the {tree} tree, {len(cases)} cases", file=sys.stderr, flush=True)
+        _progress(f"ColossalAI's engine on the {tree} tree, {len(cases)} cases")
         runs[tree] = run_engine(variant_tree(ENGINE_SDIST, tree, cache, wheelhouse), cases)
     return runs
 
@@ -146,7 +128,7 @@ def _engine_summary(runs: dict[str, Any]) -> dict[str, Any]:
 
 def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """Everything verify-pr records, as written to ``results/verify_pr.json``."""
-    data = claim_batches()
+    data = worker.claim_batches()
     results = run_workers(cache, wheelhouse)
     engine_runs = run_engine_trees(cache, wheelhouse)
     claims, sdists = [judge_engine(SDISTS[ENGINE_SDIST], engine_runs)], {}

@@ -1,14 +1,11 @@
 """The part of ``verify-pr`` that imports ColossalAI: one process per sdist, all its variants.
 
-Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first variant's tree
-first on ``PYTHONPATH``. JOB is ``{"sdist": stem, "trees": {variant: folder}}``. For each
-variant it imports ``colossalai`` from that folder (dropping the previous import, so one
-process serves every variant: torch and transformers are imported once), records whether
-``colossalai.__file__`` lies inside it, and runs every pooling forward the tree has on each
-batch of ``claim_batches()``. Per row it writes whether the logits equal ``model.forward``'s and
-which positions they may have been pooled from (``pp_demo.verify.where_pooled``: matched against
-the logits ``model.forward`` computes at every position), so the parent can compare them with
-``pp_demo.pooling.rules``.
+Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first
+variant's tree first on ``PYTHONPATH``; JOB is ``{"sdist": stem, "trees": {variant: folder}}``.
+Each variant's ``colossalai`` is imported from its folder in turn, the previous one dropped, so
+one process serves every variant (torch and transformers are imported once). Per row it writes
+whether the logits equal ``model.forward``'s and where they were pooled
+(``pp_demo.verify.where_pooled``), for the parent to compare with ``pp_demo.pooling.rules``.
 """
 
 import contextlib
@@ -22,7 +19,8 @@ import torch
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION
 from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
-from pp_demo.verify.checker.batches import _random_row
+from pp_demo.verify.checker.batches import random_row
+from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
@@ -42,7 +40,7 @@ def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tens
     vocab = min(family.tiny["vocab_size"] for family in FAMILIES.values())  # ids every tiny model takes
     rows: list[tuple[torch.Tensor, torch.Tensor]] = []
     while len(rows) < n:
-        row = _random_row(length, PAD, vocab, generator)
+        row = random_row(length, PAD, vocab, generator)
         if (row[0] != PAD).any():
             rows.append(row)
     ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
@@ -61,13 +59,6 @@ def claim_batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     }
 
 
-@torch.no_grad()
-def _reference(model: Any, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``model.forward``'s logits, and its score head's logits at every position."""
-    logits = model(input_ids=ids, attention_mask=mask).logits
-    return logits, per_position_logits(model, ids, mask)
-
-
 def run_variant(
     forwards: dict[str, Any], models: dict[str, Any], data: dict[str, tuple[torch.Tensor, torch.Tensor]]
 ) -> dict[str, Any]:
@@ -76,9 +67,9 @@ def run_variant(
     for family, forward in forwards.items():
         out[family] = {}
         for name, (ids, mask) in data.items():
-            reference, every = _reference(models[family], ids, mask)
             logits = forward(models[family], ids, mask)
-            matches = ((logits - reference).abs().amax(-1) <= ATOL).tolist()
+            matches = compare_rows(logits, forward_logits(models[family], ids, mask), ATOL).matches
+            every = per_position_logits(models[family], ids, mask)
             out[family][name] = {"matches": matches, "pooled": pooled_positions_of(every, logits, ATOL)}
     return out
 
@@ -105,9 +96,8 @@ def main(job_path: str, out_path: str) -> None:
     result = {"sdist": job["sdist"], "variants": {}}
     for variant, tree in job["trees"].items():
         version, inside, forwards = _import_tree(tree)
-        for family in forwards:
-            if family not in models:
-                models[family] = build_model(family, attn_implementation=FORWARD_ATTENTION.get(family)).eval()
+        for family in [f for f in forwards if f not in models]:
+            models[family] = build_model(family, attn_implementation=FORWARD_ATTENTION.get(family)).eval()
         result["variants"][variant] = {
             "tree": f"sdist {job['sdist']}, variant {variant}",
             "colossalai.__version__": version,

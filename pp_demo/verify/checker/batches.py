@@ -98,9 +98,6 @@ def random_row(
     return torch.cat([ids, pad]), torch.cat([ones, zeros])
 
 
-_random_row = random_row  # the name other modules imported first
-
-
 def random_batches(
     pad_token_id: int,
     vocab_size: int,

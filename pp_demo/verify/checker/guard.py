@@ -84,12 +84,6 @@ def verdict_of_a_lost_child(events: list[list[str]], code: int) -> str:
     return "\n".join(lines)
 
 
-def _read(path: Path) -> list[list[str]]:
-    if not path.is_file():
-        return []
-    return [line.rstrip("\n").split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
-
-
 def _wait(child: "subprocess.Popen[str]") -> int:
     """The child's exit code. Ctrl-C reaches the child too (same process group), which says so
     and stops; the guard waits for that, then stops it if it did not."""
@@ -113,24 +107,17 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
     ``speak`` (under torchrun, naming the rank)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_check_") as folder:
         journal = Path(folder) / "journal"
-        env = dict(os.environ)
-        env[JOURNAL] = str(journal)
+        env = dict(os.environ, **{JOURNAL: str(journal)})
         env.setdefault(AGENT_PID, str(os.getppid()))
         # the child finds what this process finds (a test's or a notebook's sys.path too)
         env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        command = [sys.executable, "-m", "pp_demo", *argv]
         child = subprocess.Popen(
-            [sys.executable, "-m", "pp_demo", *argv],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            errors="replace",
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
         )
         assert child.stdout is not None and child.stderr is not None
-        relays = [
-            threading.Thread(target=_relay, args=(child.stdout, sys.stdout), daemon=True),
-            threading.Thread(target=_relay, args=(child.stderr, sys.stderr), daemon=True),
-        ]
+        pairs = ((child.stdout, sys.stdout), (child.stderr, sys.stderr))
+        relays = [threading.Thread(target=_relay, args=pair, daemon=True) for pair in pairs]
         for relay in relays:
             relay.start()
         main = threading.current_thread() is threading.main_thread()
@@ -142,7 +129,8 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
                 signal.signal(signal.SIGTERM, previous)
         for relay in relays:
             relay.join(timeout=5)
-        events = _read(journal)
+        lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
+    events = [line.split("\t") for line in lines]
     if any(e[0] == "end" for e in events) or code in (130, -signal.SIGINT):
         return 130 if code == -signal.SIGINT else code
     # said by this rank whatever its number: the rank that would speak cannot know why this one is gone

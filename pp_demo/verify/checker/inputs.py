@@ -14,21 +14,15 @@ from typing import Any
 
 import torch
 
-from pp_demo.bounds import seed_value, tolerance_value
 from pp_demo.errors import BadInput
 from pp_demo.verify.checker.batches import named_length
+from pp_demo.verify.checker.worker import describe_exception
 from pp_demo.verify.tolerances import DTYPES
 
-__all__ = [
-    "CallableImportFailed",
-    "ATTENTION_IMPLEMENTATIONS",
-    "DTYPE_NAMES",
-    "as_dtype",
-    "check_device",
-    "check_atol",
+__all__ = ["CallableImportFailed", "ATTENTION_IMPLEMENTATIONS", "DTYPE_NAMES", "as_dtype", "check_device"]
+__all__ += [
     "check_attention",
     "check_sizes",
-    "check_seed",
     "check_model",
     "fit_lengths",
     "as_callable",
@@ -71,21 +65,12 @@ def check_attention(name: str | None) -> None:
         raise BadInput(f"unknown attention implementation {name!r}; use {' or '.join(ATTENTION_IMPLEMENTATIONS)}")
 
 
-def check_atol(atol: float | None) -> None:
-    if atol is not None:
-        tolerance_value(atol, "atol")
-
-
 def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batches: int) -> None:
     for name, values, least in (("lengths", lengths, 2), ("batch sizes", batch_sizes, 1)):
         if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < least for v in values):
             raise BadInput(f"{name} must be integers >= {least} (at least one), got {list(values)!r}")
     if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) or micro_batches < 1:
         raise BadInput(f"micro_batches must be an integer >= 1, got {micro_batches!r}")
-
-
-def check_seed(seed: int) -> None:
-    seed_value(seed, "seed")
 
 
 def check_model(model: Any) -> None:
@@ -101,9 +86,13 @@ def check_model(model: Any) -> None:
             f"{name} has no .score head (the checker scores every position with it, as decoder "
             "classifiers do); encoder classifiers such as BERT pool their first token and are out of scope"
         )
-    config: Any = model.config
-    pad, vocab = config.pad_token_id, config.vocab_size
-    if pad is not None and not 0 <= pad < vocab:
+    _check_pad(model.config)
+
+
+def _check_pad(config: Any) -> None:
+    """A pad id inside the vocabulary: the embedding would assert on it."""
+    pad, vocab = getattr(config, "pad_token_id", None), getattr(config, "vocab_size", None)
+    if pad is not None and vocab is not None and not 0 <= pad < vocab:
         raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
 
 
@@ -141,15 +130,13 @@ def load_callable(path: str) -> Callable[..., Any]:
         )
     try:
         module = importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name is not None and module_name.startswith(error.name):  # the module itself is missing
+    except Exception as error:  # unless the module itself is missing, the user's code: a syntax error, a raise
+        if isinstance(error, ModuleNotFoundError) and error.name is not None and module_name.startswith(error.name):
             raise BadInput(
                 f"cannot import {module_name} ({error}); it must be importable from here: "
                 f"run from its project folder or add that folder to PYTHONPATH"
             ) from None
-        raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
-    except Exception as error:  # a syntax error, or code that raises at import: the user's code
-        raise CallableImportFailed(f"importing {module_name} raised {_one_line(error)}") from error
+        raise CallableImportFailed(f"importing {module_name} raised {describe_exception(error)}") from error
     if not hasattr(module, attribute):
         names = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))[:8]
         known = f"; its callables include {', '.join(names)}" if names else ""
@@ -158,19 +145,6 @@ def load_callable(path: str) -> Callable[..., Any]:
     if not callable(function):
         raise BadInput(f"{attribute!r} in {module_name} is a {type(function).__name__}, not a callable")
     return function
-
-
-def _one_line(error: BaseException) -> str:
-    where = ""
-    if isinstance(error, SyntaxError):
-        where = f" ({Path(error.filename or '?').name}:{error.lineno})"
-    elif error.__traceback__ is not None:
-        frame = error.__traceback__
-        while frame.tb_next is not None:
-            frame = frame.tb_next
-        where = f" ({Path(frame.tb_frame.f_code.co_filename).name}:{frame.tb_lineno})"
-    message = str(error.msg if isinstance(error, SyntaxError) else error).splitlines()
-    return f"{type(error).__name__}: {message[0] if message else ''}{where}"
 
 
 def load_model(family: str | None = None, model_path: str | None = None, attn_implementation: str | None = None) -> Any:
@@ -194,12 +168,9 @@ def load_model(family: str | None = None, model_path: str | None = None, attn_im
         )
     kwargs = {"attn_implementation": attn_implementation} if attn_implementation else {}
     try:
-        config = AutoConfig.from_pretrained(path, local_files_only=True)
-        pad, vocab = getattr(config, "pad_token_id", None), getattr(config, "vocab_size", None)
-        if pad is not None and vocab is not None and not 0 <= pad < vocab:  # the embedding would assert
-            raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
+        _check_pad(AutoConfig.from_pretrained(path, local_files_only=True))
         return AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True, **kwargs)
     except BadInput as error:
         raise BadInput(f"--model-path {model_path}: {error}") from None
     except Exception as error:  # no weights, an unknown model type, a head of another shape, ...
-        raise BadInput(f"--model-path {model_path}: cannot load it ({_one_line(error)})") from error
+        raise BadInput(f"--model-path {model_path}: cannot load it ({describe_exception(error)})") from error

@@ -18,30 +18,19 @@ the micro-batch count. Under torchrun see ``pp_demo.verify.checker.ranks``.
 
 import contextlib
 import copy
+import dataclasses
 import inspect
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from pp_demo.bounds import seconds, strings
+from pp_demo.bounds import seconds, seed_value, strings, tolerance_value
 from pp_demo.pipeline.jobs import Batch
 from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
+from pp_demo.verify.checker import inputs
 from pp_demo.verify.checker.batches import battery, default_batch_sizes
-from pp_demo.verify.checker.inputs import (
-    as_callable,
-    as_dtype,
-    check_atol,
-    check_attention,
-    check_device,
-    check_model,
-    check_seed,
-    check_sizes,
-    fit_lengths,
-    load_callable,
-    load_model,
-)
+from pp_demo.verify.checker.inputs import load_callable, load_model
 from pp_demo.verify.checker.ranks import Ranks, first_failure, join_ranks
 from pp_demo.verify.checker.report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
 from pp_demo.verify.checker.worker import as_logits, call_in_worker
@@ -79,7 +68,7 @@ def _tell(*fields: object) -> None:
 _MASK_RULES = [name for name, rule in RULES.items() if rule.needs == ("attention_mask",)]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class _Reference:
     logits: torch.Tensor  # (B, num_labels), float
     per_position: torch.Tensor  # (B, L, num_labels), float
@@ -125,51 +114,33 @@ def _reference(model: Any, batch: Batch, device: str) -> _Reference:
 
 def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> CaseCheck:
     coarser = torch.finfo(got.dtype).eps > torch.finfo(ref.dtype).eps
-    finite = torch.isfinite(got).all(-1)
-    infinite = torch.isinf(got).any(-1)
+    finite, infinite = torch.isfinite(got).all(-1), torch.isinf(got).any(-1)
     near = pooled_mask(ref.per_position, got, atol)
     diff = (got.float() - ref.logits).abs().amax(-1)
     rows = []
     for b in range(len(got)):
-        pooled_at, rounded_to = tuple(near[b].nonzero().flatten().tolist()), None
+        pooled_at, rounded_to = near[b].nonzero().flatten().tolist(), None
         if not pooled_at and coarser:  # maybe pooled right and only rounded: say which
             rounded = pooled_mask_rounded(ref.per_position[b : b + 1], got[b : b + 1], got.dtype, atol)[0]
-            if rounded.any():
-                pooled_at, rounded_to = (
-                    tuple(rounded.nonzero().flatten().tolist()),
-                    str(got.dtype).removeprefix("torch."),
-                )
+            pooled_at = rounded.nonzero().flatten().tolist()
+            rounded_to = str(got.dtype).removeprefix("torch.") if pooled_at else None
         matches = bool(finite[b]) and bool(diff[b] <= atol)
-        rows.append(
-            RowCheck(
-                matches,
-                float(diff[b]),
-                pooled_at,
-                ref.positions[b],
-                ref.true_last[b],
-                rounded_to,
-                not bool(finite[b]),
-                bool(infinite[b]),
-            )
-        )
+        row = RowCheck(matches, float(diff[b]), tuple(pooled_at), ref.positions[b], ref.true_last[b], rounded_to)
+        rows.append(dataclasses.replace(row, nan=not bool(finite[b]), inf=bool(infinite[b])))
     return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
 
 
 def _consistent_rules(cases: list[CaseCheck], pad_token_id: int | None) -> list[str]:
-    consistent = []
-    for name in PADDED_RULES if pad_token_id is not None else _MASK_RULES:
-        ok = True
-        for case in (c for c in cases if c.failure is None):
-            positions = (
-                pooled_positions(
-                    name, input_ids=case.input_ids, pad_token_id=pad_token_id, attention_mask=case.attention_mask
-                )
-                % case.input_ids.shape[1]
-            )
-            ok &= all(int(p) in row.pooled_at for p, row in zip(positions, case.rows, strict=True))
-        if ok:
-            consistent.append(name)
-    return consistent
+    judged = [case for case in cases if case.failure is None]
+    rules = PADDED_RULES if pad_token_id is not None else _MASK_RULES
+    return [name for name in rules if all(_pooled_as(name, case, pad_token_id) for case in judged)]
+
+
+def _pooled_as(rule: str, case: CaseCheck, pad_token_id: int | None) -> bool:
+    """Every row of ``case`` was pooled (maybe among tied positions) where ``rule`` pools it."""
+    ids, mask = case.input_ids, case.attention_mask
+    positions = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % ids.shape[1]
+    return all(int(p) in row.pooled_at for p, row in zip(positions, case.rows, strict=True))
 
 
 def _extras(forward: Callable[..., Any], model_path: str | None, micro_batches: int) -> dict[str, Any]:
@@ -184,29 +155,14 @@ def _extras(forward: Callable[..., Any], model_path: str | None, micro_batches: 
 
 
 def _battery(
-    model: Any,
-    seed: int,
-    lengths: Sequence[int],
-    batch_sizes: Sequence[int],
-    cases: Sequence[str] | None,
-    micro_batches: int,
+    model: Any, seed: int, lengths: Sequence[int], sizes: Sequence[int], cases: Sequence[str] | None, micro_batches: int
 ) -> tuple[list[Batch], list[str]]:
-    fitted, note = fit_lengths(model, lengths)
-    config = model.config
+    fitted, note = inputs.fit_lengths(model, lengths)
     notes = [note] if note else []
-    eos = config.eos_token_id
-    filler = eos if isinstance(eos, int) and 0 <= eos < config.vocab_size else 0
-    batches = battery(
-        config.pad_token_id,
-        config.vocab_size,
-        seed,
-        fitted,
-        batch_sizes,
-        cases=cases,
-        micro_batches=micro_batches,
-        filler=filler,
-    )
-    if config.pad_token_id is None:
+    pad, vocab, eos = model.config.pad_token_id, model.config.vocab_size, model.config.eos_token_id
+    filler = eos if isinstance(eos, int) and 0 <= eos < vocab else 0
+    batches = battery(pad, vocab, seed, fitted, sizes, cases=cases, micro_batches=micro_batches, filler=filler)
+    if pad is None:
         notes.append(f"no pad id: masked positions hold id {filler}; the all_pad case (no real token) is left out")
         batches = [b for b in batches if b.attention_mask.any(-1).all()]
     return batches, notes
@@ -239,47 +195,37 @@ def check_forward(
     at most a day (``None``: wait as long as it takes). ``atol`` given by hand must stay below
     the difference between the reference and any other position on the battery (refused otherwise,
     with the tolerances that fit the logits). ``progress`` receives one line per batch."""
-    dtype = as_dtype(dtype)
-    device = check_device(device)
-    check_atol(atol)
-    check_seed(seed)
-    if timeout_s is not None:
-        timeout_s = seconds(timeout_s, "timeout_s")
+    dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
+    if atol is not None:
+        tolerance_value(atol, "atol")
+    seed_value(seed, "seed")
+    timeout_s = None if timeout_s is None else seconds(timeout_s, "timeout_s")
     if cases is not None:
         cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
-    check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
-    batch_sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
-    check_attention(attn_implementation)
-    forward = as_callable(forward)
-    check_model(model)
+    inputs.check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
+    sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
+    inputs.check_attention(attn_implementation)
+    forward = inputs.as_callable(forward)
+    inputs.check_model(model)
     reference_model = _prepared(model, dtype, device, attn_implementation)
-    batches, notes = _battery(reference_model, seed, lengths, batch_sizes, cases, micro_batches)
-    given_atol = atol is not None
-    atol = tolerance(device, dtype) if atol is None else float(atol)
+    batches, notes = _battery(reference_model, seed, lengths, sizes, cases, micro_batches)
     ranks = join_ranks(device, timeout_s or 600.0)
     judging = ranks is None or ranks.is_last
     # every rank judges a tolerance given by hand (a refusal on the last rank alone would strand the others)
-    references = [_reference(reference_model, b, device) for b in batches] if judging or given_atol else []
-    if given_atol:
-        check_separates(atol, *_separation(references, tolerance(device, dtype)), dtype)
+    references = [_reference(reference_model, b, device) for b in batches] if judging or atol is not None else []
+    if atol is not None:
+        check_separates(float(atol), *_separation(references, tolerance(device, dtype)), dtype)
+    atol = tolerance(device, dtype) if atol is None else float(atol)
+    say = progress if progress is not None and judging else None
     extras = _extras(forward, model_path, micro_batches)
-    if progress is not None and judging:
-        plural = "es" if len(batches) != 1 else ""
-        progress(f"checking {len(batches)} batch{plural} against {report_reference(reference_model)}")
-    checked: list[CaseCheck] = []
-    for i, batch in enumerate(batches):
-        _tell("start", i + 1, len(batches), batch.name, "x".join(map(str, batch.input_ids.shape)))
-        case = _run_batch(
-            forward, reference_model, batch, references[i] if judging else None, extras, atol, timeout_s, device, ranks
-        )
-        checked.append(case)
-        _tell("done", i + 1, "ok" if case.passed else case.status())
-        if progress is not None and judging:
-            progress(f"batch {i + 1}/{len(batches)} {batch.name} ({case.shape}): {case.status()}")
-        if ranks is not None and case.failure is not None:
-            break
+    checking = _Checking(forward, reference_model, extras, atol, timeout_s, torch.device(device), ranks)
+    checked = checking.run(batches, references if judging else [None] * len(batches), say)
+    pad = reference_model.config.pad_token_id
     not_run = [b.name for b in batches[len(checked) :]]
-    report = _report(checked, atol, reference_model.config.pad_token_id, notes, not_run) if judging else None
+    report = None
+    if judging:
+        reference = FORWARD if pad is not None else TRUE_LAST
+        report = Report(checked, atol, _consistent_rules(checked, pad), reference, notes, not_run)
     if ranks is not None:  # every rank returns the last rank's report
         report = ranks.from_last(report)
     assert report is not None
@@ -300,39 +246,52 @@ def _separation(references: list[_Reference], default_atol: float) -> tuple[floa
     return nearest, size
 
 
-def report_reference(model: Any) -> str:
-    return "model.forward" if model.config.pad_token_id is not None else "the true last real token (no pad id)"
+@dataclasses.dataclass(frozen=True)
+class _Checking:
+    """What every batch's call needs: the callable, the model it copies, its extra keywords, the
+    tolerance, the timeout, the device, and torchrun's ranks (``None`` outside torchrun)."""
 
+    forward: Callable[..., Any]
+    reference_model: Any
+    extras: dict[str, Any]
+    atol: float
+    timeout_s: float | None
+    device: torch.device
+    ranks: Ranks | None
 
-def _report(checked: list[CaseCheck], atol: float, pad: int | None, notes: list[str], not_run: list[str]) -> Report:
-    reference = FORWARD if pad is not None else TRUE_LAST
-    return Report(checked, atol, _consistent_rules(checked, pad), reference, notes, not_run)
+    def run(
+        self, batches: list[Batch], references: Sequence[_Reference | None], say: Callable[[str], None] | None
+    ) -> list[CaseCheck]:
+        """Each batch in turn, telling the watchers (and ``say``) as it goes; under torchrun the
+        batches after a failure are not run."""
+        if say is not None:
+            has_pad = self.reference_model.config.pad_token_id is not None
+            against = "model.forward" if has_pad else "the true last real token (no pad id)"
+            say(f"checking {len(batches)} batch{'es' if len(batches) != 1 else ''} against {against}")
+        checked: list[CaseCheck] = []
+        for i, (batch, ref) in enumerate(zip(batches, references, strict=True)):
+            _tell("start", i + 1, len(batches), batch.name, "x".join(map(str, batch.input_ids.shape)))
+            checked.append(self.one_batch(batch, ref))
+            _tell("done", i + 1, "ok" if checked[-1].passed else checked[-1].status())
+            if say is not None:
+                say(f"batch {i + 1}/{len(batches)} {batch.name} ({checked[-1].shape}): {checked[-1].status()}")
+            if self.ranks is not None and checked[-1].failure is not None:
+                break
+        return checked
 
-
-def _run_batch(
-    forward: Callable[..., Any],
-    reference_model: Any,
-    batch: Batch,
-    ref: _Reference | None,
-    extras: dict[str, Any],
-    atol: float,
-    timeout_s: float | None,
-    device: str,
-    ranks: Ranks | None,
-) -> CaseCheck:
-    """One batch: the callable on its own copies, its output checked, then judged (on the judging rank)."""
-    ids, mask = batch.input_ids.to(device).clone(), batch.attention_mask.to(device).clone()
-    outcome = call_in_worker(forward, (copy.deepcopy(reference_model), ids, mask), extras, timeout_s)
-    got, failure = None, outcome.failure
-    if failure is None and ref is not None:
-        got, failure = as_logits(outcome.value, tuple(ref.logits.shape), torch.device(device))
-    if ranks is not None:
-        failure = first_failure(ranks.failures(failure))
-    if failure is not None:
-        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
-    if got is None or ref is None:  # a rank that does not judge: the last rank's report comes later
-        return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [])
-    return _judge(batch, ref, got, atol)
+    def one_batch(self, batch: Batch, ref: _Reference | None) -> CaseCheck:
+        """The callable on its own copies, its output checked, then judged (on the judging rank)."""
+        ids, mask = batch.input_ids.to(self.device).clone(), batch.attention_mask.to(self.device).clone()
+        model = copy.deepcopy(self.reference_model)
+        outcome = call_in_worker(self.forward, (model, ids, mask), self.extras, self.timeout_s)
+        got, failure = None, outcome.failure
+        if failure is None and ref is not None:
+            got, failure = as_logits(outcome.value, tuple(ref.logits.shape), self.device)
+        if self.ranks is not None:
+            failure = first_failure(self.ranks.failures(failure))
+        if failure is not None or got is None or ref is None:  # or a rank that does not judge: its report comes later
+            return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
+        return _judge(batch, ref, got, self.atol)
 
 
 def assert_matches_forward(model: Any, forward: Callable[..., Any], **options: Any) -> Report:

@@ -64,9 +64,8 @@ def join_ranks(device: str, timeout_s: float) -> Ranks | None:
 
 def first_failure(failures: list[str | None]) -> str | None:
     """The failure to report: a rank that raised explains a peer that only waited for it."""
-    raised = [(rank, line) for rank, line in enumerate(failures) if line is not None and not line.startswith("did not")]
-    waited = [(rank, line) for rank, line in enumerate(failures) if line is not None]
-    if not waited:
+    failed = [(rank, line) for rank, line in enumerate(failures) if line is not None]
+    if not failed:
         return None
-    rank, line = (raised or waited)[0]
+    rank, line = min(failed, key=lambda failure: failure[1].startswith("did not"))  # the first that raised
     return f"{line} on rank {rank} of {len(failures)}"

@@ -119,12 +119,9 @@ def _mismatch_line(case: CaseCheck, by_forward: bool) -> str:
         return f"  {case.name}: {' and '.join(found)} of your logits; rows {bad} differ"
     return (
         f"  {case.name}: rows {bad} differ; row {bad[0]} {case.input_ids[bad[0]].tolist()} pooled at "
-        f"{_where(row, by_forward)}, {_reference(by_forward)} {row.forward_pools}, max |diff| {row.max_abs_diff:.3g}"
+        f"{_where(row, by_forward)}, {'model.forward pools' if by_forward else 'the true last real token is'} "
+        f"{row.forward_pools}, max |diff| {row.max_abs_diff:.3g}"
     )
-
-
-def _reference(by_forward: bool) -> str:
-    return "model.forward pools" if by_forward else "the true last real token is"
 
 
 def _where(row: RowCheck, by_forward: bool) -> str:
@@ -137,7 +134,7 @@ def _where(row: RowCheck, by_forward: bool) -> str:
         where = f"position {', '.join(map(str, positions))}"
     if row.rounded_to is None:
         return where
-    target = "the position model.forward pools" if by_forward else "the true last real token"
+    target = FORWARD if by_forward else "the true last real token"
     if row.forward_pools in positions:
         return f"{where} ({target}), only rounded to {row.rounded_to}"
     return f"{where}, not {target} (the logits are also rounded to {row.rounded_to})"

@@ -11,6 +11,7 @@ values (not on the meta device), on the reference's device.
 
 import inspect
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +20,6 @@ from typing import Any
 import torch
 
 __all__ = ["Outcome", "call_in_worker", "describe_exception", "as_logits"]
-
-_HERE = Path(__file__).name
 
 
 @dataclass(frozen=True)
@@ -31,29 +30,27 @@ class Outcome:
 
 def describe_exception(error: BaseException, callable_: Callable[..., Any] | None = None) -> str:
     """``TYPE: message (file:line)`` at the innermost frame outside this module (the call site
-    of the callable itself when the call failed before entering it, e.g. a wrong signature)."""
-    frames = []
-    tb = error.__traceback__
-    while tb is not None:
-        if Path(tb.tb_frame.f_code.co_filename).name != _HERE:
-            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
-        tb = tb.tb_next
-    if frames:
-        where = f"{Path(frames[-1][0]).name}:{frames[-1][1]}"
+    of the callable itself when the call failed before entering it, e.g. a wrong signature), or
+    for a ``SyntaxError`` the line it names (it is raised where the code was compiled)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__]
+    code = getattr(callable_, "__code__", None)
+    if isinstance(error, SyntaxError):
+        where, message = f"{Path(error.filename or '?').name}:{error.lineno}", str(error.msg)
+    elif frames:
+        where, message = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}", str(error)
     else:
-        code = getattr(callable_, "__code__", None)
-        where = f"{Path(code.co_filename).name}:{code.co_firstlineno}" if code else "?"
-    text = f"{type(error).__name__}: {_first_line(error, 200)}".rstrip(": ") + f" ({where})"
+        where, message = f"{Path(code.co_filename).name}:{code.co_firstlineno}" if code else "?", str(error)
+    text = f"{type(error).__name__}: {_first_line(message, 200)}".rstrip(": ") + f" ({where})"
     cause = error.__cause__
     while cause is not None and cause.__cause__ is not None:
         cause = cause.__cause__
     if cause is not None:  # a framework that wraps the real error (the tracer does)
-        text += f", caused by {type(cause).__name__}: {_first_line(cause, 120)}".rstrip(": ")
+        text += f", caused by {type(cause).__name__}: {_first_line(str(cause), 120)}".rstrip(": ")
     return text
 
 
-def _first_line(error: BaseException, limit: int) -> str:
-    lines = str(error).strip().splitlines()
+def _first_line(text: str, limit: int) -> str:
+    lines = text.strip().splitlines()
     line = lines[0] if lines else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
