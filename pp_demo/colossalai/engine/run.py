@@ -244,7 +244,8 @@ def _watch(
         failure = _died(processes, folder, doing)
         if failure is None and time.monotonic() > deadline:
             stuck = _where_stuck(processes, folder)
-            failure = f"no rank finished {doing[3:]} within {case_timeout_s:g} s"
+            finishing = doing.removeprefix("in ").removeprefix("while ")  # "case ..." or "importing ..."
+            failure = f"no rank finished {finishing} within {case_timeout_s:g} s"
             failure += (f" ({stuck})" if stuck else "") + "; both ranks were stopped"
         if failure is not None:
             return records, failure

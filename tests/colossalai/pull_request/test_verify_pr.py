@@ -72,7 +72,8 @@ from pp_demo.pipeline import families
 families.FAMILIES["phi3"] = dataclasses.replace(
     families.FAMILIES["llama"], name="phi3", classifier="Phi3ForSequenceClassification",
     config="Phi3Config", colossalai_rule=None)
-from pp_demo.colossalai import claims, engine, engine_cli, sdists
+from pp_demo.colossalai.engine import cli, run as engine
+from pp_demo.colossalai.pull_request import claims, sdists
 from pp_demo.errors import BadInput
 from pp_demo.verify import compare
 print(families.rules_for("phi3"))
