@@ -27,7 +27,7 @@ from pp_demo.output_paths import NOTEBOOKS
 from pp_demo.workshop import platform_checks as machine
 from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 
-__all__ = ["Check", "read_pins", "run_checks", "main"]
+__all__ = ["Check", "read_pins", "run_checks", "add_doctor_options", "run_doctor", "main"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
 # In the checkout (``--checkout``, default: the current folder), never beside the package: an
@@ -350,19 +350,29 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pp_demo doctor",
-        description="Check this machine before the workshop: one line per check, exit 1 if any FAILs.",
-    )
-    parser.add_argument(
-        "--checkout", type=Path, default=Path("."), help="the workbook's checkout: its pins and notebooks (default: .)"
-    )
-    args = parser.parse_args(argv)
-    checks = []
-    for check in run_checks(args.checkout):
-        print(check.line(), flush=True)
-        checks.append(check)
-    failed = sum(c.status == FAIL for c in checks)
+def add_doctor_options(parser: argparse.ArgumentParser) -> None:
+    """The doctor's description and flag, on its own parser (``main``) or the command line's."""
+    parser.description = "One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL."
+    where = "the workbook's checkout: its pins and notebooks (default: .)"
+    parser.add_argument("--checkout", type=Path, default=Path("."), help=where)
+    parser.set_defaults(run=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Every check, a line each as it comes; exit status 1 on a FAIL, 130 on Ctrl-C (its child checks end with it)."""
+    failed = 0
+    try:
+        for check in run_checks(args.checkout):
+            print(check.line(), flush=True)
+            failed += check.status == FAIL
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted (Ctrl-C): the doctor stopped before its last check\n")
+        return 130
     print(f"{failed} check(s) failed: fix them from the top" if failed else "all set for the workshop")
     return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pp_demo doctor")
+    add_doctor_options(parser)
+    return run_doctor(parser.parse_args(argv))

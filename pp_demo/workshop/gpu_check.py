@@ -14,7 +14,6 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import io
-import json
 import os
 import platform
 import re
@@ -27,10 +26,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pp_demo.output_paths import NOTEBOOKS, output_path
+from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
 from pp_demo.workshop.platform_checks import FAIL, SKIP
 
-__all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
+__all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "run_check"]
 
 # Strict nbval, as the Makefile's NBVAL spells it (tests/workshop/test_gpu_check.py keeps the two equal).
 _STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
@@ -276,20 +275,6 @@ def _dry_run(steps: list[Step], n_gpus: int) -> None:
         print(f"  {step.name} ({what})\n      {command_text(step.argv)}")
 
 
-def add_options(job: argparse.ArgumentParser) -> None:
-    """The job's description and options, on the subcommand parser ``pp_demo.cli`` makes for it."""
-    job.description = (
-        "On a GPU box: doctor, reproduce on cuda and on two NCCL ranks, families on cuda (each against "
-        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the notebooks under strict "
-        "nbval; one timeout a step. Prints one table, writes the record, exit 1 if a step failed. "
-        "Installs nothing. Without a GPU: one line, exit 0, nothing written."
-    )
-    job.add_argument("--dry-run", action="store_true", help="print the steps and run none")
-    job.add_argument("--out", default="results/gpu_check.json", help="the record (default: %(default)s)")
-    where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
-    job.add_argument("--checkout", default=".", help=where)
-
-
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """The check: 0 when every step passed or was skipped (or there is no GPU), else 1.
     ``parser`` is ``python -m pp_demo``'s (see ``plan``)."""
@@ -300,7 +285,7 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not gpus:
         print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")
         return 0
-    out = output_path(args.out, "gpu_check.json")  # before minutes of steps, not after
+    out = output_path(args.out or "results/gpu_check.json", "gpu_check.json")  # before minutes of steps, not after
     steps = plan(len(gpus), parser, Path(args.checkout))
     print(f"gpu-check on {len(gpus)} x {gpus[0]}: {len(steps)} steps, each with its own timeout", flush=True)
     outcomes = []
@@ -309,7 +294,6 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"[{number}/{len(steps)}] {step.name}", flush=True)
         outcomes.append(run_step(step, Path(args.checkout)))
     print(format_table(outcomes))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results_record(gpus, outcomes), indent=1) + "\n")
+    write_json(out, results_record(gpus, outcomes))
     print(f"wrote {out}")
     return 0 if all(o.verdict in (PASS, SKIP) for o in outcomes) else 1
