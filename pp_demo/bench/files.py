@@ -9,10 +9,10 @@ from typing import Any
 from pp_demo.errors import BadInput
 from pp_demo.output_paths import SCRATCH, check_not_fewer, output_path
 
-__all__ = ["check_sizes", "timed_runs", "bench_files"]
+__all__ = ["check_bench_sizes", "timed_runs", "bench_files"]
 
 
-def check_sizes(hidden: int, layers: int, stages: Sequence[int]) -> None:
+def check_bench_sizes(hidden: int, layers: int, stages: Sequence[int]) -> None:
     """Each stage holds at least one layer, a pipeline has two stages or more, and the bench's
     Llama has 8 attention heads (``pp_demo.bench.one_process.BenchSize``)."""
     if layers < 2:

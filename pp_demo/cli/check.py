@@ -4,9 +4,10 @@ import argparse
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add_attn, add_cases, add_device, add_dtype, add_family, integer
+from pp_demo.cli.options import add, integer
 from pp_demo.errors import BadInput
 from pp_demo.verify.checker.batches import NAMED, RANDOM
+from pp_demo.verify.checker.cli import run_check
 
 
 def _seconds(text: str) -> float:
@@ -15,12 +16,6 @@ def _seconds(text: str) -> float:
     except ValueError as error:  # BadInput is one
         message = str(error) if isinstance(error, BadInput) else f"--timeout takes seconds, got {text!r}"
         raise argparse.ArgumentTypeError(message) from None
-
-
-def _check(args: argparse.Namespace) -> int:
-    from pp_demo.verify.checker.cli import run_check
-
-    return run_check(args)
 
 
 def add_check_job(jobs: Any) -> None:
@@ -36,14 +31,14 @@ def add_check_job(jobs: Any) -> None:
     )
     check.add_argument("callable", help="package.module:function, importable from here")
     source = check.add_mutually_exclusive_group()
-    add_family(source, None, "llama", nargs=None)
+    add(source, "--family", shown="llama", nargs=None)
     source.add_argument(
         "--model-path",
         help="a local checkpoint directory (nothing is downloaded); handed to a callable with a model_path keyword",
     )
-    add_dtype(check)
-    add_attn(check)
-    add_device(check, "cpu")
+    for flag in ("--dtype", "--attn"):
+        add(check, flag)
+    add(check, "--device", default="cpu")
     check.add_argument(
         "--atol",
         type=float,
@@ -53,7 +48,7 @@ def add_check_job(jobs: Any) -> None:
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
     check.add_argument("--lengths", type=integer, nargs="+", default=[5, 9, 16], help="random batches' lengths")
     check.add_argument("--batch-sizes", type=integer, nargs="+", help="random batches' sizes (default 2 4 7)")
-    add_cases(check, [*NAMED, RANDOM])
+    add(check, "--cases", choices=[*NAMED, RANDOM])
     check.add_argument(
         "--micro-batches",
         type=integer,
@@ -67,4 +62,4 @@ def add_check_job(jobs: Any) -> None:
         default=120.0,
         help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
     )
-    check.set_defaults(run=_check)
+    check.set_defaults(run=run_check)

@@ -4,9 +4,9 @@ against ``model.forward``, each command's parser beside its handler."""
 import argparse
 from typing import Any, Literal
 
-from pp_demo.cli.options import add_attn, add_cases, add_device, add_distributed, add_dtype, add_family, add_rule
+from pp_demo.cli.options import add
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import CASES, get_case, row_text
+from pp_demo.pooling.cases import get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
@@ -109,7 +109,7 @@ def _add_row_commands(jobs: Any) -> None:
         metavar="RULE",
         help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review table's {', '.join(CORE_RULES)})",
     )
-    add_cases(table, CASES)
+    add(table, "--cases")
     table.add_argument(
         "--reference",
         choices=list(REFERENCES),
@@ -138,8 +138,8 @@ def _add_pipeline_commands(jobs: Any) -> None:
         "model.forward on a left-padded and a right-padded row. By default each family runs "
         "with the rule of its ColossalAI 0.5.0 pipeline forward and with the fix.",
     )
-    add_family(reproduce, list(REPRO_FAMILIES))
-    add_rule(reproduce)
+    add(reproduce, "--family", default=list(REPRO_FAMILIES))
+    add(reproduce, "--rule")
     reproduce.add_argument(
         "--split-at",
         type=int,
@@ -149,8 +149,8 @@ def _add_pipeline_commands(jobs: Any) -> None:
         "K1 K2 three (default: half the layers; under torchrun, one stage per rank)",
     )
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
-    for add in (add_device, add_distributed, add_dtype):
-        add(reproduce)
+    for flag in ("--device", "--distributed", "--dtype"):
+        add(reproduce, flag)
     reproduce.set_defaults(run=_reproduce)
 
     families = jobs.add_parser(
@@ -159,8 +159,7 @@ def _add_pipeline_commands(jobs: Any) -> None:
         description="Run every family's two-stage pipeline with the rule of its ColossalAI 0.5.0 "
         "forward and with the fix on every padding case, and mark each row against model.forward.",
     )
-    add_family(families, None, "all")
-    add_cases(families, CASES)
-    for add in (add_rule, add_attn, add_distributed, add_device, add_dtype):
-        add(families)
+    add(families, "--family", shown="all")
+    for flag in ("--cases", "--rule", "--attn", "--distributed", "--device", "--dtype"):
+        add(families, flag)
     families.set_defaults(run=_families)

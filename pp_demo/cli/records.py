@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pp_demo.bounds import count_value
-from pp_demo.cli.options import add_dtype, add_family, add_force, add_out, at_least_0, positive
+from pp_demo.cli.options import add, at_least_0, positive
+from pp_demo.colossalai.engine import cli as engine_cli
 from pp_demo.colossalai.engine.run import MODES, PP_STYLES
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.colossalai.pull_request.verify import main as run_verify_pr
 from pp_demo.output_paths import SCRATCH, study_folder, write_json
 from pp_demo.pipeline.families import FAMILIES
 
@@ -34,11 +36,11 @@ def _interruptible(work: Callable[[], Any]) -> Any:
 
 def _bench(args: argparse.Namespace) -> int:
     from pp_demo.bench import BenchSize, format_bench, run_bench
-    from pp_demo.bench.files import bench_files, check_sizes, timed_runs
+    from pp_demo.bench.files import bench_files, check_bench_sizes, timed_runs
     from pp_demo.bench.report import RESULTS
     from pp_demo.figures.bench import draw_bench
 
-    check_sizes(args.hidden, args.layers, args.stages)
+    check_bench_sizes(args.hidden, args.layers, args.stages)
     json_path, png_path = bench_files(args.out, timed_runs(args.stages, args.micro_batches, args.repeats), args.force)
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     print(
@@ -79,28 +81,17 @@ def _train_study(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verify_pr(args: argparse.Namespace) -> int:
-    from pp_demo.colossalai.pull_request.verify import main
-
-    return main(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
-
-
-def _engine(args: argparse.Namespace) -> int:
-    from pp_demo.colossalai.engine.cli import main
-
-    return main(args)
-
-
 def add_record_jobs(jobs: Any) -> None:
     _add_bench(jobs)
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
-    add_out(
+    add(
         study,
-        "training_study_<transformers version>.json, into the folder OUT",
-        "results/tmp; --out results replaces the committed file, given at least as many seeds",
+        "--out",
+        what="training_study_<transformers version>.json, into the folder OUT",
+        shown="results/tmp; --out results replaces the committed file, given at least as many seeds",
     )
-    add_force(study, "seeds")
+    add(study, "--force", what="seeds")
     study.set_defaults(run=_train_study)
 
     verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
@@ -112,12 +103,15 @@ def add_record_jobs(jobs: Any) -> None:
         "--wheelhouse",
         help="folder searched for the sdists, subfolders included (default: $PP_DEMO_WHEELHOUSE or wheelhouse)",
     )
-    add_out(
+    add(
         verify,
-        "the record: a file, or a folder to write verify_pr.json in",
-        "results/tmp/verify_pr.json; --out results/verify_pr.json replaces the committed one",
+        "--out",
+        what="the record: a file, or a folder to write verify_pr.json in",
+        shown="results/tmp/verify_pr.json; --out results/verify_pr.json replaces the committed one",
     )
-    verify.set_defaults(run=_verify_pr)
+    verify.set_defaults(
+        run=lambda args: run_verify_pr(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
+    )
     _add_engine(jobs)
 
 
@@ -157,18 +151,17 @@ def _add_bench(jobs: Any) -> None:
         type=float,
         help="seconds to wait at most for a 1-minute load average of 0.5 or less before starting (default: 15 minutes)",
     )
-    add_force(bench, "timed runs")
-    add_out(
+    add(bench, "--force", what="timed runs")
+    add(
         bench,
-        "OUT.json and OUT.png, or bench_cpu.json and .png in the folder OUT",
-        "results/tmp/bench_cpu; --out results/bench_cpu replaces the committed files",
+        "--out",
+        what="OUT.json and OUT.png, or bench_cpu.json and .png in the folder OUT",
+        shown="results/tmp/bench_cpu; --out results/bench_cpu replaces the committed files",
     )
     bench.set_defaults(run=_bench)
 
 
 def _add_engine(jobs: Any) -> None:
-    from pp_demo.colossalai.engine.cli import TREES
-
     engine = jobs.add_parser(
         "colossalai-engine",
         help="the bug and the change on ColossalAI's own engine (HybridParallelPlugin, two ranks)",
@@ -176,18 +169,19 @@ def _add_engine(jobs: Any) -> None:
         "two ranks, per tree of the 0.5.0 sdist, and compare logits, loss and gradients with "
         "model.forward. Needs ColossalAI (make colossalai); fp16 training needs a GPU (ColossalAI's grad scaler).",
     )
-    add_family(engine, list(CHANGE_FILES), choices=[f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES])
+    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
+    add(engine, "--family", default=list(CHANGE_FILES), choices=pooled)
     engine.add_argument(
         "--tree",
         nargs="+",
-        choices=TREES,
+        choices=engine_cli.TREES,
         default=["unpatched", "change"],
         metavar="TREE",
-        help=f"ColossalAI trees, one rank start each (default: unpatched change; of: {', '.join(TREES)})",
+        help=f"ColossalAI trees, one rank start each (default: unpatched change; of: {', '.join(engine_cli.TREES)})",
     )
     engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
     engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
-    add_dtype(engine)
+    add(engine, "--dtype")
     engine.add_argument(
         "--backend",
         choices=["gloo", "nccl"],
@@ -205,6 +199,11 @@ def _add_engine(jobs: Any) -> None:
         action="store_true",
         help="also run the family x schedule pairs ColossalAI 0.5.0 cannot run, to see how they fail",
     )
-    add_out(engine, "every record: a JSON file, or a folder to write colossalai_engine.json in", "not written")
-    add_force(engine, "case records")
-    engine.set_defaults(run=_engine)
+    add(
+        engine,
+        "--out",
+        what="every record: a JSON file, or a folder to write colossalai_engine.json in",
+        shown="not written",
+    )
+    add(engine, "--force", what="case records")
+    engine.set_defaults(run=engine_cli.main)

@@ -5,8 +5,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from pp_demo.cli.options import add_out
+from pp_demo.cli.options import add
 from pp_demo.workshop.doctor import add_doctor_options
+from pp_demo.workshop.gpu_check import run_check
 
 
 def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]) -> None:
@@ -21,13 +22,7 @@ def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]
         "Installs nothing. Without a GPU: one line, exit 0, nothing written.",
     )
     gpu.add_argument("--dry-run", action="store_true", help="print the steps and run none")
-    add_out(gpu, "the record: a file, or a folder to write gpu_check.json in", "results/gpu_check.json")
+    add(gpu, "--out", what="the record: a file, or a folder to write gpu_check.json in", shown="results/gpu_check.json")
     where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
     gpu.add_argument("--checkout", default=".", help=where)
-    gpu.set_defaults(run=lambda args: _gpu_check(args, build_parser()))
-
-
-def _gpu_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from pp_demo.workshop.gpu_check import run_check
-
-    return run_check(args, parser)
+    gpu.set_defaults(run=lambda args: run_check(args, build_parser()))
