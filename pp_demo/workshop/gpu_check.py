@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
-from pp_demo.workshop.platform_checks import FAIL, SKIP
+from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path
 
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "run_check"]
 
@@ -171,12 +171,10 @@ def _clean(text: str, root: Path) -> str:
 def _run(argv: tuple[str, ...], timeout_s: int, root: Path) -> tuple[int | None, str]:
     """``(exit code, stdout and stderr)``; code None when it ran past ``timeout_s``. The child
     gets a session of its own, so a timeout stops the ranks it spawned too."""
-    path = [str(root.resolve()), os.environ.get("PYTHONPATH")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
     child = subprocess.Popen(
         [sys.executable, *argv],
         cwd=root,
-        env=env,
+        env=env_with_path(root.resolve()),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
