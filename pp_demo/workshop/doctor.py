@@ -108,17 +108,15 @@ def check_checkout(checkout: Path) -> Check:
 
 def check_torch_build() -> Check | None:
     """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
-    try:
-        version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
+    version = machine.package_version("torch")
+    if version is None:
         return None
     return Check(*machine.torch_build_check(version, importlib.metadata.requires("torch") or [], machine.visible_gpu()))
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
-    try:
-        found = importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
+    found = machine.package_version(name)
+    if found is None:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
     if pinned is None or found.split("+")[0] == pinned:
@@ -136,10 +134,8 @@ def check_colossalai() -> Check:
         if sys.platform == "win32":
             fix = "it cannot install on native Windows (WSL2 can)"
         return Check(WARN, "colossalai", f"not installed: only notebook 06 needs it, and no homework does; {fix}")
-    try:
-        return Check(OK, "colossalai", importlib.metadata.version("colossalai"))
-    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH
-        return Check(OK, "colossalai", "importable (no package metadata)")
+    # no version: a source tree on PYTHONPATH
+    return Check(OK, "colossalai", machine.package_version("colossalai") or "importable (no package metadata)")
 
 
 def check_temp_dir() -> Check:

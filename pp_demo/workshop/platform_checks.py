@@ -9,6 +9,7 @@ imported: its build is read from its package metadata, so a broken torch cannot 
 
 from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
 
+import importlib.metadata
 import os
 import platform as platform_module
 import re
@@ -53,6 +54,14 @@ def platform_support(
     if system == "win32" and arch in ("amd64", "x86_64"):
         return OK, name, "Windows x86_64: supported"
     return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of the distribution ``name``, from its metadata; None where there is none."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def env_with_path(folder: Path) -> dict[str, str]:

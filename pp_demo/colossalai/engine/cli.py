@@ -15,13 +15,7 @@ import threading
 from typing import Any
 
 from pp_demo import output_paths as outputs
-from pp_demo.colossalai.engine.run import (
-    batch_of,
-    case_name,
-    engine_cases,
-    not_run,
-    run_engine,
-)
+from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import row_text
@@ -124,8 +118,7 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
     for tree, run in runs.items():
         print(f"\ntree {tree}: colossalai imported from it: {run['colossalai.__file__ inside the tree']}")
         for record in run["records"]:
-            for line in verdict_lines(record):
-                print(line)
+            print("\n".join(verdict_lines(record)))
         if run["failure"]:
             failed = True
             print(f"stopped: {run['failure']}")
