@@ -1,17 +1,11 @@
 """Where a command writes: checked before it works, and never over what the notebooks read.
 
-``train-study``, ``bench`` and ``verify-pr`` run for minutes and then write. A path they
-cannot write (a read-only folder, a file where a folder belongs) would fail only after that
-work, so ``output_path`` checks it first: a folder given as ``--out`` means "write inside it",
-and the folder the file lands in must exist and take a file, or be creatable.
-
-The files in ``results/`` are committed and read by the notebooks. A run without ``--out``
-writes under ``results/tmp/`` (ignored by git) instead, and says so; replacing a committed file
-takes ``--out`` naming it (``docs/cli.md``, "Regenerating the committed results").
-
-In any folder, a study, bench or engine record of more seeds or runs is never replaced by one
-of fewer unless the command is given ``--force`` (``check_not_fewer``): minutes or hours of
-runs are not lost to a quick try with the same ``--out``.
+The writing commands run for minutes and then write, so ``output_path`` checks the path first:
+a folder given as ``--out`` means "write inside it", and the file's folder must take a file.
+The files in ``results/`` are committed and read by the notebooks: a run without ``--out``
+writes under ``results/tmp/`` (ignored by git) instead. A record of more seeds or runs is never
+replaced by one of fewer without ``--force`` (``check_not_fewer``): minutes or hours of runs are
+not lost to a quick try with the same ``--out`` (``docs/cli.md``, "Where the writing commands write").
 """
 
 import json
