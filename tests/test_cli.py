@@ -79,5 +79,8 @@ def test_every_command_shows_each_shared_option_with_its_one_help_text(monkeypat
                 pattern = ".+".join(re.escape(part) for part in re.split(r"\{\w+\}", OPTIONS[flag][1]))
                 assert re.fullmatch(pattern, action.help), (name, flag, action.help)
                 assert " ".join(action.help.split()) in shown, (name, flag)
+                if "{default}" in OPTIONS[flag][1] and action.default is not None:  # the default it states is its own
+                    default = action.default
+                    assert f"(default: {' '.join(default) if isinstance(default, list) else default}" in action.help
                 seen.setdefault(flag, set()).add(name)
     assert set(seen) == set(OPTIONS) and all(len(commands) > 1 for commands in seen.values()), seen

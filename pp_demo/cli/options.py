@@ -81,7 +81,8 @@ def add(job: Any, flag: str, shown: str = "", what: str = "", **keywords: Any) -
     its choices), stated by the one template; ``shown`` says what a default of None means."""
     keywords = {**OPTIONS[flag][0], **keywords}
     default = keywords.get("default")
-    if not shown:
-        shown = " ".join(default) if isinstance(default, list) else WHEN_NONE.get(flag, str(default))
+    if isinstance(default, list):
+        default = " ".join(default)
+    shown = shown or (WHEN_NONE.get(flag, "") if default is None else str(default))
     choices = ", ".join(keywords.get("choices", ()))
     job.add_argument(flag, help=OPTIONS[flag][1].format(default=shown, choices=choices, what=what), **keywords)
