@@ -38,7 +38,7 @@ def add_check_job(jobs: Any) -> None:
     )
     for flag in ("--dtype", "--attn"):
         add(check, flag)
-    add(check, "--device", default="cpu")
+    add(check, "--device", default="cpu", type=str)  # checked by the checker: it runs on cpu or cuda
     check.add_argument(
         "--atol",
         type=float,

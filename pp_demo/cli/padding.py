@@ -12,8 +12,6 @@ from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
 from pp_demo.verify.tolerances import dtype_named
 
-COUNTS = {2: "two", 3: "three", 4: "four"}
-
 
 def _table(args: argparse.Namespace) -> int:
     print(format_padding_table(args.rules, args.cases, args.reference))
@@ -76,7 +74,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     if results is None:  # a torchrun rank without the logits: the last rank prints
         return 0
     n = _stage_count(args)
-    count = COUNTS.get(n, str(n))
+    count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
     if args.distributed:
         where = f"{count} ranks on torch.distributed.pipelining"
     else:
