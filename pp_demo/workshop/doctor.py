@@ -11,7 +11,6 @@ from __future__ import annotations  # the doctor runs on an old Python too, to s
 
 import argparse
 import importlib.metadata
-import importlib.util
 import json
 import re
 import socket
@@ -128,7 +127,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
 
 
 def check_colossalai() -> Check:
-    if importlib.util.find_spec("colossalai") is None:
+    if not machine.installed("colossalai"):
         # ColossalAI 0.5.0's sdist refuses to build on win32 (docs/install.md): no fix to offer there
         fix = "`make colossalai` installs it"
         if sys.platform == "win32":

@@ -11,7 +11,6 @@ exits 0 and writes nothing; ``--dry-run`` prints the steps and runs none.
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import os
 import platform
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
-from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, package_version
+from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, installed, package_version
 
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "run_check"]
 
@@ -73,12 +72,6 @@ def visible_gpus() -> list[str]:
         if not torch.cuda.is_available():
             return []
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-
-
-def installed(name: str) -> bool:
-    """Is ``name`` importable here? (Asked, never installed: the check runs where it is started.)"""
-    spec = importlib.util.find_spec(name)
-    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
 
 
 def ranks_backend(n_ranks: int) -> str:

@@ -10,6 +10,7 @@ imported: its build is read from its package metadata, so a broken torch cannot 
 from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
 
 import importlib.metadata
+import importlib.util
 import os
 import platform as platform_module
 import re
@@ -54,6 +55,12 @@ def platform_support(
     if system == "win32" and arch in ("amd64", "x86_64"):
         return OK, name, "Windows x86_64: supported"
     return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
+
+
+def installed(name: str) -> bool:
+    """Is ``name`` importable here? (Asked, never installed: the checks run where they are started.)"""
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
 
 
 def package_version(name: str) -> str | None:
