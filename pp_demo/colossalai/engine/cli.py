@@ -8,6 +8,7 @@ processes are the ranks, for one tree. One progress line per case, then per case
 """
 
 import argparse
+import functools
 import os
 import pathlib
 import sys
@@ -159,7 +160,7 @@ def _under_torchrun(args: argparse.Namespace) -> int:
         timer = threading.Timer(args.case_timeout, _give_up, (rank, case_name(case), args.case_timeout))
         timer.start()
         try:
-            run_cases([case], args.dtype, rank, world, lambda _, record, index=index: on_record(index, record))
+            run_cases([case], args.dtype, rank, world, functools.partial(_renumbered, on_record, index))
         finally:
             timer.cancel()
     dist.destroy_process_group()
@@ -169,6 +170,10 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     if args.out:
         outputs.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
+
+
+def _renumbered(on_record: Any, index: int, _: int, record: dict[str, Any]) -> None:
+    on_record(index, record)
 
 
 def _give_up(rank: int, name: str, seconds: float) -> None:
