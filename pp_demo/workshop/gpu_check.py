@@ -5,8 +5,6 @@ they meet. Each step is a command of this tree run in a child process with its o
 (a hang fails one step, never the check); the reproduction and the family table are run a
 second time on the CPU and must print the same verdicts. The check installs nothing: it runs
 in whatever environment it is started in, and says which step cannot run there and why.
-It prints one table and writes ``results/gpu_check.json``. With no GPU it says so in one line,
-exits 0 and writes nothing; ``--dry-run`` prints the steps and runs none.
 """
 
 import argparse
