@@ -15,12 +15,7 @@ if sys.version_info[:2] < (3, 11):
 if sys.argv[1:2] == ["doctor"]:  # before the CLI's imports: the doctor runs where torch is missing
     from pp_demo.workshop.doctor import main
 
-    try:
-        code = main(sys.argv[2:])
-    except KeyboardInterrupt:  # its child checks end with it
-        sys.stderr.write("interrupted (Ctrl-C): the doctor stopped before its last check\n")
-        code = 130
-    raise SystemExit(code)
+    raise SystemExit(main(sys.argv[2:]))
 
 # standard library only: Ctrl-C is handled from here on, during the seconds of torch's imports too
 from pp_demo.pipeline.torchrun_env import INTERRUPTED, stop_on_interrupt

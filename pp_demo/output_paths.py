@@ -1,17 +1,11 @@
 """Where a command writes: checked before it works, and never over what the notebooks read.
 
-``train-study``, ``bench`` and ``verify-pr`` run for minutes and then write. A path they
-cannot write (a read-only folder, a file where a folder belongs) would fail only after that
-work, so ``output_path`` checks it first: a folder given as ``--out`` means "write inside it",
-and the folder the file lands in must exist and take a file, or be creatable.
-
-The files in ``results/`` are committed and read by the notebooks. A run without ``--out``
-writes under ``results/tmp/`` (ignored by git) instead, and says so; replacing a committed file
-takes ``--out`` naming it (``docs/cli.md``, "Regenerating the committed results").
-
-In any folder, a study, bench or engine record of more seeds or runs is never replaced by one
-of fewer unless the command is given ``--force`` (``check_not_fewer``): minutes or hours of
-runs are not lost to a quick try with the same ``--out``.
+The writing commands run for minutes and then write, so ``output_path`` checks the path first:
+a folder given as ``--out`` means "write inside it", and the file's folder must take a file.
+The files in ``results/`` are committed and read by the notebooks: a run without ``--out``
+writes under ``results/tmp/`` (ignored by git) instead. A record of more seeds or runs is never
+replaced by one of fewer without ``--force`` (``check_not_fewer``): minutes or hours of runs are
+not lost to a quick try with the same ``--out`` (``docs/cli.md``, "Where the writing commands write").
 """
 
 import json
@@ -32,6 +26,8 @@ __all__ = [
     "check_folder_writable",
     "is_committed_result",
     "check_not_fewer",
+    "study_folder",
+    "write_json",
 ]
 
 RESULTS = Path("results")  # relative to the checkout, like every default path of the CLI
@@ -104,3 +100,32 @@ def check_not_fewer(
             f"{flag} {path} holds {held} {what}, this run would write {count}: replacing it with fewer takes "
             f"--force; or give {held} or more, or another {flag}"
         )
+
+
+def _seeds(record: dict[str, Any]) -> int:
+    return len(record["settings"]["seeds"] if "settings" in record else record["seeds"])
+
+
+def study_folder(out: str | Path | None, name: str, seeds: int, force: bool) -> Path:
+    """The folder ``train-study --out out`` writes ``name`` into (default ``results/tmp``), checked.
+    A committed study of more seeds is kept without ``force``: the run writes to ``results/tmp``, and says so."""
+    folder = Path(out or SCRATCH)
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"--out {folder} is a file: train-study writes {name} into a folder")
+    check_folder_writable(folder, "--out")
+    if (folder / name).is_dir():
+        raise BadInput(f"--out {folder}: {folder / name} is a folder, not a file")
+    if is_committed_result(folder / name) and not force:
+        committed = _seeds(json.loads((folder / name).read_text()))
+        if seeds < committed:
+            print(f"the committed {folder / name} has {committed} seeds, this run {seeds}: writing to {SCRATCH}")
+            check_folder_writable(SCRATCH, "--out")
+            folder = SCRATCH
+    check_not_fewer(folder / name, "seeds", seeds, _seeds, force)
+    return folder
+
+
+def write_json(path: Path, record: Any) -> None:
+    """``record`` as indented JSON at ``path``, its folder created."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n")

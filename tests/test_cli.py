@@ -61,3 +61,26 @@ def test_a_device_this_torch_cannot_use(capsys, monkeypatch, device, expected):
 @pytest.mark.parametrize("flag, value", [("--micro-batches", "0"), ("--hidden", "-3"), ("--layers", "two")])
 def test_bench_sizes_must_be_positive_integers(capsys, flag, value):
     assert f"argument {flag}: expected a positive integer, got '{value}'" in _error(capsys, "bench", flag, value)
+
+
+def test_every_command_shows_each_shared_option_with_its_one_help_text(monkeypatch):
+    import re
+
+    monkeypatch.setenv("COLUMNS", "1000")  # one line per option: argparse would wrap it at a hyphen
+    from pp_demo.cli.options import OPTIONS
+    from tools.cli_reference import subcommands
+
+    seen: dict[str, set[str]] = {}
+    for name, parser in subcommands(build_parser()).items():
+        shown = " ".join(parser.format_help().split())
+        for action in parser._actions:
+            for flag in set(action.option_strings) & set(OPTIONS):
+                # the template's {fields} are the command's own default, choices or words; the rest is the same
+                pattern = ".+".join(re.escape(part) for part in re.split(r"\{\w+\}", OPTIONS[flag][1]))
+                assert re.fullmatch(pattern, action.help), (name, flag, action.help)
+                assert " ".join(action.help.split()) in shown, (name, flag)
+                if "{default}" in OPTIONS[flag][1] and action.default is not None:  # the default it states is its own
+                    default = action.default
+                    assert f"(default: {' '.join(default) if isinstance(default, list) else default}" in action.help
+                seen.setdefault(flag, set()).add(name)
+    assert set(seen) == set(OPTIONS) and all(len(commands) > 1 for commands in seen.values()), seen

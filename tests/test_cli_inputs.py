@@ -14,6 +14,7 @@ import torch
 from helpers import cli_error as _error
 
 from pp_demo import cli
+from pp_demo.cli import padding
 from pp_demo.errors import BadInput
 from pp_demo.pipeline import torchrun_env
 
@@ -47,9 +48,9 @@ def test_only_bad_input_becomes_a_usage_error(capsys, monkeypatch):
     def breaks(args):
         raise ValueError("a bug, not a usage error")
 
-    monkeypatch.setattr(cli, "_table", refuses)  # read when main builds its parser
+    monkeypatch.setattr(padding, "_table", refuses)  # read when main builds its parser
     assert _error(capsys, "table") == "python -m pp_demo: error: this value cannot be used"
-    monkeypatch.setattr(cli, "_table", breaks)
+    monkeypatch.setattr(padding, "_table", breaks)
     with pytest.raises(ValueError, match="a bug, not a usage error") as raised:
         cli.main(["table"])
     assert type(raised.value) is ValueError

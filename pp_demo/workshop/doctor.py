@@ -11,9 +11,7 @@ from __future__ import annotations  # the doctor runs on an old Python too, to s
 
 import argparse
 import importlib.metadata
-import importlib.util
 import json
-import os
 import re
 import socket
 import subprocess
@@ -27,7 +25,7 @@ from pp_demo.output_paths import NOTEBOOKS
 from pp_demo.workshop import platform_checks as machine
 from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 
-__all__ = ["Check", "read_pins", "run_checks", "main"]
+__all__ = ["Check", "read_pins", "run_checks", "add_doctor_options", "run_doctor", "main"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
 # In the checkout (``--checkout``, default: the current folder), never beside the package: an
@@ -36,6 +34,7 @@ PINS = Path("constraints") / "pinned.txt"
 SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
 REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
 RANKS_TIMEOUT_S = 60
+TORCH_CHECKS = ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")  # skipped without torch
 PROBE_TIMEOUT_S = 120
 # What the notebooks import from pp_demo; notebook 06 also imports ColossalAI (quietly).
 NOTEBOOK_MODULES = (
@@ -86,12 +85,8 @@ NEWER_PYTHON = {
 def check_python(version_info: tuple[Any, ...] = sys.version_info, platform: str = sys.platform) -> Check:
     version = ".".join(map(str, version_info[:3]))
     if tuple(version_info[:2]) < (3, 11):
-        return Check(
-            FAIL,
-            "python",
-            f"{version} is too old: install Python 3.11, 3.12 or 3.13 and run `make setup` with it"
-            + NEWER_PYTHON.get(platform, ""),
-        )
+        fix = "install Python 3.11, 3.12 or 3.13 and run `make setup` with it" + NEWER_PYTHON.get(platform, "")
+        return Check(FAIL, "python", f"{version} is too old: {fix}")
     if tuple(version_info[:2]) > (3, 13):
         return Check(WARN, "python", f"{version}: the lock is resolved and tested for 3.11-3.13 only")
     return Check(OK, "python", f"{version} ({sys.executable})")
@@ -105,51 +100,41 @@ def check_checkout(checkout: Path) -> Check:
     if not checkout.is_dir():
         return Check(FAIL, "checkout", f"{checkout} is a file, not a folder: {fix}")
     if not (checkout / PINS).is_file() and not (checkout / NOTEBOOKS).is_dir():
-        return Check(
-            WARN,
-            "checkout",
-            f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/: not checked against the pins; {fix}",
-        )
+        empty = f"{checkout} holds no {PINS.as_posix()} nor {NOTEBOOKS}/"
+        return Check(WARN, "checkout", f"{empty}: not checked against the pins; {fix}")
     return Check(OK, "checkout", str(checkout))
-
-
-def check_platform() -> Check:
-    """Supported operating system and processor (pp_demo.workshop.platform_checks)."""
-    return Check(*machine.platform_support())
 
 
 def check_torch_build() -> Check | None:
     """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
-    found = machine.installed_torch_build_check()
-    return Check(*found) if found else None
+    version = machine.package_version("torch")
+    if version is None:
+        return None
+    return Check(*machine.torch_build_check(version, importlib.metadata.requires("torch") or [], machine.visible_gpu()))
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
-    try:
-        found = importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
+    found = machine.package_version(name)
+    if found is None:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
-    base = found.split("+")[0]
-    if pinned is None or base == pinned:
+    if pinned is None or found.split("+")[0] == pinned:
         return Check(OK, name, found)
-    why = (
-        "the reproduction's stored outputs assume it" if name == "transformers" else "other versions are untested here"
-    )
+    why = "other versions are untested here"
+    if name == "transformers":
+        why = "the reproduction's stored outputs assume it"
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
 
 
 def check_colossalai() -> Check:
-    if importlib.util.find_spec("colossalai") is None:
+    if not machine.installed("colossalai"):
         # ColossalAI 0.5.0's sdist refuses to build on win32 (docs/install.md): no fix to offer there
         fix = "`make colossalai` installs it"
         if sys.platform == "win32":
             fix = "it cannot install on native Windows (WSL2 can)"
         return Check(WARN, "colossalai", f"not installed: only notebook 06 needs it, and no homework does; {fix}")
-    try:
-        return Check(OK, "colossalai", importlib.metadata.version("colossalai"))
-    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH
-        return Check(OK, "colossalai", "importable (no package metadata)")
+    # no version: a source tree on PYTHONPATH
+    return Check(OK, "colossalai", machine.package_version("colossalai") or "importable (no package metadata)")
 
 
 def check_temp_dir() -> Check:
@@ -158,9 +143,8 @@ def check_temp_dir() -> Check:
             handle.write(b"ok")
             handle.flush()
     except OSError as error:
-        return Check(
-            FAIL, "temp dir", f"cannot write in {tempfile.gettempdir()} ({error}): set TMPDIR to a writable folder"
-        )
+        fix = "set TMPDIR to a writable folder"
+        return Check(FAIL, "temp dir", f"cannot write in {tempfile.gettempdir()} ({error}): {fix}")
     return Check(OK, "temp dir", f"{tempfile.gettempdir()} is writable")
 
 
@@ -187,18 +171,11 @@ def check_kernel(notebooks: Path | None = None) -> Check:
     except (OSError, subprocess.TimeoutExpired) as error:
         return Check(FAIL, "jupyter kernel", f"{command[0]} did not run ({error}): {SETUP}")
     if done.returncode != 0:
-        return Check(
-            FAIL,
-            "jupyter kernel",
-            f"its python ({command[0]}) cannot import pp_demo: run `make lab`, or install pp_demo in that environment",
-        )
+        fix = "run `make lab`, or install pp_demo in that environment"
+        return Check(FAIL, "jupyter kernel", f"its python ({command[0]}) cannot import pp_demo: {fix}")
     if Path(done.stdout.strip()) != PACKAGE_DIR:
-        return Check(
-            WARN,
-            "jupyter kernel",
-            f"its python ({command[0]}) imports another pp_demo, from "
-            f"{done.stdout.strip()}: notebooks will not see changes made here",
-        )
+        other = f"its python ({command[0]}) imports another pp_demo, from {done.stdout.strip()}"
+        return Check(WARN, "jupyter kernel", f"{other}: notebooks will not see changes made here")
     return Check(OK, "jupyter kernel", f"python3 ({command[0]}) imports this pp_demo")
 
 
@@ -232,26 +209,19 @@ def start_ranks() -> list[subprocess.Popen[str]]:
 
 
 def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
-    name = "two ranks (gloo, 127.0.0.1)"
+    name = TORCH_CHECKS[0]
     try:
         outs = [rank.communicate(timeout=RANKS_TIMEOUT_S) for rank in ranks]
     except subprocess.TimeoutExpired:
         for rank in ranks:
             rank.kill()
             rank.communicate()
-        return Check(
-            FAIL,
-            name,
-            f"no exchange within {RANKS_TIMEOUT_S} s: a firewall or VPN may block "
-            f"connections to 127.0.0.1; the --distributed runs will hang the same way",
-        )
+        why = "a firewall or VPN may block connections to 127.0.0.1; the --distributed runs will hang the same way"
+        return Check(FAIL, name, f"no exchange within {RANKS_TIMEOUT_S} s: {why}")
     if any(r.returncode for r in ranks) or outs[1][0].strip() != "[0.0, 1.0, 2.0, 3.0]":
         errors = [line for _, err in outs for line in err.strip().splitlines()]
-        return Check(
-            FAIL,
-            name,
-            f"the exchange failed ({errors[-1] if errors else 'no message'}): see docs/troubleshooting.md",
-        )
+        said = errors[-1] if errors else "no message"
+        return Check(FAIL, name, f"the exchange failed ({said}): see docs/troubleshooting.md")
     return Check(OK, name, "a tensor went from rank 0 to rank 1")
 
 
@@ -283,16 +253,9 @@ print(json.dumps(report))
 
 def run_probe(colossalai: bool) -> dict[str, Any]:
     """Import what the notebooks import, stderr caught; then the reproduction's first line."""
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PACKAGE_DIR.parent), os.environ.get("PYTHONPATH")]))
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"],
-        capture_output=True,
-        text=True,
-        timeout=PROBE_TIMEOUT_S,
-        env=env,
-    )
+    argv = [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"]
+    env = machine.env_with_path(PACKAGE_DIR.parent)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         return {"error": lines[-1] if lines else f"exit status {done.returncode}", "stderr": "", "line": None}
@@ -305,27 +268,21 @@ def probe_checks(colossalai: bool) -> list[Check]:
         report = run_probe(colossalai)
     except subprocess.TimeoutExpired:
         report = {"error": f"no answer within {PROBE_TIMEOUT_S} s", "stderr": "", "line": None}
-    imports, repro = "quiet imports", "reproduction"
+    imports, repro = TORCH_CHECKS[1:]
     if report["error"]:
         return [
             Check(FAIL, imports, f"importing the notebooks' modules failed: {report['error']}; {SETUP}"),
             Check(SKIP, repro, "needs the imports above"),
         ]
     talk = report["stderr"].strip().splitlines()
-    checks = [
-        Check(
-            FAIL,
-            imports,
-            f"something printed on stderr at import, which strict nbval fails: "
-            f"{talk[0]!r}; see docs/troubleshooting.md",
-        )
-        if talk
-        else Check(OK, imports, "the notebooks' imports print nothing on stderr")
-    ]
+    quiet = Check(OK, imports, "the notebooks' imports print nothing on stderr")
+    if talk:
+        said = f"something printed on stderr at import, which strict nbval fails: {talk[0]!r}"
+        quiet = Check(FAIL, imports, f"{said}; see docs/troubleshooting.md")
     expected = "row matches model.forward: [False, True]"
     status = OK if report["line"] == expected else FAIL
     fix = "" if status == OK else f" (expected {expected!r}: check the versions above against the pins)"
-    return checks + [Check(status, repro, f"llama count {report['line']}{fix}")]
+    return [quiet, Check(status, repro, f"llama count {report['line']}{fix}")]
 
 
 def run_checks(checkout: Path = Path(".")) -> list[Check]:
@@ -333,7 +290,7 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     pins and the notebooks' folder are read from ``checkout`` where it has them."""
     pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
     notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
-    checks = [check_python(), check_platform(), check_checkout(checkout)]
+    checks = [check_python(), Check(*machine.platform_support()), check_checkout(checkout)]
     checks += [check_package(name, pins) for name in REQUIRED]
     torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
     build = check_torch_build()
@@ -342,27 +299,34 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
     if not torch_ok:
-        return checks + [
-            Check(SKIP, name, "needs torch")
-            for name in ("two ranks (gloo, 127.0.0.1)", "quiet imports", "reproduction")
-        ]
+        return checks + [Check(SKIP, name, "needs torch") for name in TORCH_CHECKS]
     assert ranks is not None  # started above, since torch is there
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m pp_demo doctor",
-        description="Check this machine before the workshop: one line per check, exit 1 if any FAILs.",
-    )
-    parser.add_argument(
-        "--checkout", type=Path, default=Path("."), help="the workbook's checkout: its pins and notebooks (default: .)"
-    )
-    args = parser.parse_args(argv)
-    checks = []
-    for check in run_checks(args.checkout):
-        print(check.line(), flush=True)
-        checks.append(check)
-    failed = sum(c.status == FAIL for c in checks)
+def add_doctor_options(parser: argparse.ArgumentParser) -> None:
+    """The doctor's description and flag, on its own parser (``main``) or the command line's."""
+    parser.description = "One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL."
+    where = "the workbook's checkout: its pins and notebooks (default: .)"
+    parser.add_argument("--checkout", type=Path, default=Path("."), help=where)
+    parser.set_defaults(run=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Every check, a line each as it comes; exit status 1 on a FAIL, 130 on Ctrl-C (its child checks end with it)."""
+    failed = 0
+    try:
+        for check in run_checks(args.checkout):
+            print(check.line(), flush=True)
+            failed += check.status == FAIL
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted (Ctrl-C): the doctor stopped before its last check\n")
+        return 130
     print(f"{failed} check(s) failed: fix them from the top" if failed else "all set for the workshop")
     return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pp_demo doctor")
+    add_doctor_options(parser)
+    return run_doctor(parser.parse_args(argv))

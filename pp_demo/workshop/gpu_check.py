@@ -5,16 +5,11 @@ they meet. Each step is a command of this tree run in a child process with its o
 (a hang fails one step, never the check); the reproduction and the family table are run a
 second time on the CPU and must print the same verdicts. The check installs nothing: it runs
 in whatever environment it is started in, and says which step cannot run there and why.
-It prints one table and writes ``results/gpu_check.json``. With no GPU it says so in one line,
-exits 0 and writes nothing; ``--dry-run`` prints the steps and runs none.
 """
 
 import argparse
 import contextlib
-import importlib.metadata
-import importlib.util
 import io
-import json
 import os
 import platform
 import re
@@ -27,10 +22,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pp_demo.output_paths import NOTEBOOKS, output_path
-from pp_demo.workshop.platform_checks import FAIL, SKIP
+from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
+from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, installed, package_version
 
-__all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "add_options", "run_check"]
+__all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "run_check"]
 
 # Strict nbval, as the Makefile's NBVAL spells it (tests/workshop/test_gpu_check.py keeps the two equal).
 _STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
@@ -75,12 +70,6 @@ def visible_gpus() -> list[str]:
         if not torch.cuda.is_available():
             return []
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-
-
-def installed(name: str) -> bool:
-    """Is ``name`` importable here? (Asked, never installed: the check runs where it is started.)"""
-    spec = importlib.util.find_spec(name)
-    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
 
 
 def ranks_backend(n_ranks: int) -> str:
@@ -132,12 +121,11 @@ def _notebook_steps(root: Path) -> list[Step]:
     if not notebooks:
         return [Step("notebooks", (), 0, skip=f"no notebooks/ folder in {root} (--checkout)")]
     nbval = None if installed("nbval") else "nbval is not installed in this environment"
-    steps = []
-    for notebook in notebooks:
-        argv = ("-m", "pytest", "-q", *NBVAL)
-        skip = NOT_ON_CUDA.get(notebook.name, nbval)
-        steps.append(Step(f"nbval {notebook.stem}", (*argv, f"notebooks/{notebook.name}"), 240, skip=skip))
-    return steps
+    argv = ("-m", "pytest", "-q", *NBVAL)
+    return [
+        Step(f"nbval {n.stem}", (*argv, f"notebooks/{n.name}"), 240, None, NOT_ON_CUDA.get(n.name, nbval))
+        for n in notebooks
+    ]
 
 
 def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:
@@ -172,12 +160,10 @@ def _clean(text: str, root: Path) -> str:
 def _run(argv: tuple[str, ...], timeout_s: int, root: Path) -> tuple[int | None, str]:
     """``(exit code, stdout and stderr)``; code None when it ran past ``timeout_s``. The child
     gets a session of its own, so a timeout stops the ranks it spawned too."""
-    path = [str(root.resolve()), os.environ.get("PYTHONPATH")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, path)))
     child = subprocess.Popen(
         [sys.executable, *argv],
         cwd=root,
-        env=env,
+        env=env_with_path(root.resolve()),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -232,13 +218,6 @@ def run_step(step: Step, root: Path = Path(".")) -> Outcome:
     return Outcome(step.name, command_text(step.argv), step.timeout_s, verdict, note, seconds, tail)
 
 
-def _version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def results_record(gpus: list[str], outcomes: list[Outcome]) -> dict[str, Any]:
     """What ``results/gpu_check.json`` holds: the GPUs, the versions, each step's verdict."""
     import torch
@@ -249,7 +228,7 @@ def results_record(gpus: list[str], outcomes: list[Outcome]) -> dict[str, Any]:
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "nccl": ".".join(map(str, nccl)) if isinstance(nccl, tuple) else nccl,
-        **{name: _version(name) for name in ("transformers", "colossalai", "nbval", "pp_demo")},
+        **{name: package_version(name) for name in ("transformers", "colossalai", "nbval", "pp_demo")},
     }
     return {
         "gpus": gpus,
@@ -276,20 +255,6 @@ def _dry_run(steps: list[Step], n_gpus: int) -> None:
         print(f"  {step.name} ({what})\n      {command_text(step.argv)}")
 
 
-def add_options(job: argparse.ArgumentParser) -> None:
-    """The job's description and options, on the subcommand parser ``pp_demo.cli`` makes for it."""
-    job.description = (
-        "On a GPU box: doctor, reproduce on cuda and on two NCCL ranks, families on cuda (each against "
-        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the notebooks under strict "
-        "nbval; one timeout a step. Prints one table, writes the record, exit 1 if a step failed. "
-        "Installs nothing. Without a GPU: one line, exit 0, nothing written."
-    )
-    job.add_argument("--dry-run", action="store_true", help="print the steps and run none")
-    job.add_argument("--out", default="results/gpu_check.json", help="the record (default: %(default)s)")
-    where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
-    job.add_argument("--checkout", default=".", help=where)
-
-
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """The check: 0 when every step passed or was skipped (or there is no GPU), else 1.
     ``parser`` is ``python -m pp_demo``'s (see ``plan``)."""
@@ -300,7 +265,7 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not gpus:
         print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")
         return 0
-    out = output_path(args.out, "gpu_check.json")  # before minutes of steps, not after
+    out = output_path(args.out or "results/gpu_check.json", "gpu_check.json")  # before minutes of steps, not after
     steps = plan(len(gpus), parser, Path(args.checkout))
     print(f"gpu-check on {len(gpus)} x {gpus[0]}: {len(steps)} steps, each with its own timeout", flush=True)
     outcomes = []
@@ -309,7 +274,7 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"[{number}/{len(steps)}] {step.name}", flush=True)
         outcomes.append(run_step(step, Path(args.checkout)))
     print(format_table(outcomes))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results_record(gpus, outcomes), indent=1) + "\n")
+    record = results_record(gpus, outcomes)
+    write_json(out, record)
     print(f"wrote {out}")
-    return 0 if all(o.verdict in (PASS, SKIP) for o in outcomes) else 1
+    return 0 if record["passed"] else 1

@@ -10,11 +10,14 @@ imported: its build is read from its package metadata, so a broken torch cannot 
 from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
 
 import importlib.metadata
+import importlib.util
+import os
 import platform as platform_module
 import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 # The status words of every check of the room (this module's, the doctor's, gpu-check's).
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
@@ -52,6 +55,25 @@ def platform_support(
     if system == "win32" and arch in ("amd64", "x86_64"):
         return OK, name, "Windows x86_64: supported"
     return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
+
+
+def installed(name: str) -> bool:
+    """Is ``name`` importable here? (Asked, never installed: the checks run where they are started.)"""
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
+
+
+def package_version(name: str) -> str | None:
+    """The installed version of the distribution ``name``, from its metadata; None where there is none."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def env_with_path(folder: Path) -> dict[str, str]:
+    """This environment with ``folder`` first on PYTHONPATH: a child process imports the pp_demo in it."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")])))
 
 
 def visible_gpu() -> str | None:
@@ -100,12 +122,3 @@ def torch_build_check(
     if build.startswith("CUDA") and not gpu:
         return WARN, name, f"{version}, {build} build, but no GPU is visible: gigabytes unused; `{CPU_FIX}`"
     return OK, name, f"{version}, {build} build" + (f", {gpu}" if gpu else "")
-
-
-def installed_torch_build_check() -> tuple[str, str, str] | None:
-    """The check for the torch installed here; None when there is none (the package check says so)."""
-    try:
-        version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    return torch_build_check(version, importlib.metadata.requires("torch") or [], visible_gpu())

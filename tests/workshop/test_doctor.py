@@ -224,7 +224,13 @@ def test_the_doctor_imports_on_the_old_python_it_is_run_with_to_say_so():
     import pathlib
 
     package = pathlib.Path(doctor.__file__).resolve().parents[1]
-    for module in ("__init__.py", "__main__.py", "workshop/__init__.py", "workshop/doctor.py", "workshop/machine.py"):
+    for module in (
+        "__init__.py",
+        "__main__.py",
+        "workshop/__init__.py",
+        "workshop/doctor.py",
+        "workshop/platform_checks.py",
+    ):
         source = (package / module).read_text(encoding="utf-8")
         tree = ast.parse(source, feature_version=(3, 9))
         if "from __future__ import annotations" in source:

@@ -9,7 +9,6 @@ processes are the ranks, for one tree. One progress line per case, then per case
 
 import argparse
 import functools
-import json
 import os
 import pathlib
 import sys
@@ -17,21 +16,12 @@ import threading
 from typing import Any
 
 from pp_demo import output_paths as outputs
-from pp_demo.colossalai.engine.run import (
-    MODES,
-    PP_STYLES,
-    batch_of,
-    case_name,
-    engine_cases,
-    not_run,
-    run_engine,
-)
+from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES
 from pp_demo.pooling.cases import row_text
 
-__all__ = ["TREES", "RESULTS", "add_parser", "tree_folder", "verdict_lines", "summary_lines", "run_trees", "main"]
+__all__ = ["TREES", "RESULTS", "tree_folder", "verdict_lines", "summary_lines", "run_trees", "main"]
 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
 # the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
@@ -129,18 +119,11 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
     for tree, run in runs.items():
         print(f"\ntree {tree}: colossalai imported from it: {run['colossalai.__file__ inside the tree']}")
         for record in run["records"]:
-            for line in verdict_lines(record):
-                print(line)
+            print("\n".join(verdict_lines(record)))
         if run["failure"]:
             failed = True
             print(f"stopped: {run['failure']}")
     return 1 if failed else 0
-
-
-def _write(runs: dict[str, Any], out: str) -> None:
-    path = pathlib.Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(runs, indent=1) + "\n")
 
 
 def _under_torchrun(args: argparse.Namespace) -> int:
@@ -185,7 +168,7 @@ def _under_torchrun(args: argparse.Namespace) -> int:
         return 0
     runs = {args.tree[0]: {"colossalai.__file__ inside the tree": inside, "records": records, "failure": None}}
     if args.out:
-        _write(runs, args.out)
+        outputs.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
 
 
@@ -202,7 +185,6 @@ def _check_before_the_run(args: argparse.Namespace) -> None:
     """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
     a record of more runs there), the case timeout, NCCL on a torch without it."""
     from pp_demo.bounds import seconds
-    from pp_demo.output_paths import check_not_fewer, output_path
 
     seconds(args.case_timeout, "--case-timeout")
     if args.backend == "nccl":
@@ -211,9 +193,9 @@ def _check_before_the_run(args: argparse.Namespace) -> None:
         if not dist.is_nccl_available():
             raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
     if args.out:
-        args.out = str(output_path(args.out, RESULTS.name))
+        args.out = str(outputs.output_path(args.out, RESULTS.name))
         runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))
-        check_not_fewer(pathlib.Path(args.out), "case records", runs, _records, args.force)
+        outputs.check_not_fewer(pathlib.Path(args.out), "case records", runs, _records, args.force)
 
 
 def _records(record: dict[str, Any]) -> int:
@@ -228,63 +210,5 @@ def main(args: argparse.Namespace) -> int:
         return _under_torchrun(args)
     runs = run_trees(args, lambda line: print(line, flush=True))
     if args.out:
-        _write(runs, args.out)
+        outputs.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
-
-
-def add_parser(jobs: Any) -> None:
-    """The ``colossalai-engine`` subcommand, added to ``pp_demo.cli``'s parser."""
-    engine = jobs.add_parser(
-        "colossalai-engine",
-        help="the bug and the change on ColossalAI's own engine (HybridParallelPlugin, two ranks)",
-        description="Run ColossalAI 0.5.0's HybridParallelPlugin(pp_size=2) with Booster.execute_pipeline on "
-        "two ranks, per tree of the 0.5.0 sdist, and compare logits, loss and gradients with "
-        "model.forward. Needs ColossalAI (make colossalai).",
-    )
-    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
-    engine.add_argument(
-        "--family",
-        nargs="+",
-        choices=pooled,
-        default=list(CHANGE_FILES),
-        metavar="FAMILY",
-        help=f"families (default: %(default)s; supported: {', '.join(pooled)})",
-    )
-    engine.add_argument(
-        "--tree",
-        nargs="+",
-        choices=TREES,
-        default=["unpatched", "change"],
-        metavar="TREE",
-        help=f"ColossalAI trees, one rank start each (default: %(default)s; of: {', '.join(TREES)})",
-    )
-    engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
-    engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
-    engine.add_argument(
-        "--dtype",
-        choices=["fp32", "bf16", "fp16"],
-        default="fp32",
-        help="fp16 training needs a GPU (ColossalAI's grad scaler)",
-    )
-    engine.add_argument(
-        "--backend",
-        choices=["gloo", "nccl"],
-        default="gloo",
-        help="gloo on the CPU (default); nccl needs a GPU per rank",
-    )
-    engine.add_argument(
-        "--case-timeout",
-        type=float,
-        default=60.0,
-        help="seconds a case may take before its ranks are stopped (default %(default)s)",
-    )
-    engine.add_argument(
-        "--also-not-run",
-        action="store_true",
-        help="also run the family x schedule pairs ColossalAI 0.5.0 cannot run, to see how they fail",
-    )
-    engine.add_argument(
-        "--out", default=None, help="also write every record to this JSON file (or colossalai_engine.json in a folder)"
-    )
-    engine.add_argument("--force", action="store_true", help="replace an --out file of more case records than this run")
-    engine.set_defaults(run=main)

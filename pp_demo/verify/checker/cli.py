@@ -1,4 +1,4 @@
-"""``python -m pp_demo check``: the checker's flags, and its verdict as an exit code.
+"""``python -m pp_demo check``'s run (its flags: ``pp_demo.cli.check``), its verdict as an exit code.
 
 Exit codes (``pp_demo.verify.checker.report``): 0 pass, 1 mismatch, 2 usage error (printed by
 the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
@@ -14,79 +14,10 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from pp_demo.pipeline.families import FAMILIES
-from pp_demo.verify.checker.batches import NAMED, RANDOM
-
 if TYPE_CHECKING:
     from pp_demo.verify.checker.guard import Journal
 
-__all__ = ["add_check_arguments", "run_check"]
-
-
-def _positive_ints(text: str) -> int:
-    if not text.lstrip("-").isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
-    return int(text)
-
-
-def _seconds(text: str) -> float:
-    from pp_demo.bounds import seconds
-    from pp_demo.errors import BadInput
-
-    try:
-        return seconds(float(text), "--timeout")
-    except ValueError as error:  # BadInput is one
-        message = str(error) if isinstance(error, BadInput) else f"--timeout takes seconds, got {text!r}"
-        raise argparse.ArgumentTypeError(message) from None
-
-
-def add_check_arguments(check: argparse.ArgumentParser) -> None:
-    check.add_argument("callable", help="package.module:function, importable from here")
-    source = check.add_mutually_exclusive_group()
-    source.add_argument(
-        "--family", choices=list(FAMILIES), default=None, help="a tiny seeded pp_demo model (default: llama)"
-    )
-    source.add_argument(
-        "--model-path",
-        default=None,
-        help="a local checkpoint directory (nothing is downloaded); handed to a callable with a model_path keyword",
-    )
-    check.add_argument("--dtype", choices=["fp32", "bf16", "fp16"], default="fp32")
-    check.add_argument("--attn", choices=["eager", "sdpa"], default=None, help="attention implementation")
-    check.add_argument("--device", default="cpu", help="cpu (default) or cuda")
-    check.add_argument(
-        "--atol",
-        type=float,
-        default=None,
-        help="largest |diff| that matches (default: by dtype); finite, > 0, and below the smallest difference "
-        "between the reference and another position on the battery",
-    )
-    check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
-    check.add_argument("--lengths", type=_positive_ints, nargs="+", default=[5, 9, 16], help="random batches' lengths")
-    check.add_argument(
-        "--batch-sizes", type=_positive_ints, nargs="+", default=None, help="random batches' sizes (default 2 4 7)"
-    )
-    check.add_argument(
-        "--cases",
-        nargs="+",
-        choices=[*NAMED, RANDOM],
-        default=None,
-        metavar="CASE",
-        help=f"batches to run, of {', '.join([*NAMED, RANDOM])} (default: all)",
-    )
-    check.add_argument(
-        "--micro-batches",
-        type=_positive_ints,
-        default=1,
-        metavar="M",
-        help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
-    )
-    check.add_argument(
-        "--timeout",
-        type=_seconds,
-        default=120.0,
-        help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
-    )
+__all__ = ["run_check"]
 
 
 def _speaks() -> bool:
@@ -133,8 +64,8 @@ def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
     from pp_demo.pipeline.launch import launched_by_torchrun
-    from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
+    from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED
 
     journal.write("import", args.callable.partition(":")[0])

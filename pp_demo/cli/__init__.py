@@ -1,0 +1,68 @@
+"""``python -m pp_demo``: the workbook's jobs from a shell.
+
+One module per group of commands, each command's parser beside its handler: ``padding`` (table,
+explore, reproduce, families), ``check``, ``records`` (the commands that write a record), ``room``
+(doctor, gpu-check). The options more than one command takes are stated once, in ``options``.
+A handler only calls the package, where the work and its checks live, and prints.
+"""
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from pp_demo.cli.check import add_check_job
+from pp_demo.cli.padding import add_padding_jobs
+from pp_demo.cli.records import add_record_jobs
+from pp_demo.cli.room import add_room_jobs
+from pp_demo.errors import BadInput
+from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
+from pp_demo.pooling.rules import PADDED_RULES
+
+__all__ = ["PADDED_RULES", "build_parser", "main"]  # PADDED_RULES: the rules the commands offer
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors torchrun's ranks print once, not once per rank."""
+
+    def error(self, message: str) -> NoReturn:
+        say_once(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")
+        self.exit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m pp_demo",
+        description="Reproduce the pooled-token bug of pipeline-parallel sequence classification "
+        "(ColossalAI 0.5.0, issue 6457) and its pad == eos cousin.",
+    )
+    jobs = parser.add_subparsers(dest="job", required=True, metavar="JOB")
+    add_padding_jobs(jobs)
+    add_check_job(jobs)
+    add_record_jobs(jobs)
+    add_room_jobs(jobs, build_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # check runs itself again, as its own child
+    try:
+        with stop_on_interrupt():
+            if args.job != "doctor":  # every job that may join ranks: the variables first, before any rendezvous
+                check_torchrun_env()
+            code: int = args.run(args)
+        return code
+    except BadInput as error:  # pp_demo's own input errors only: anything else keeps its traceback
+        # under torchrun every rank finds the same error: the first one to get here says it, once
+        say_once(f"{parser.prog}: error: {' '.join(str(error).split())}")
+        parser.exit(2)
+    except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.pipeline.launch)
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of the output left (`| head`): nothing more to say to it
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
+        return 141

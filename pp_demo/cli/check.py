@@ -1,0 +1,65 @@
+"""``check``: a user's pooled forward on the padding battery (its run: ``pp_demo.verify.checker.cli``)."""
+
+import argparse
+from typing import Any
+
+from pp_demo.bounds import seconds
+from pp_demo.cli.options import add, integer
+from pp_demo.errors import BadInput
+from pp_demo.verify.checker.batches import NAMED, RANDOM
+from pp_demo.verify.checker.cli import run_check
+
+
+def _seconds(text: str) -> float:
+    try:
+        return seconds(float(text), "--timeout")
+    except ValueError as error:  # BadInput is one
+        message = str(error) if isinstance(error, BadInput) else f"--timeout takes seconds, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def add_check_job(jobs: Any) -> None:
+    check = jobs.add_parser(
+        "check",
+        help="check your own pooled forward against model.forward on the padding battery",
+        description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
+        "real eos, all pad, seeded random patterns) through CALLABLE(model, input_ids, "
+        "attention_mask) -> logits; judge every batch against model.forward (the true last "
+        "real token for a model without a pad id); report where each row was pooled and which "
+        "known rule that matches. Exit 0 pass, 1 mismatch, 2 usage error, 3 your callable "
+        "failed (raised, timed out, returned no logits), 130 interrupted.",
+    )
+    check.add_argument("callable", help="package.module:function, importable from here")
+    source = check.add_mutually_exclusive_group()
+    add(source, "--family", shown="llama", nargs=None)
+    source.add_argument(
+        "--model-path",
+        help="a local checkpoint directory (nothing is downloaded); handed to a callable with a model_path keyword",
+    )
+    for flag in ("--dtype", "--attn"):
+        add(check, flag)
+    add(check, "--device", default="cpu", type=str)  # checked by the checker: it runs on cpu or cuda
+    check.add_argument(
+        "--atol",
+        type=float,
+        help="largest |diff| that matches (default: by dtype); finite, > 0, and below the smallest difference "
+        "between the reference and another position on the battery",
+    )
+    check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
+    check.add_argument("--lengths", type=integer, nargs="+", default=[5, 9, 16], help="random batches' lengths")
+    check.add_argument("--batch-sizes", type=integer, nargs="+", help="random batches' sizes (default 2 4 7)")
+    add(check, "--cases", choices=[*NAMED, RANDOM])
+    check.add_argument(
+        "--micro-batches",
+        type=integer,
+        default=1,
+        metavar="M",
+        help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
+    )
+    check.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
+    )
+    check.set_defaults(run=run_check)

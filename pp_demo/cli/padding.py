@@ -1,0 +1,163 @@
+"""``table``, ``explore``, ``reproduce``, ``families``: where the rules pool, and the pipeline
+against ``model.forward``, each command's parser beside its handler."""
+
+import argparse
+from typing import Any, Literal
+
+from pp_demo.cli.options import add
+from pp_demo.errors import BadInput
+from pp_demo.pooling.cases import get_case, row_text
+from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
+from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
+from pp_demo.verify.tolerances import dtype_named
+
+
+def _table(args: argparse.Namespace) -> int:
+    print(format_padding_table(args.rules, args.cases, args.reference))
+    return 0
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from pp_demo.workshop.explorer import explore, format_exploration
+
+    if not args.ids:
+        raise BadInput(
+            "no token ids: --mask takes every number after it, so give the ids first (explore 0 0 5 6 --mask 0 0 1 1)"
+        )
+    mask = None if args.mask is None else " ".join(args.mask)
+    print(format_exploration(explore(" ".join(args.ids), mask, args.pad)))
+    return 0
+
+
+def _where(args: argparse.Namespace) -> Literal["process", "ranks"]:
+    """Where the stages run; under torchrun without --distributed every rank would repeat the whole job."""
+    from pp_demo.pipeline.launch import launched_by_torchrun
+
+    if launched_by_torchrun() and not args.distributed:
+        raise BadInput(f"under torchrun every rank would run the whole {args.job} itself: add --distributed")
+    return "ranks" if args.distributed else "process"
+
+
+def _families(args: argparse.Namespace) -> int:
+    from pp_demo.verify.compare import default_device
+    from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
+
+    on, device, dtype = _where(args), args.device or default_device(), dtype_named(args.dtype)
+    found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
+    if found is None:  # torchrun's first rank: it has no logits, the last rank prints
+        return 0
+    differences, atol = found
+    print(format_matrix({cell: diff <= atol for cell, diff in differences.items()}))
+    if args.dtype != "fp32":  # half precision's tolerance is wide: show how close the verdicts came
+        print(f"in {args.dtype}:\n{closest_calls(differences, atol)}")
+    return 0
+
+
+def _stage_count(args: argparse.Namespace) -> int:
+    from pp_demo.pipeline.launch import launched_by_torchrun, torchrun_world_size
+
+    if args.split_at:
+        return len(args.split_at) + 1
+    return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from pp_demo.pipeline.families import rules_for
+    from pp_demo.pipeline.launch import ranks_placement
+    from pp_demo.verify.compare import reproduce_runs, reproduction_line
+
+    on = _where(args)
+    runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
+    points = tuple(args.split_at) if args.split_at else None
+    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device, dtype=dtype_named(args.dtype))
+    if results is None:  # a torchrun rank without the logits: the last rank prints
+        return 0
+    n = _stage_count(args)
+    count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
+    if args.distributed:
+        where = f"{count} ranks on torch.distributed.pipelining"
+    else:
+        where = "both stages in this process" if n == 2 else f"all {count} stages in this process"
+    precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
+    print(format_padding_table(reference="true_last"))
+    print()
+    print(f"The bug, reproduced: a {count}-stage pipeline ({where})")
+    print(f"against model.forward (the reference{precision})")
+    print(f"batch: {', '.join(f'{row_text(get_case(r).input_ids)} ({r}-padded)' for r in REPRO_ROWS)}; pad id 0")
+    note = ranks_placement(n)[2] if args.distributed else None  # ranks on the CPU although there are GPUs, and why
+    if note is not None:
+        print(note)
+    for (family, rule), result in zip(runs, results, strict=True):
+        print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
+    return 0
+
+
+def add_padding_jobs(jobs: Any) -> None:
+    _add_row_commands(jobs)
+    _add_pipeline_commands(jobs)
+
+
+def _add_row_commands(jobs: Any) -> None:
+    table = jobs.add_parser("table", help="which position each pooling rule picks on each padding case")
+    table.add_argument(
+        "--rules",
+        nargs="+",
+        choices=PADDED_RULES,
+        metavar="RULE",
+        help=f"rules to show, of {', '.join(PADDED_RULES)} (default: the review table's {', '.join(CORE_RULES)})",
+    )
+    add(table, "--cases")
+    table.add_argument(
+        "--reference",
+        choices=list(REFERENCES),
+        default="true_last",
+        help="judge each cell against the true last real token (default) or the position model.forward pools",
+    )
+    table.set_defaults(run=_table)
+
+    explore = jobs.add_parser(
+        "explore",
+        help="where every pooling rule lands on a row of your own",
+        description="Run every rule that reads the ids or the mask on one row.",
+    )
+    explore.add_argument("ids", nargs="*", metavar="ID", help="token ids, e.g. 0 0 5 6 7 8")
+    explore.add_argument("--mask", nargs="+", default=None, help="attention mask, 0 or 1 per id (default: all 1)")
+    explore.add_argument("--pad", type=int, default=0, help="pad token id (default: 0)")
+    explore.set_defaults(run=_explore)
+
+
+def _add_pipeline_commands(jobs: Any) -> None:
+
+    reproduce = jobs.add_parser(
+        "reproduce",
+        help="the main job: the padding table and the bug, reproduced",
+        description="Split tiny seeded models in two stages and compare the pipeline's logits with "
+        "model.forward on a left-padded and a right-padded row. By default each family runs "
+        "with the rule of its ColossalAI 0.5.0 pipeline forward and with the fix.",
+    )
+    add(reproduce, "--family", default=list(REPRO_FAMILIES))
+    add(reproduce, "--rule")
+    reproduce.add_argument(
+        "--split-at",
+        type=int,
+        nargs="+",
+        metavar="LAYER",
+        help="first layer of each stage after the first: K gives two stages, "
+        "K1 K2 three (default: half the layers; under torchrun, one stage per rank)",
+    )
+    reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
+    for flag in ("--device", "--distributed", "--dtype"):
+        add(reproduce, flag)
+    reproduce.set_defaults(run=_reproduce)
+
+    families = jobs.add_parser(
+        "families",
+        help="family x padding case x rule: does the two-stage pipeline match model.forward?",
+        description="Run every family's two-stage pipeline with the rule of its ColossalAI 0.5.0 "
+        "forward and with the fix on every padding case, and mark each row against model.forward.",
+    )
+    add(families, "--family", shown="all")
+    for flag in ("--cases", "--rule", "--attn", "--distributed", "--device", "--dtype"):
+        add(families, flag)
+    families.set_defaults(run=_families)

@@ -1,0 +1,28 @@
+"""The room's commands: ``doctor`` (its options and checks live in ``pp_demo.workshop.doctor``,
+which ``python -m pp_demo doctor`` runs without torch) and ``gpu-check``."""
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from pp_demo.cli.options import add
+from pp_demo.workshop.doctor import add_doctor_options
+from pp_demo.workshop.gpu_check import run_check
+
+
+def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]) -> None:
+    """``build_parser``: the whole command line's, which gpu-check reads for the jobs this tree has."""
+    add_doctor_options(jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)"))
+    gpu = jobs.add_parser(
+        "gpu-check",
+        help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing",
+        description="On a GPU box: doctor, reproduce on cuda and on two NCCL ranks, families on cuda (each against "
+        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the notebooks under strict "
+        "nbval; one timeout a step. Prints one table, writes the record, exit 1 if a step failed. "
+        "Installs nothing. Without a GPU: one line, exit 0, nothing written.",
+    )
+    gpu.add_argument("--dry-run", action="store_true", help="print the steps and run none")
+    add(gpu, "--out", what="the record: a file, or a folder to write gpu_check.json in", shown="results/gpu_check.json")
+    where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
+    gpu.add_argument("--checkout", default=".", help=where)
+    gpu.set_defaults(run=lambda args: run_check(args, build_parser()))
