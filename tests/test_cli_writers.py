@@ -80,7 +80,9 @@ def test_an_out_inside_a_file_is_refused_before_any_work(capsys, checkout, no_wo
 def test_an_out_in_a_read_only_folder_is_refused_before_any_work(capsys, checkout, no_work, monkeypatch, job):
     Path("read_only").mkdir()
     real = pp_demo.output_paths._can_write_in
-    monkeypatch.setattr(pp_demo.output_paths, "_can_write_in", lambda folder: folder.name != "read_only" and real(folder))
+    monkeypatch.setattr(
+        pp_demo.output_paths, "_can_write_in", lambda folder: folder.name != "read_only" and real(folder)
+    )
     line = _error(capsys, job, "--out", "read_only/out")
     assert "--out read_only/out: cannot write in read_only (read-only?)" in line
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pp_demo.output_paths import NOTEBOOKS
-from pp_demo.workshop import platform_checks as machine
+from pp_demo.workshop import platform_checks
 from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 
 __all__ = ["Check", "read_pins", "run_checks", "add_doctor_options", "run_doctor", "main"]
@@ -107,14 +107,18 @@ def check_checkout(checkout: Path) -> Check:
 
 def check_torch_build() -> Check | None:
     """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
-    version = machine.package_version("torch")
+    version = platform_checks.package_version("torch")
     if version is None:
         return None
-    return Check(*machine.torch_build_check(version, importlib.metadata.requires("torch") or [], machine.visible_gpu()))
+    return Check(
+        *platform_checks.torch_build_check(
+            version, importlib.metadata.requires("torch") or [], platform_checks.visible_gpu()
+        )
+    )
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
-    found = machine.package_version(name)
+    found = platform_checks.package_version(name)
     if found is None:
         return Check(FAIL, name, f"not installed in this environment ({sys.prefix}): {SETUP}")
     pinned = pins.get(_normal(name))
@@ -127,14 +131,14 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
 
 
 def check_colossalai() -> Check:
-    if not machine.installed("colossalai"):
+    if not platform_checks.installed("colossalai"):
         # ColossalAI 0.5.0's sdist refuses to build on win32 (docs/install.md): no fix to offer there
         fix = "`make colossalai` installs it"
         if sys.platform == "win32":
             fix = "it cannot install on native Windows (WSL2 can)"
         return Check(WARN, "colossalai", f"not installed: only notebook 06 needs it, and no homework does; {fix}")
     # no version: a source tree on PYTHONPATH
-    return Check(OK, "colossalai", machine.package_version("colossalai") or "importable (no package metadata)")
+    return Check(OK, "colossalai", platform_checks.package_version("colossalai") or "importable (no package metadata)")
 
 
 def check_temp_dir() -> Check:
@@ -254,7 +258,7 @@ print(json.dumps(report))
 def run_probe(colossalai: bool) -> dict[str, Any]:
     """Import what the notebooks import, stderr caught; then the reproduction's first line."""
     argv = [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"]
-    env = machine.env_with_path(PACKAGE_DIR.parent)
+    env = platform_checks.env_with_path(PACKAGE_DIR.parent)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
@@ -290,7 +294,7 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     pins and the notebooks' folder are read from ``checkout`` where it has them."""
     pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
     notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
-    checks = [check_python(), Check(*machine.platform_support()), check_checkout(checkout)]
+    checks = [check_python(), Check(*platform_checks.platform_support()), check_checkout(checkout)]
     checks += [check_package(name, pins) for name in REQUIRED]
     torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
     build = check_torch_build()

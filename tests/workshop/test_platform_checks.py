@@ -10,8 +10,7 @@ import subprocess
 
 import pytest
 
-from pp_demo.workshop import doctor
-from pp_demo.workshop import platform_checks as machine
+from pp_demo.workshop import doctor, platform_checks
 from pp_demo.workshop.platform_checks import FAIL, OK, WARN
 
 CUDA_RUNTIME = 'nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux" and platform_machine == "x86_64"'
@@ -28,7 +27,7 @@ GPU = "GPU 0: NVIDIA H200"
     ],
 )
 def test_the_supported_platforms_are_ok(system, arch, mac, libc):
-    status, name, detail = machine.platform_support(system, arch, mac, libc)
+    status, name, detail = platform_checks.platform_support(system, arch, mac, libc)
     assert (status, name) == (OK, "platform") and "supported" in detail
 
 
@@ -42,12 +41,12 @@ def test_the_supported_platforms_are_ok(system, arch, mac, libc):
     ],
 )
 def test_an_unsupported_platform_fails_and_points_at_the_read_only_site(system, arch, mac, libc, why):
-    status, _, detail = machine.platform_support(system, arch, mac, libc)
+    status, _, detail = platform_checks.platform_support(system, arch, mac, libc)
     assert status == FAIL and why in detail and "make site" in detail
 
 
 def test_intel_macos_says_torch_has_no_wheel_there():
-    _, _, detail = machine.platform_support("darwin", "x86_64", "14.1", ("", ""))
+    _, _, detail = platform_checks.platform_support("darwin", "x86_64", "14.1", ("", ""))
     assert "Intel macOS is not supported" in detail and "torch 2.13 has no wheel" in detail
 
 
@@ -64,31 +63,31 @@ def test_intel_macos_says_torch_has_no_wheel_there():
     ],
 )
 def test_the_torch_build_is_read_from_its_label_or_its_requirements(version, requires, system, build):
-    assert machine.torch_build(version, requires, system) == build
+    assert platform_checks.torch_build(version, requires, system) == build
 
 
 def test_a_visible_gpu_with_the_cpu_build_warns_with_the_command_that_fixes_it():
-    status, name, detail = machine.torch_build_check("2.13.0+cpu", [], GPU, "linux")
+    status, name, detail = platform_checks.torch_build_check("2.13.0+cpu", [], GPU, "linux")
     assert (status, name) == (WARN, "torch build") and "CPU build" in detail and GPU in detail
     assert "make setup TORCH=cu128" in detail
 
 
 def test_the_cuda_build_with_its_gpu_is_ok_and_without_one_warns():
-    assert machine.torch_build_check("2.13.0+cu128", [], GPU, "linux") == (
+    assert platform_checks.torch_build_check("2.13.0+cu128", [], GPU, "linux") == (
         OK,
         "torch build",
         f"2.13.0+cu128, CUDA 12.8 build, {GPU}",
     )
-    status, _, detail = machine.torch_build_check("2.13.0", [CUDA_RUNTIME], None, "linux")
+    status, _, detail = platform_checks.torch_build_check("2.13.0", [CUDA_RUNTIME], None, "linux")
     assert status == WARN and "no GPU is visible" in detail and "make setup" in detail
 
 
 def test_the_cpu_build_without_a_gpu_is_ok():
-    assert machine.torch_build_check("2.13.0+cpu", [], None, "linux")[0] == OK
+    assert platform_checks.torch_build_check("2.13.0+cpu", [], None, "linux")[0] == OK
 
 
 def test_macos_warns_that_the_workbook_runs_on_the_cpu():
-    status, _, detail = machine.torch_build_check("2.13.0", [], None, "darwin")
+    status, _, detail = platform_checks.torch_build_check("2.13.0", [], None, "darwin")
     assert status == WARN and "runs on the CPU on macOS" in detail and "MPS" in detail
 
 
@@ -96,15 +95,15 @@ def test_the_gpu_is_read_from_nvidia_smi(monkeypatch):
     listing = "GPU 0: NVIDIA H200 (UUID: GPU-0a1b)\nGPU 1: NVIDIA H200 (UUID: GPU-2c3d)\n"
     monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/nvidia-smi" if name == "nvidia-smi" else None)
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, listing, ""))
-    assert machine.visible_gpu() == GPU
+    assert platform_checks.visible_gpu() == GPU
     monkeypatch.setattr(shutil, "which", lambda name: None)
-    assert machine.visible_gpu() is None
+    assert platform_checks.visible_gpu() is None
 
 
 def test_doctor_shows_the_gpu_warning_for_a_gpu_box_with_the_cpu_build(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "2.13.0+cpu")
     monkeypatch.setattr(importlib.metadata, "requires", lambda name: [])
-    monkeypatch.setattr(machine, "visible_gpu", lambda: GPU)
-    monkeypatch.setattr(machine.sys, "platform", "linux")
+    monkeypatch.setattr(platform_checks, "visible_gpu", lambda: GPU)
+    monkeypatch.setattr(platform_checks.sys, "platform", "linux")
     check = doctor.check_torch_build()
     assert check is not None and check.line().startswith("WARN  torch build: 2.13.0+cpu, CPU build, but a GPU")

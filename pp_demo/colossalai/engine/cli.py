@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any
 
-from pp_demo import output_paths as outputs
+from pp_demo import output_paths
 from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
@@ -26,7 +26,7 @@ __all__ = ["TREES", "RESULTS", "tree_folder", "verdict_lines", "summary_lines", 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
 # the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
 # rank starts per tree take longer than a notebook cell may), found from the working directory
-RESULTS = outputs.in_checkout(outputs.RESULTS / "colossalai_engine.json")
+RESULTS = output_paths.in_checkout(output_paths.RESULTS / "colossalai_engine.json")
 SDIST = "colossalai==0.5.0"
 
 
@@ -168,7 +168,7 @@ def _under_torchrun(args: argparse.Namespace) -> int:
         return 0
     runs = {args.tree[0]: {"colossalai.__file__ inside the tree": inside, "records": records, "failure": None}}
     if args.out:
-        outputs.write_json(pathlib.Path(args.out), runs)
+        output_paths.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
 
 
@@ -193,9 +193,9 @@ def _check_before_the_run(args: argparse.Namespace) -> None:
         if not dist.is_nccl_available():
             raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
     if args.out:
-        args.out = str(outputs.output_path(args.out, RESULTS.name))
+        args.out = str(output_paths.output_path(args.out, RESULTS.name))
         runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))
-        outputs.check_not_fewer(pathlib.Path(args.out), "case records", runs, _records, args.force)
+        output_paths.check_not_fewer(pathlib.Path(args.out), "case records", runs, _records, args.force)
 
 
 def _records(record: dict[str, Any]) -> int:
@@ -210,5 +210,5 @@ def main(args: argparse.Namespace) -> int:
         return _under_torchrun(args)
     runs = run_trees(args, lambda line: print(line, flush=True))
     if args.out:
-        outputs.write_json(pathlib.Path(args.out), runs)
+        output_paths.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)

@@ -9,10 +9,10 @@ reference) and ``pp_demo.pooling.rules``, not from the engine's code.
 import pytest
 import torch
 
-from pp_demo.colossalai.pull_request.claims import DOCUMENTED
-from pp_demo.colossalai.engine.run import case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.engine.claim import CLAIM, judge_engine
 from pp_demo.colossalai.engine.cli import tree_folder, verdict_lines
+from pp_demo.colossalai.engine.run import case_name, engine_cases, not_run, run_engine
+from pp_demo.colossalai.pull_request.claims import DOCUMENTED
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX, pooled_positions
 

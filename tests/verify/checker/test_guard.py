@@ -12,8 +12,8 @@ from helpers import run_check as cli
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.in_process import count_rule_pipeline
-from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.checker.guard import verdict_of_a_lost_child
+from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.compare import compare_rows
 
 TWO = ["--cases", "left", "right"]
