@@ -18,7 +18,7 @@ other are independent: ``training/``, ``bench/`` and ``exercises/`` know nothing
 - ``figures/`` [``bench``]: the figures.
 - ``workshop/`` [``figures``]: the room around the notebooks (doctor, lab, explorer).
 - ``exercises/`` [``colossalai``]: the exercises and their judges.
-- ``cli`` [``training``, ``workshop``]: ``python -m pp_demo``, on top.
+- ``cli/`` [``training``, ``workshop``]: ``python -m pp_demo``, on top.
 
 Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
 
