@@ -6,7 +6,7 @@ any difference between the two runs is the engine's.
 
 import copy
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import cast
 
 import torch
 from torch import nn
@@ -23,7 +23,7 @@ from pp_demo.pipeline.jobs import (
     parameter_copies,
     prepare,
 )
-from pp_demo.pipeline.stages import Stages, split_model
+from pp_demo.pipeline.stages import split_model
 from pp_demo.pooling.rules import FIX
 
 __all__ = [
@@ -39,16 +39,6 @@ __all__ = [
 
 Forward = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 """``(input_ids, attention_mask) -> logits``: the stages in order, or ``model.forward``."""
-
-
-def _through(stages: Stages) -> Forward:
-    def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
-        sent = stages.first(ids, mask)
-        for stage in stages.modules[1:]:
-            sent = stage(*sent)
-        return sent
-
-    return forward
 
 
 def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.device) -> tuple[torch.Tensor, float]:
@@ -100,7 +90,7 @@ def run_in_process(job: Job) -> Result:
     stages = split_model(model, job.split_points, job.rule)
     for stage in stages:
         stage.train(job.mode != "infer")  # each stage holds copies of the body: set its mode
-    forward = _through(stages)
+    forward = stages.logits
     if job.mode == "infer":
         ids, mask = job.batch.input_ids.to(device), job.batch.attention_mask.to(device)
         with torch.no_grad():

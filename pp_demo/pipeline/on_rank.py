@@ -220,6 +220,11 @@ def run_on_rank(rank: int, world_size: int, jobs: Sequence[Job | RankJob], devic
     ]
 
 
+def _joined(parts: list[Any], key: str | int) -> dict[str, torch.Tensor]:
+    """Every rank's tensors under ``key``, by parameter name: each rank sends its own stage's."""
+    return {name: tensor for part in parts for name, tensor in part[key].items()}
+
+
 def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
     """The job's result from every rank's part (rank order)."""
     if isinstance(job, RankJob):
@@ -228,10 +233,6 @@ def merge(job: Job | RankJob, parts: list[Any], device: str) -> Result:
     if job.mode == "infer":
         return Inference(last["logits"][0], device)
     if job.mode == "step":
-        return Step(last["logits"][0], last["losses"][0], {k: v for p in parts for k, v in p["grads"].items()}, device)
-    params_at = {
-        step: {k: v for p in parts for k, v in p["params_at"][step].items()} for step in last.get("params_at", {})
-    }
-    return Training(
-        last["losses"], last["logits"], {k: v for p in parts for k, v in p["params"].items()}, device, params_at
-    )
+        return Step(last["logits"][0], last["losses"][0], _joined(parts, "grads"), device)
+    params_at = {step: _joined([p["params_at"] for p in parts], step) for step in last.get("params_at", {})}
+    return Training(last["losses"], last["logits"], _joined(parts, "params"), device, params_at)

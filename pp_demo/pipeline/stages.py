@@ -155,6 +155,13 @@ class Stages:
     def __getitem__(self, stage_index: int) -> nn.Module:
         return self.modules[stage_index]
 
+    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Every stage in order, in this process: what the ranks compute together."""
+        sent = self.first(input_ids, attention_mask)
+        for stage in self.modules[1:]:
+            sent = stage(*sent)
+        return cast(torch.Tensor, sent)
+
 
 def count_layers(model: nn.Module) -> int:
     """The number of decoder layers of a supported model (an unsupported one is refused)."""

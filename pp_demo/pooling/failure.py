@@ -107,31 +107,33 @@ PLAIN: dict[tuple[str, str], str] = {(c.rule, c.reference): c.plain or c.sentenc
 condition on every row with at least one non-pad token; rows of pad ids only are the footnote's."""
 
 
+def _condition(rule: str, reference: str) -> FailureCondition:
+    for condition in FAILURES:
+        if (condition.rule, condition.reference) == (rule, reference):
+            return condition
+    raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+
+
 def plain_and_exact(rule: str, reference: str) -> str:
     """The plain sentence, then the exact one in brackets where they differ: how a key point,
     an objective or the guide writes a condition, so the room reads the first and the footnote holds."""
-    if (rule, reference) not in SENTENCES:
-        raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
-    plain, exact = PLAIN[rule, reference], SENTENCES[rule, reference]
-    return plain if plain == exact else f"{plain} (exactly: {exact})"
+    condition = _condition(rule, reference)
+    plain = condition.plain or condition.sentence
+    return plain if plain == condition.sentence else f"{plain} (exactly: {condition.sentence})"
 
 
 def wrong_when(rule: str, reference: str) -> str:
     """``"<rule> misses <reference> when <sentence>."``: the one way a failure condition is written."""
-    if (rule, reference) not in SENTENCES:
-        raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+    sentence = _condition(rule, reference).sentence
     what = {"true_last": "the true last real token", "forward": "model.forward's position"}[reference]
-    return f"{rule} misses {what} when {SENTENCES[rule, reference]}."
+    return f"{rule} misses {what} when {sentence}."
 
 
 def is_wrong(rule: str, reference: str, shape: str) -> bool:
     """Does ``rule`` miss ``reference`` on a row of this shape (letters ``r``, ``p``, ``e``)?"""
     if not shape or set(shape) - set("rpe"):
         raise ValueError(f"a row shape is a non-empty string of r, p and e, got {shape!r}")
-    for condition in FAILURES:
-        if (condition.rule, condition.reference) == (rule, reference):
-            return condition.wrong(shape)
-    raise KeyError(f"no failure condition for rule {rule!r} against reference {reference!r}")
+    return _condition(rule, reference).wrong(shape)
 
 
 _PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
