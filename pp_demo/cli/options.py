@@ -51,7 +51,7 @@ def device(text: str) -> str:
 OPTIONS: dict[str, tuple[dict[str, Any], str]] = {
     "--family": (
         {"nargs": "+", "choices": list(FAMILIES), "metavar": "FAMILY"},
-        "which tiny seeded models to build, by family (default: {default}; of: {choices})",
+        "which tiny seeded models to build, by family (default: {default}; supported: {choices})",
     ),
     "--rule": (
         {"nargs": "+", "choices": PADDED_RULES, "metavar": "RULE"},
