@@ -178,7 +178,7 @@ EXERCISE = """
     "On the row [0,0,5,6] (pad id 0), which position does the last stage with the fix pool?",
     solution=3,
     why="the rightmost id that is not the pad id is the 6, at position 3",
-    wrong=(WrongAnswer(1, None, "the count rule's position: the padding comes first"),),
+    wrong=(wrong_answer(1, "the count rule's position: the padding comes first"),),
 )
 def _judge_fix_position(position: object) -> str | None:
     if position == 3:
