@@ -238,14 +238,15 @@ def _watch(
             if progress:
                 progress(f"[{len(records)}/{len(cases)}] {case_name(record)}: done")
             continue
-        doing = f"in case {case_name(cases[len(records)])}"
+        what = f"case {case_name(cases[len(records)])}"
+        doing = f"in {what}"
         if not all((folder / f"ready{r}.json").exists() for r in range(len(processes))):
-            doing = "while importing ColossalAI and joining the group"
+            what = "importing ColossalAI and joining the group"
+            doing = f"while {what}"
         failure = _died(processes, folder, doing)
         if failure is None and time.monotonic() > deadline:
             stuck = _where_stuck(processes, folder)
-            finishing = doing.removeprefix("in ").removeprefix("while ")  # "case ..." or "importing ..."
-            failure = f"no rank finished {finishing} within {case_timeout_s:g} s"
+            failure = f"no rank finished {what} within {case_timeout_s:g} s"
             failure += (f" ({stuck})" if stuck else "") + "; both ranks were stopped"
         if failure is not None:
             return records, failure
