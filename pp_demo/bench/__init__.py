@@ -27,7 +27,7 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
-from .allocator import MALLOC_THRESHOLDS, fix_malloc_thresholds
+from .allocator import MALLOC_THRESHOLDS, malloc_thresholds_settable
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import one_process_candidates, pipeline_row
 from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
@@ -69,15 +69,27 @@ def _versions() -> dict[str, str]:
 
 
 def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int) -> None:
-    """Refuse, in one line and before anything starts, what the benchmark cannot run."""
+    """Refuse, in one line and before anything starts, what the benchmark cannot run. Said in the
+    command's flags (each a field of ``BenchSize`` or an argument of ``run_bench``), as the command
+    line is where a size is most often mistyped; the bench's Llama has 8 attention heads."""
+    layers = size.layers
+    if layers < 2:
+        raise BadInput(f"--layers {layers}: a pipeline needs 2 layers or more (one per stage); give --layers 2 or more")
     for p in stages:
-        if not 2 <= p <= size.layers:
-            raise BadInput(f"a pipeline of {size.layers} layers runs on 2..{size.layers} ranks, got {p}")
+        if not 2 <= p <= layers:
+            raise BadInput(
+                f"--stages {p} with --layers {layers}: each stage holds at least one layer, so give --stages "
+                f"from 2 to {layers} (or more --layers)"
+            )
+    if size.hidden % 8:
+        raise BadInput(f"--hidden {size.hidden}: the bench's model has 8 attention heads: give a multiple of 8")
     for m in micro_batches:
         if m < 1 or size.batch % m:
-            raise BadInput(f"a batch of {size.batch} rows does not split into {m} equal micro-batches")
+            raise BadInput(
+                f"--micro-batches {m} with --batch {size.batch}: the batch does not split into {m} equal parts"
+            )
     if warmup < 0:
-        raise BadInput(f"the warm-up count is 0 or more, got {warmup}")
+        raise BadInput(f"--warmup {warmup}: the warm-up count is 0 or more")
 
 
 def _extend(into: dict[Any, list[list[Any]]], steps: dict[Any, list[list[Any]]]) -> None:
@@ -112,33 +124,19 @@ def _time_pipeline(
     return schedules, steps
 
 
-def run_bench(
-    size: BenchSize | None = None,
-    stages: tuple[int, ...] = (2, 3),
-    micro_batches: tuple[int, ...] = (2, 4, 8),
-    warmup: int = 1,
-    repeats: int = 3,
-    progress: Callable[[str], None] = lambda line: None,
-    timeout_s: float = 1800,
-    rounds: int = 2,
-    wait_s: float | None = None,
-    replaces_committed: bool = False,
-    force: bool = False,
-) -> dict[str, Any]:
-    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
-
-    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
-    committed file is refused unless ``force``. Then ``rounds`` rounds, each of the one-process
-    runs, the pipeline on every p and ColossalAI's plugin, one after the other, so a change of the
-    machine's load between them falls on all alike; each keeps its fastest run over the rounds.
-    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
-    size = BenchSize() if size is None else size
-    check_bench(size, stages, micro_batches, warmup)
-    if rounds < 1:
-        raise BadInput(f"the benchmark runs at least one round, got {rounds}")
-    start = check_quiet_start(wait_for_quiet(WAIT_S if wait_s is None else wait_s, progress), replaces_committed, force)
-    started = time.monotonic()
-    progress(f"load average at the start (1, 5, 15 min): {start['load']}")
+def _rounds(
+    size: BenchSize,
+    stages: tuple[int, ...],
+    micro_batches: tuple[int, ...],
+    counts: tuple[int, int, int],
+    progress: Callable[[str], None],
+    timeout_s: float,
+) -> tuple[dict[str, list[float]], dict[_Key, str], dict[_Key, list[list[Any]]], dict[int, list[list[Any]]]]:
+    """``counts`` = (warm-up, repeats, rounds). Each round runs the one-process work, the pipeline on
+    every p and ColossalAI's plugin one after the other, so a change of the machine's load between
+    them falls on all alike. Every run's seconds (one process), each row's schedule, and per rank the
+    timed steps of the pipeline and of ColossalAI (none when it is not installed)."""
+    warmup, repeats, rounds = counts
     with_peer = colossalai_installed()
     if not with_peer:
         progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
@@ -156,6 +154,56 @@ def run_bench(
         if with_peer:
             progress(f"round {k} of {rounds}: ColossalAI's plugin on 2 ranks (1F1B training step) ...")
             _extend(peer, time_colossalai(size.as_dict(), micro_batches, warmup, repeats, timeout_s))
+    return alone, schedules, pipeline, peer
+
+
+def _settings(
+    size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], counts: tuple[int, ...]
+) -> dict[str, Any]:
+    warmup, repeats, rounds = counts
+    return {
+        "size": size.as_dict(),
+        "stages": list(stages),
+        "micro_batches": list(micro_batches),
+        "modes": list(MODES),
+        "warmup": warmup,
+        "repeats": repeats,
+        "rounds": rounds,
+        "threads_per_process": 1,
+        "malloc_thresholds": MALLOC_THRESHOLDS if malloc_thresholds_settable() else "the platform's own",
+        "statistic": "fastest of the repeats of every round",
+        "backend": "gloo",
+    }
+
+
+def run_bench(
+    size: BenchSize | None = None,
+    stages: tuple[int, ...] = (2, 3),
+    micro_batches: tuple[int, ...] = (2, 4, 8),
+    warmup: int = 1,
+    repeats: int = 3,
+    progress: Callable[[str], None] = lambda line: None,
+    timeout_s: float = 1800,
+    rounds: int = 2,
+    wait_s: float | None = None,
+    replaces_committed: bool = False,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
+
+    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
+    committed file is refused unless ``force``. Then ``rounds`` rounds (``_rounds``); each
+    measurement keeps its fastest run over the rounds; last, the machine's capacity.
+    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
+    size = BenchSize() if size is None else size
+    check_bench(size, stages, micro_batches, warmup)
+    if rounds < 1:
+        raise BadInput(f"the benchmark runs at least one round, got {rounds}")
+    start = check_quiet_start(wait_for_quiet(WAIT_S if wait_s is None else wait_s, progress), replaces_committed, force)
+    started = time.monotonic()
+    progress(f"load average at the start (1, 5, 15 min): {start['load']}")
+    counts = (warmup, repeats, rounds)
+    alone, schedules, pipeline, peer = _rounds(size, stages, micro_batches, counts, progress, timeout_s)
     caps = {}
     for mode in MODES:
         progress(f"two processes at once ({mode}) ...")
@@ -165,22 +213,9 @@ def run_bench(
         pipeline_row(p, m, mode, schedules[p, m, mode], steps, one_process_candidates(best, mode, m), caps[mode]["c"])
         for (p, m, mode), steps in pipeline.items()
     ]
-    peers = peer_rows(peer, best, rows, caps["training"]["c"]) if with_peer else []
     progress(f"done in {time.monotonic() - started:.0f} s")
     return {
-        "settings": {
-            "size": size.as_dict(),
-            "stages": list(stages),
-            "micro_batches": list(micro_batches),
-            "modes": list(MODES),
-            "warmup": warmup,
-            "repeats": repeats,
-            "rounds": rounds,
-            "threads_per_process": 1,
-            "malloc_thresholds": MALLOC_THRESHOLDS if fix_malloc_thresholds() else "the platform's own",
-            "statistic": "fastest of the repeats of every round",
-            "backend": "gloo",
-        },
+        "settings": _settings(size, stages, micro_batches, counts),
         "quiet_start": start,
         # at the end, the load includes the benchmark's own ranks
         "load_average": {"start": start["load"], "end": load_average()},
@@ -188,5 +223,5 @@ def run_bench(
         "one_process_s": {k: round(v, 4) for k, v in best.items()},
         "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
         "rows": rows,
-        "peers": peers,
+        "peers": peer_rows(peer, best, rows, caps["training"]["c"]) if peer else [],
     }

@@ -14,8 +14,9 @@ so the comparison stays fair. Elsewhere than glibc (macOS, musl) there is no suc
 
 import ctypes
 import sys
+from typing import Any
 
-__all__ = ["MALLOC_THRESHOLDS", "fix_malloc_thresholds"]
+__all__ = ["MALLOC_THRESHOLDS", "fix_malloc_thresholds", "malloc_thresholds_settable"]
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 # mmap only above 32 MiB (glibc's largest threshold on 64 bits: every activation here is smaller),
@@ -23,13 +24,25 @@ _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 MALLOC_THRESHOLDS = {"mmap_threshold": 32 * 2**20, "trim_threshold": 2**30}
 
 
+def _mallopt() -> Any:
+    """glibc's ``mallopt``, or None where there is none (not Linux, or a libc without it: musl)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+def malloc_thresholds_settable() -> bool:
+    """Whether this platform has the thresholds to fix, asked without setting them (the results record it)."""
+    return _mallopt() is not None
+
+
 def fix_malloc_thresholds() -> bool:
     """Set this process's malloc thresholds; True where glibc took both, False where there is none."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # a libc without mallopt (musl)
+    mallopt = _mallopt()
+    if mallopt is None:
         return False
     mmap_ok = mallopt(_M_MMAP_THRESHOLD, MALLOC_THRESHOLDS["mmap_threshold"])
     trim_ok = mallopt(_M_TRIM_THRESHOLD, MALLOC_THRESHOLDS["trim_threshold"])

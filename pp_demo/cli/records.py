@@ -35,14 +35,14 @@ def _interruptible(work: Callable[[], Any]) -> Any:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from pp_demo.bench import BenchSize, format_bench, run_bench
-    from pp_demo.bench.files import bench_files, check_bench_sizes, timed_runs
+    from pp_demo.bench import BenchSize, check_bench, format_bench, run_bench
+    from pp_demo.bench.files import bench_files, timed_runs
     from pp_demo.bench.report import RESULTS
     from pp_demo.figures.bench import draw_bench
 
-    check_bench_sizes(args.hidden, args.layers, args.stages)
-    json_path, png_path = bench_files(args.out, timed_runs(args.stages, args.micro_batches, args.repeats), args.force)
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
+    check_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup)
+    json_path, png_path = bench_files(args.out, timed_runs(args.stages, args.micro_batches, args.repeats), args.force)
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
         f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs in each of {args.rounds} "

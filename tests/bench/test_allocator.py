@@ -52,3 +52,4 @@ def test_fixing_the_thresholds_is_a_no_op_where_there_are_none(monkeypatch):
 
     monkeypatch.setattr(allocator.sys, "platform", "darwin")
     assert allocator.fix_malloc_thresholds() is False
+    assert allocator.malloc_thresholds_settable() is False

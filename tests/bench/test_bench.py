@@ -25,6 +25,7 @@ from pp_demo.bench import (
 )
 from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown
 from pp_demo.bench.report import micro_batch, phase_table
+from pp_demo.errors import BadInput
 from pp_demo.figures.bench import draw_bench
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
@@ -240,13 +241,19 @@ def test_the_figure_shows_a_timeline_the_breakdown_and_the_engines_side_by_side(
 
 
 @pytest.mark.parametrize(
-    "stages, micro, message", [((4,), (2,), "runs on 2..3 ranks"), ((2,), (3,), "does not split into 3 equal")]
+    "size, stages, micro, warmup, said",
+    [
+        (BenchSize(layers=1), (2,), (2,), 0, "--layers 1: a pipeline needs 2 layers or more"),
+        (BenchSize(layers=3), (2, 4), (2,), 0, "--stages 4 with --layers 3: each stage holds at least one layer"),
+        (BenchSize(hidden=12), (2,), (2,), 0, "--hidden 12: the bench's model has 8 attention heads"),
+        (BenchSize(batch=8), (2,), (3,), 0, "--micro-batches 3 with --batch 8: the batch does not split into 3"),
+        (BenchSize(), (2,), (2,), -1, "--warmup -1: the warm-up count is 0 or more"),
+    ],
 )
-def test_what_cannot_run_is_refused_in_one_line(stages, micro, message):
-    # a loaded machine where two processes give less than one alone: one busy stage still runs at one
-    assert limit_speedup(2, 2, 0.5) == pytest.approx(4 / (1 + 2 / 0.5 + 1))
-    with pytest.raises(ValueError, match=message):
-        check_bench(BenchSize(layers=3, batch=8), stages, micro, 0)
+def test_what_cannot_run_is_refused_in_one_line_in_the_flags_words(size, stages, micro, warmup, said):
+    with pytest.raises(BadInput, match=said):
+        check_bench(size, stages, micro, warmup)
+    check_bench(BenchSize(hidden=16, layers=6), (2, 3), (2, 4, 8), 0)
 
 
 # ---------------------------------------------------------------- a tiny run, end to end
@@ -288,7 +295,6 @@ def test_the_docs_block_is_rewritten_between_its_markers_only(results):
 def test_the_results_file_is_the_checkouts_seen_from_its_root_or_a_folder_in_it(repo, tmp_path):
     # an installed pp_demo has no checkout beside it: the file is found from the current folder
     from pp_demo.bench.report import RESULTS, results_file
-    from pp_demo.errors import BadInput
 
     assert results_file(repo) == repo / RESULTS
     assert results_file(repo / "notebooks") == repo / RESULTS  # where a notebook runs

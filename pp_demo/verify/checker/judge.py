@@ -187,21 +187,15 @@ def check_forward(
 ) -> Report:
     """Run the battery through ``forward`` and judge every batch; returns a ``Report``.
 
-    Raises ``pp_demo.errors.BadInput`` (one line) for an input the checker cannot work with;
-    whatever the callable does (raise, ``sys.exit``, hang past ``timeout_s``, return something
-    else) is a verdict in the report instead. A callable that ends the process itself
-    (``os._exit``, a crash, a signal) ends the caller with it: the command line's ``check`` runs
-    this in a child process to judge even that. ``timeout_s``: seconds per batch, more than 0 and
-    at most a day (``None``: wait as long as it takes). ``atol`` given by hand must stay below
-    the difference between the reference and any other position on the battery (refused otherwise,
-    with the tolerances that fit the logits). ``progress`` receives one line per batch."""
+    Raises ``pp_demo.errors.BadInput`` (one line) for an input the checker cannot work with; whatever the
+    callable does (raise, ``sys.exit``, hang past ``timeout_s``, return something else) is a verdict in the
+    report instead. A callable that ends the process itself (``os._exit``, a crash, a signal) ends the caller
+    with it: the command line's ``check`` runs this in a child process to judge even that. ``timeout_s``:
+    seconds per batch, more than 0 and at most a day (``None``: wait as long as it takes). ``atol`` given by
+    hand must stay below the difference between the reference and any other position on the battery (refused
+    otherwise, with the tolerances that fit the logits). ``progress`` receives one line per batch."""
     dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
-    if atol is not None:
-        tolerance_value(atol, "atol")
-    seed_value(seed, "seed")
-    timeout_s = None if timeout_s is None else seconds(timeout_s, "timeout_s")
-    if cases is not None:
-        cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
+    timeout_s, cases = _checked_options(atol, seed, timeout_s, cases)
     inputs.check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
     sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
     inputs.check_attention(attn_implementation)
@@ -216,20 +210,36 @@ def check_forward(
     if atol is not None:
         check_separates(float(atol), *_separation(references, tolerance(device, dtype)), dtype)
     atol = tolerance(device, dtype) if atol is None else float(atol)
-    say = progress if progress is not None and judging else None
     extras = _extras(forward, model_path, micro_batches)
     checking = _Checking(forward, reference_model, extras, atol, timeout_s, torch.device(device), ranks)
-    checked = checking.run(batches, references if judging else [None] * len(batches), say)
-    pad = reference_model.config.pad_token_id
-    not_run = [b.name for b in batches[len(checked) :]]
-    report = None
-    if judging:
-        reference = FORWARD if pad is not None else TRUE_LAST
-        report = Report(checked, atol, _consistent_rules(checked, pad), reference, notes, not_run)
+    checked = checking.run(batches, references if judging else [None] * len(batches), progress if judging else None)
+    report = _report(checked, batches, atol, reference_model, notes) if judging else None
     if ranks is not None:  # every rank returns the last rank's report
-        report = ranks.from_last(report)
-    assert report is not None
+        return ranks.from_last(report)  # type: ignore[no-any-return]
+    assert report is not None  # one process judges
     return report
+
+
+def _checked_options(
+    atol: float | None, seed: int, timeout_s: float | None, cases: Sequence[str] | None
+) -> tuple[float | None, Sequence[str] | None]:
+    """Refuse a bad tolerance, seed, timeout or case list in one line; the timeout and the cases as used."""
+    if atol is not None:
+        tolerance_value(atol, "atol")
+    seed_value(seed, "seed")
+    if cases is not None:
+        cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
+    return (None if timeout_s is None else seconds(timeout_s, "timeout_s")), cases
+
+
+def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, notes: list[str]) -> Report:
+    """The verdicts judged by the reference the model defines: ``model.forward``'s pooled position
+    where it has a pad id, else the true last real token; batches a stop left unchecked named."""
+    pad = model.config.pad_token_id
+    not_run = [b.name for b in batches[len(checked) :]]
+    return Report(
+        checked, atol, _consistent_rules(checked, pad), FORWARD if pad is not None else TRUE_LAST, notes, not_run
+    )
 
 
 def _separation(references: list[_Reference], default_atol: float) -> tuple[float, float]:
