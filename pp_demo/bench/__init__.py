@@ -1,6 +1,7 @@
 """``python -m pp_demo bench``: the pipeline against the best one process and this machine's limit.
 
-A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``).
+A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``), and
+the command judges the run's noise by its own repeated steps (``steadiness``).
 In one run, every process with one thread, in rounds (each measurement once per round):
 
 1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole

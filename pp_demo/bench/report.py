@@ -17,6 +17,7 @@ from pp_demo.errors import BadInput
 
 from .breakdown import micro_batch_terms, phase_means
 from .colossalai_peer import peer_lines
+from .steadiness import STEADY, step_noise
 
 __all__ = [
     "RESULTS",
@@ -207,12 +208,18 @@ def _measured_with(result: dict[str, Any]) -> str:
         f"{result['versions']['cpus']} CPUs{busy}; c = {_capacities(result)}."
     )
     quiet = result.get("quiet_start")
-    if quiet is None:
-        return line
-    how = "quiet" if quiet["quiet"] else ("busy, forced" if quiet["forced"] else "busy")
+    if quiet is not None:
+        how = "quiet" if quiet["quiet"] else ("busy, forced" if quiet["forced"] else "busy")
+        line += (
+            f" The run started at a 1-minute load of {quiet['load'][0]:.2f} ({how}; after {quiet['waited_s']:.0f} s "
+            "of waiting)."
+        )
+    noise = step_noise(result)
+    forced = result.get("steadiness", {}).get("forced")
+    verdict = "steady" if noise <= STEADY else ("noisy, forced" if forced else "noisy")
     return line + (
-        f" The run started at a 1-minute load of {quiet['load'][0]:.2f} ({how}; after {quiet['waited_s']:.0f} s "
-        "of waiting)."
+        f" A row's median step lies {noise:.0%} above its fastest, at the median over rows ({verdict}: the "
+        f"committed file needs {STEADY:.0%} or less)."
     )
 
 

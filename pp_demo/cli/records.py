@@ -38,11 +38,14 @@ def _bench(args: argparse.Namespace) -> int:
     from pp_demo.bench import BenchSize, check_bench, format_bench, run_bench
     from pp_demo.bench.files import bench_files, timed_runs
     from pp_demo.bench.report import RESULTS
+    from pp_demo.bench.steadiness import steadiness
     from pp_demo.figures.bench import draw_bench
 
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     check_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup)
-    json_path, png_path = bench_files(args.out, timed_runs(args.stages, args.micro_batches, args.repeats), args.force)
+    runs = timed_runs(args.stages, args.micro_batches, args.repeats)
+    json_path, png_path = bench_files(args.out, runs, args.force)
+    replaces_committed = json_path.resolve() == RESULTS.resolve()
     print(
         f"benchmarking {size} on {', '.join(map(str, args.stages))} ranks for m = "
         f"{', '.join(map(str, args.micro_batches))} (the fastest of {args.repeats} runs in each of {args.rounds} "
@@ -59,15 +62,25 @@ def _bench(args: argparse.Namespace) -> int:
             progress=lambda line: print(line, flush=True),
             rounds=args.rounds,
             wait_s=args.wait,
-            replaces_committed=json_path.resolve() == RESULTS.resolve(),
+            replaces_committed=replaces_committed,
             force=args.force,
         )
     )
+    result["steadiness"] = steady = steadiness(result, args.force)
     print(format_bench(result))
+    kept = replaces_committed and not steady["steady"] and not args.force
+    if kept:  # the run is still worth reading: it goes where a run without --out goes
+        json_path, png_path = bench_files(None, runs, force=True)
     write_json(json_path, result)
     draw_bench(result).savefig(png_path, dpi=100)
     print(f"wrote {json_path} and {png_path}")
-    return 0
+    if kept:
+        print(
+            f"the committed results are kept: this run's steps lie {steady['noise']:.0%} above their fastest at the "
+            f"median, more than {steady['threshold']:.0%}, too noisy to tell its ratios apart; run it on a steadier "
+            "machine, or pass --force (the file then says so)"
+        )
+    return 1 if kept else 0
 
 
 def _train_study(args: argparse.Namespace) -> int:
@@ -124,9 +137,10 @@ def _add_bench(jobs: Any) -> None:
         "machine's capacity c from two processes at once; per rank, compute, idle, waiting on "
         "send/recv and bookkeeping; ColossalAI's plugin on the same training step, timed by the same phases. "
         "Ratios to the GPipe ideal, to its limit on this machine and to that limit built from the "
-        "micro-batches' own one-process time. It first waits for a quiet machine, and a run that started "
-        "busier does not replace the committed results without --force (the file says so). Writes OUT.json "
-        "and OUT.png.",
+        "micro-batches' own one-process time. It first waits for a quiet machine; a run that started "
+        "busier, or whose steps came out noisier than 5 %, does not replace the committed results without "
+        "--force (the file says so; a noisy run is written to results/tmp and the command exits 1). Writes "
+        "OUT.json and OUT.png.",
     )
     bench.add_argument("--stages", type=positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
     bench.add_argument(
