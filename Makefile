@@ -182,8 +182,9 @@ results: setup colossalai
 	$(BIN)/python -m pp_demo verify-pr --out results/verify_pr.json
 
 # The committed benchmark and what reads it: the run (it waits for a quiet machine, and one that
-# started busier does not replace the file: FORCE=1 passes --force), the block of docs/results.md,
-# and notebook 10, which prints the file's rows. About 7 minutes on a quiet 2-core machine.
+# started busier or came out noisier than 5 % does not replace the file: FORCE=1 passes --force),
+# the block of docs/results.md, and notebook 10, which prints the file's rows. About 7 minutes on a
+# quiet 2-core machine.
 .PHONY: bench-results
 bench-results: setup colossalai
 	$(BIN)/python -m pp_demo bench --out results $(if $(FORCE),--force)
