@@ -2,25 +2,17 @@
 results/stage_compute.json (``python -m tools.stage_compute``): the table is the file's, each number
 the prose states is read from the file here again, and the ratios are those of neighbouring calls."""
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.bench.conftest import committed
 from tools.stage_compute import MICRO_BATCHES, MODES, VARIANTS, _summary, format_table
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def run():
-    return json.loads((REPO / "results" / "stage_compute.json").read_text())
-
-
-@pytest.fixture(scope="module")
-def page():
-    return (REPO / "docs" / "results.md").read_text()
+    return committed("stage_compute.json")
 
 
 def test_the_run_has_every_m_and_mode_with_the_three_variants(run):
@@ -38,12 +30,12 @@ def test_ratios_are_medians_of_neighbouring_calls_not_ratios_of_medians():
     assert summary["cpu_ms"] == {"model.forward": 1500.0, "pp_demo": 1650.0, "colossalai": 1600.0}
 
 
-def test_the_page_shows_the_committed_table(run, page):
-    block = re.search(r"<!-- stage-compute:begin -->\n(.*?)\n<!-- stage-compute:end -->", page, flags=re.S)
+def test_the_page_shows_the_committed_table(run, results_page):
+    block = re.search(r"<!-- stage-compute:begin -->\n(.*?)\n<!-- stage-compute:end -->", results_page, flags=re.S)
     assert block and block[1] == format_table(run["rows"])
 
 
-def test_the_numbers_the_page_states_are_the_files(run, page):
+def test_the_numbers_the_page_states_are_the_files(run, results_page):
     over_colossalai = [r["pp_demo_over_colossalai"] for r in run["rows"]]
     over_forward = [r["over_model_forward"]["pp_demo"] for r in run["rows"]]
     below, above = sum(x < 1 for x in over_colossalai), sum(x > 1 for x in over_colossalai)
@@ -52,6 +44,6 @@ def test_the_numbers_the_page_states_are_the_files(run, page):
         f"ColossalAI's forward, below 1 in {below} rows of {len(over_colossalai)} and above in {above}, and "
         f"between {min(over_forward):.2f} and {max(over_forward):.2f} times `model.forward`'s"
     )
-    assert stated in " ".join(page.split())
+    assert stated in " ".join(results_page.split())
     assert below and above  # "no difference of one sign"
-    assert f"median over {run['settings']['calls']} calls" in page
+    assert f"median over {run['settings']['calls']} calls" in results_page
