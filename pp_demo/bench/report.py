@@ -188,7 +188,7 @@ def phase_table(result: dict[str, Any]) -> list[list[str]]:
 
 def _cpu_ratios(ours: dict[str, Any], peer: dict[str, Any]) -> str:
     """Per rank, the CPU seconds of pp_demo's step over ColossalAI's: the work each engine's rank
-    did, whatever else the machine ran."""
+    did, without the time it waited for a CPU (a neighbour on the same physical core slows it still)."""
     ranks = list(zip(ours["breakdown"], peer.get("breakdown", []), strict=False))
     if not ranks or not all("cpu_s" in a and "cpu_s" in b for a, b in ranks):
         return _NOT_IN_FILE
