@@ -12,7 +12,6 @@ in docs/results.md are read from that file.
 """
 
 import argparse
-import json
 import multiprocessing
 import resource
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import torch.distributed as dist
 
 from pp_demo.bench.allocator import MALLOC_THRESHOLDS, fix_malloc_thresholds
 from pp_demo.bench.one_process import BenchSize
+from pp_demo.output_paths import write_json
 
 MICRO_BATCHES = (2, 4, 8)
 STEPS = 3
@@ -139,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     prepare_fork_server()
     rows = [measure(m, fixed) for fixed in (False, True) for m in MICRO_BATCHES]
     record = {"size": BenchSize().as_dict(), "steps": STEPS, "thresholds": MALLOC_THRESHOLDS, "rows": rows}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
+    write_json(Path(args.out), record)
     print(format_table(rows))
     print(f"wrote {args.out}")
     return 0

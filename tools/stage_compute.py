@@ -21,7 +21,6 @@ and prints a table; docs/results.md reads its findings from that file.
 """
 
 import argparse
-import json
 import statistics
 import time
 from collections.abc import Callable
@@ -33,6 +32,7 @@ import torch.nn.functional as F
 
 from pp_demo.bench.allocator import fix_malloc_thresholds
 from pp_demo.bench.one_process import BenchSize
+from pp_demo.output_paths import write_json
 
 MICRO_BATCHES = (2, 4, 8)
 VARIANTS = ("model.forward", "pp_demo", "colossalai")
@@ -40,19 +40,15 @@ MODES = ("inference", "training")
 
 
 def _variants(model: Any) -> dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]:
-    """Each variant as ``logits(input_ids, attention_mask)``, on the same weights."""
-    from pp_demo.colossalai.forwards import cuda_set_device_is_a_no_op, num_layers, one_stage, pipeline_forward
+    """Each variant as ``logits(input_ids, attention_mask)``, on the same weights; gradients as the caller has them."""
+    from pp_demo.colossalai.forwards import call_one_stage, num_layers, pipeline_forward
     from pp_demo.pipeline.stages import even_split_points, split_model
 
-    stages = split_model(model, even_split_points(num_layers(model), 2))
-    manager, config = one_stage()
-    forward, layers = pipeline_forward("llama"), num_layers(model)
+    layers, forward = num_layers(model), pipeline_forward("llama")
+    stages = split_model(model, even_split_points(layers, 2))
 
     def colossalai(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        with cuda_set_device_is_a_no_op():
-            out = forward(model, input_ids=ids, attention_mask=mask, use_cache=False, stage_manager=manager,
-                          stage_index=[0, layers], shard_config=config)  # fmt: skip
-        return out.logits  # type: ignore[no-any-return]
+        return call_one_stage(forward, model, layers, ids, mask, grad=torch.is_grad_enabled()).logits  # type: ignore[no-any-return]
 
     return {
         "model.forward": lambda ids, mask: model(input_ids=ids, attention_mask=mask).logits,
@@ -73,7 +69,7 @@ def _call(logits: Callable[..., torch.Tensor], mode: str, ids: torch.Tensor, mas
 
 
 def measure(calls: int, warmup: int, say: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """A row per (m, mode): each variant's median CPU seconds and its ratio to ``model.forward``'s."""
+    """A row per (m, mode): each variant's median CPU seconds and the paired ratios of ``_summary``."""
     fix_malloc_thresholds()
     torch.set_num_threads(1)
     size = BenchSize()
@@ -142,8 +138,7 @@ def main(argv: list[str] | None = None) -> None:
         "rows": rows,
     }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n")
+    write_json(out, record)
     print(format_table(rows))
     print(f"wrote {out}")
 

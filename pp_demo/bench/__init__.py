@@ -159,7 +159,7 @@ def _rounds(
 
 
 def _settings(
-    size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], counts: tuple[int, ...]
+    size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], counts: tuple[int, int, int]
 ) -> dict[str, Any]:
     warmup, repeats, rounds = counts
     return {

@@ -143,19 +143,21 @@ def _method(family: str) -> str:
     return f"{family}_for_sequence_classification_forward"
 
 
-@torch.no_grad()
 def call_one_stage(
     function: Callable[..., Any],
     module: Any,
     layers: int,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
+    *,
+    grad: bool = False,
     **inputs: Any,
 ) -> Any:
     """Call one of ColossalAI's pipeline forwards (a ``*_model_forward`` or a sequence
-    classification forward) on ``module`` as the only stage, holding ``layers`` layers."""
+    classification forward) on ``module`` as the only stage, holding ``layers`` layers; without
+    gradients unless ``grad`` (a training step timed beside pp_demo's: ``tools/stage_compute.py``)."""
     manager, config = one_stage()
-    with cuda_set_device_is_a_no_op():
+    with torch.set_grad_enabled(grad), cuda_set_device_is_a_no_op():
         return function(
             module,
             input_ids=input_ids,
@@ -174,7 +176,7 @@ def _one_stage_callable(family: str) -> Forward:
     def forward(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         if family_of(model).name != family:
             raise ValueError(f"this is ColossalAI's {family} forward; the model is a {type(model).__name__}")
-        extra: dict[str, torch.Tensor] = {}
+        extra: dict[str, Any] = {}  # tensors
         if family in _BATCH_FROM_HIDDEN:
             # 5. A placeholder hidden_states: only its first dimension, the batch size, is
             #    read. The stage computes the real hidden states from input_ids.

@@ -1,6 +1,7 @@
 """What the tests of the results page's findings share: the page, and a committed results file by name."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ def results_page() -> str:
     return (REPO / "docs" / "results.md").read_text()
 
 
-def committed(name: str) -> dict:
-    """``results/<name>``, the committed record a section of the page is written from."""
-    record: dict = json.loads((REPO / "results" / name).read_text())
-    return record
+@pytest.fixture(scope="module")
+def committed() -> Callable[[str], dict]:
+    """``committed(name)``: ``results/<name>``, the committed record a section of the page is written from."""
+    return lambda name: json.loads((REPO / "results" / name).read_text())

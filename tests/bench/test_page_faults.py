@@ -6,12 +6,11 @@ import re
 
 import pytest
 
-from tests.bench.conftest import committed
 from tools.page_faults import MICRO_BATCHES, format_table
 
 
 @pytest.fixture(scope="module")
-def count():
+def count(committed):
     return committed("page_faults.json")
 
 

@@ -6,12 +6,11 @@ import re
 
 import pytest
 
-from tests.bench.conftest import committed
 from tools.stage_compute import MICRO_BATCHES, MODES, VARIANTS, _summary, format_table
 
 
 @pytest.fixture(scope="module")
-def run():
+def run(committed):
     return committed("stage_compute.json")
 
 
