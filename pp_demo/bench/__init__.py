@@ -30,7 +30,7 @@ from pp_demo.errors import BadInput
 
 from .allocator import MALLOC_THRESHOLDS, malloc_thresholds_settable
 from .bounds import busy_stages, ideal_speedup, limit_speedup
-from .breakdown import one_process_candidates, pipeline_row
+from .breakdown import pipeline_row
 from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
 from .one_process import BenchSize, capacity, one_process_times
 from .quiet_start import WAIT_S, check_quiet_start, load_average, wait_for_quiet
@@ -211,7 +211,7 @@ def run_bench(
         caps[mode] = capacity(size, mode, alone[f"{mode}/0"], warmup, repeats)
     best = {key: min(times) for key, times in alone.items()}
     rows = [
-        pipeline_row(p, m, mode, schedules[p, m, mode], steps, one_process_candidates(best, mode, m), caps[mode]["c"])
+        pipeline_row(p, m, mode, schedules[p, m, mode], steps, best, caps[mode]["c"])
         for (p, m, mode), steps in pipeline.items()
     ]
     progress(f"done in {time.monotonic() - started:.0f} s")

@@ -19,7 +19,7 @@ from typing import Any
 
 from .bounds import ideal_speedup, limit_speedup
 
-__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "one_process_candidates", "pipeline_row"]
+__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "pipeline_row"]
 
 Interval = tuple[str, float, float]
 _COMPUTE = ("F", "B", "L")
@@ -100,31 +100,26 @@ def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:
     return out
 
 
-def one_process_candidates(one_process_s: dict[str, float], mode: str, m: int) -> dict[str, float]:
-    """The one-process baselines of a (mode, m) row, from the best time of each task (``"mode/m"``)."""
-    return {
-        "one_process_whole_batch": one_process_s[f"{mode}/0"],
-        "one_process_micro_batches_in_turn": one_process_s[f"{mode}/{m}"],
-    }
-
-
 def pipeline_row(
-    p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]], one_process: dict[str, float], c: float
+    p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]], one_process_s: dict[str, float], c: float
 ) -> dict[str, Any]:
     """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit.
 
     The baseline is the best one-thread run of the same work: one process on the whole
-    batch, one process on the same m micro-batches in turn, or the pipeline's own compute
-    summed over its ranks (the same stage calls in sequence, as fast as the ranks ran them)."""
+    batch, one process on the same m micro-batches in turn (``one_process_s``: the best time
+    of each task, by ``"mode/m"``), or the pipeline's own compute summed over its ranks (the
+    same stage calls in sequence, as fast as the ranks ran them)."""
     steps = [step_breakdown([rank[k] for rank in rank_steps]) for k in range(len(rank_steps[0]))]
     best = min(steps, key=lambda s: s["wall_s"])
-    candidates = {**one_process, "pipeline_compute_summed": sum(r["compute_s"] for r in best["ranks"])}
+    whole, in_turn = one_process_s[f"{mode}/0"], one_process_s[f"{mode}/{m}"]
+    candidates = {
+        "one_process_whole_batch": whole,
+        "one_process_micro_batches_in_turn": in_turn,
+        "pipeline_compute_summed": sum(r["compute_s"] for r in best["ranks"]),
+    }
     source = min(candidates, key=lambda k: candidates[k])
     baseline, wall = candidates[source], best["wall_s"]
     speedup, ideal, limit = baseline / wall, ideal_speedup(p, m), limit_speedup(p, m, c)
-    in_turn = one_process.get("one_process_micro_batches_in_turn")
-    whole = one_process.get("one_process_whole_batch")
-    terms = {} if in_turn is None or whole is None else micro_batch_terms(whole, in_turn, limit, wall)
     return {
         "p": p,
         "m": m,
@@ -139,7 +134,7 @@ def pipeline_row(
         "limit": _r(limit),
         "of_ideal": _r(speedup / ideal),
         "of_limit": _r(speedup / limit),
-        **terms,
+        **micro_batch_terms(whole, in_turn, limit, wall),
         "steps_s": [_r(s["wall_s"]) for s in steps],
         "breakdown": [{k: (_r(v) if isinstance(v, float) else v) for k, v in r.items()} for r in best["ranks"]],
     }

@@ -125,11 +125,11 @@ def peer_rows(
     """One row per m from ColossalAI's timed steps (``time_colossalai``), made as pp_demo's rows are
     (``pipeline_row``: its fastest step, the best baseline, the limits, the breakdown), with
     pp_demo's two-rank training row beside it and the ratio of the two step times."""
-    from pp_demo.bench.breakdown import one_process_candidates, pipeline_row
+    from pp_demo.bench.breakdown import pipeline_row
 
     out = []
     for m, rank_steps in sorted(steps.items()):
-        row = pipeline_row(2, m, MODE, "1F1B", rank_steps, one_process_candidates(one_process_s, MODE, m), c)
+        row = pipeline_row(2, m, MODE, "1F1B", rank_steps, one_process_s, c)
         ours = next((r["pipeline_s"] for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
         ratio = None if ours is None else round(row["pipeline_s"] / ours, 4)
         out.append(

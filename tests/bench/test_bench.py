@@ -88,7 +88,7 @@ def test_a_row_takes_the_best_baseline_and_the_fastest_step():
         [(0.0, 2.0, [("F", 0.0, 1.0)]), (5.0, 6.5, [("F", 5.0, 6.0)])],
         [(0.0, 2.0, [("F", 1.0, 2.0)]), (5.0, 6.5, [("F", 5.5, 6.5)])],
     ]
-    alone = {"one_process_whole_batch": 2.4, "one_process_micro_batches_in_turn": 2.7}
+    alone = {"inference/0": 2.4, "inference/2": 2.7}  # the whole batch, and m = 2 micro-batches in turn
     row = pipeline_row(2, 2, "inference", "ScheduleGPipe", steps, alone, 2.0)
     assert row["pipeline_s"] == 1.5 and row["steps_s"] == [2.0, 1.5]
     assert row["baseline_from"] == "pipeline_compute_summed" and row["baseline_s"] == 2.0
