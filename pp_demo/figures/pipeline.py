@@ -18,7 +18,6 @@ from pp_demo.pipeline.stages import Stages
 
 __all__ = ["stage_contents", "draw_stage_split", "draw_sent_tensors", "draw_memory_per_device"]
 
-FONT_PT = PROJECTOR_PT  # every text, readable on a projector
 SENT = "hidden states\ninput_ids\nattention_mask"
 
 
@@ -66,9 +65,9 @@ def draw_stage_split(stages: Stages) -> Figure:
             end = (x + w + (gap if index < len(contents) - 1 else 0.5), start[1])
             _arrow(ax, start, end)
             if index < len(contents) - 1:
-                ax.text(x + w + gap / 2, y - 0.05, SENT, ha="center", va="top", fontsize=FONT_PT)
+                ax.text(x + w + gap / 2, y - 0.05, SENT, ha="center", va="top", fontsize=PROJECTOR_PT)
             x += w + gap
-        ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=FONT_PT)
+        ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=PROJECTOR_PT)
         return fig
     width = max(box_w) + text_inches(SENT) + 0.8
     step = box_h + _LINE_IN + 0.2 + _LINE_IN * 3 + 0.3  # a box with its title, then an arrow beside the sent lines
@@ -80,12 +79,12 @@ def draw_stage_split(stages: Stages) -> Figure:
         middle = 0.2 + max(box_w) / 2
         _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * 3 - 0.25))
         what = SENT if index < len(contents) - 1 else LOGITS
-        ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=FONT_PT)
+        ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=PROJECTOR_PT)
         y -= step
     return fig
 
 
-_LINE_IN = 0.27  # one line of text at FONT_PT, with its leading
+_LINE_IN = 0.27  # one line of text at PROJECTOR_PT, with its leading
 LOGITS = "logits\n(batch, labels)"
 
 
@@ -102,8 +101,8 @@ def _canvas(width: float, height: float) -> tuple[Figure, Any]:
 def _stage(ax: Any, x: float, y: float, w: float, h: float, title: str, lines: list[str], index: int) -> None:
     colour = _STAGE_COLOURS[index % len(_STAGE_COLOURS)]
     ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.05", facecolor=colour, alpha=0.35, lw=1.5))
-    ax.text(x + w / 2, y + h + 0.12, title, ha="center", va="bottom", fontsize=FONT_PT, weight="bold")
-    ax.text(x + w / 2, y + h / 2, "\n".join(lines), ha="center", va="center", fontsize=FONT_PT)
+    ax.text(x + w / 2, y + h + 0.12, title, ha="center", va="bottom", fontsize=PROJECTOR_PT, weight="bold")
+    ax.text(x + w / 2, y + h / 2, "\n".join(lines), ha="center", va="center", fontsize=PROJECTOR_PT)
 
 
 def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> None:
@@ -114,12 +113,11 @@ def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> Non
 _STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
 
 
-def draw_sent_tensors(
-    sent: Sequence[tuple[str, torch.Tensor]], stage_names: tuple[str, str] = ("stage 0", "stage 1")
-) -> Figure:
-    """What crosses from one stage to the next: one arrow per tensor, labelled with its name,
+def draw_sent_tensors(sent: Sequence[tuple[str, torch.Tensor]]) -> Figure:
+    """What crosses from stage 0 to stage 1: one arrow per tensor, labelled with its name,
     shape and dtype, read from the tensors themselves (``FirstStage``'s output)."""
     labels = [f"{name}  {tuple(t.shape)}  {str(t.dtype).removeprefix('torch.')}" for name, t in sent]
+    stage_names = ("stage 0", "stage 1")
     box_w = max(text_inches(n, weight="bold") for n in stage_names) + 0.5
     gap = max(map(text_inches, labels)) + 0.6
     row = 0.62
@@ -130,13 +128,11 @@ def draw_sent_tensors(
     for i, label in enumerate(labels):
         y = height - 0.75 - i * row
         _arrow(ax, (0.25 + box_w, y), (0.15 + box_w + gap, y))
-        ax.text(0.2 + box_w + gap / 2, y + 0.06, label, ha="center", va="bottom", fontsize=FONT_PT)
+        ax.text(0.2 + box_w + gap / 2, y + 0.06, label, ha="center", va="bottom", fontsize=PROJECTOR_PT)
     return fig
 
 
-def draw_memory_per_device(
-    columns: Mapping[str, Mapping[str, float]], device_gib: float, device_name: str = "one device"
-) -> Figure:
+def draw_memory_per_device(columns: Mapping[str, Mapping[str, float]], device_gib: float) -> Figure:
     """Bars of memory in GiB, one per column (the whole model, then each stage on its own
     device), stacked by what the memory holds, against the line of one device's memory."""
     parts = list(next(iter(columns.values())))
@@ -147,12 +143,12 @@ def draw_memory_per_device(
         values = [column[part] for column in columns.values()]
         ax.bar(list(columns), values, bottom=bottom, color=colour, label=part)
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    ax.axhline(device_gib, color="black", linestyle="--", lw=2, label=f"{device_name}: {device_gib:g} GiB")
+    ax.axhline(device_gib, color="black", linestyle="--", lw=2, label=f"one device: {device_gib:g} GiB")
     for x, total in enumerate(bottom):
-        ax.text(x, total + 2, f"{total:.0f}", ha="center", va="bottom", fontsize=FONT_PT)
-    ax.set_ylabel("GiB", fontsize=FONT_PT)
+        ax.text(x, total + 2, f"{total:.0f}", ha="center", va="bottom", fontsize=PROJECTOR_PT)
+    ax.set_ylabel("GiB", fontsize=PROJECTOR_PT)
     ax.set_ylim(0, max(*bottom, device_gib) * 1.18)
-    ax.tick_params(labelsize=FONT_PT)
-    ax.legend(fontsize=FONT_PT, loc="upper right", frameon=False)
+    ax.tick_params(labelsize=PROJECTOR_PT)
+    ax.legend(fontsize=PROJECTOR_PT, loc="upper right", frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig

@@ -43,6 +43,7 @@ def draw_review_grid(
     names = [cell.rule for cell in table[0]]
     length = max(case.length for case in resolved)
     width_data = length + (len(names) * _COLUMN) / _UNIT + 0.6
+    columns = [length + 0.6 + (j + 0.5) * _COLUMN / _UNIT for j in range(len(names))]  # each rule's middle
     inches = width_data * _UNIT
     height = _UNIT * (len(resolved) * 1.25 + 1.9) + 1.1
     fig = plt.figure(figsize=(inches, height))
@@ -50,15 +51,13 @@ def draw_review_grid(
     for i, (case, row) in enumerate(zip(resolved, table, strict=True)):
         y = -i * 1.25
         token_squares(ax, case.input_ids, case.attention_mask, y, pad_token_id)
-        for j, cell in enumerate(row):
-            x = length + 0.6 + (j + 0.5) * _COLUMN / _UNIT
+        for x, cell in zip(columns, row, strict=True):
             text = verdict_text(cell.position, cell.lands_on, cell.right)
             verdict_label(ax, x, y + 0.5, text, verdict_colour(cell.right))
     top = 1.15
     for k in range(length):
         ax.text(k + 0.5, top + 0.1, str(k), ha="center", va="bottom", fontsize=PROJECTOR_PT, color="#555555")
-    for j, rule in enumerate(names):
-        x = length + 0.6 + (j + 0.5) * _COLUMN / _UNIT
+    for x, rule in zip(columns, names, strict=True):
         ax.text(x, top + 0.1, _header(rule), ha="center", va="bottom", fontsize=PROJECTOR_PT, weight="bold")
     ax.set_xlim(-0.1, width_data)
     ax.set_ylim(-(len(resolved) - 1) * 1.25 - 0.2, top + 1.7)
