@@ -63,8 +63,7 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     ax.set_yticks(middle, [f"rank {s}" for s in range(n_stages)], fontsize=PROJECTOR_PT)
     ax.set_xticks(range(0, length + 1, 2), [str(t) for t in range(0, length + 1, 2)], fontsize=PROJECTOR_PT)
     ax.set_xlabel("time slot (one micro-batch through one stage)", fontsize=PROJECTOR_PT)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
+    ax.spines[["top", "right", "left"]].set_visible(False)
     ax.set_title(title, fontsize=PROJECTOR_PT)
     # below the axis: the key, not a paragraph of title
     fig.legend(handles=key, loc="outside lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
