@@ -116,12 +116,11 @@ def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
         f"{'p':>1}  {'m':>1}  {'mode':<9}  {'schedule':<13}  {'speedup':>7}  {'ideal':>5}  {'of ideal':>8}  "
         f"{'limit':>5}  {'of limit':>8}",
     ]
-    for row in result["rows"]:
-        lines.append(
-            f"{row['p']:>1}  {row['m']:>1}  {row['mode']:<9}  {row['schedule']:<13}  {row['speedup']:>6.2f}x  "
-            f"{row['ideal']:>4.2f}x  {row['of_ideal']:>8.2f}  {row['limit']:>4.2f}x  {row['of_limit']:>8.2f}"
-        )
-    return lines
+    return lines + [
+        f"{row['p']:>1}  {row['m']:>1}  {row['mode']:<9}  {row['schedule']:<13}  {row['speedup']:>6.2f}x  "
+        f"{row['ideal']:>4.2f}x  {row['of_ideal']:>8.2f}  {row['limit']:>4.2f}x  {row['of_limit']:>8.2f}"
+        for row in result["rows"]
+    ]
 
 
 def format_bench(result: dict[str, Any]) -> str:
