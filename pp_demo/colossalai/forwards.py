@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from pp_demo.pipeline.families import family_of
+from pp_demo.pipeline.stages import count_layers as num_layers  # the one stage holds every layer
 from pp_demo.silent_imports import import_quietly
 
 __all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]
@@ -33,10 +34,10 @@ __all__ += ["one_stage", "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_
 __all__ += ["forget_imported_tree", "cuda_set_device_is_a_no_op"]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
+"""A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
 # (tests/colossalai/test_colossalai.py shows why): beside these forwards it is built eager.
 FORWARD_ATTENTION = {"gpt2": "eager"}
-"""A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 
 # family -> the class in colossalai.shardformer.modeling.<family> whose
 # <family>_for_sequence_classification_forward is the family's pooled pipeline forward
@@ -123,13 +124,6 @@ def cuda_set_device_is_a_no_op() -> Iterator[None]:
         yield
     finally:
         torch.cuda.set_device = real
-
-
-def num_layers(model: Any) -> int:
-    """How many decoder layers the model has (its one stage holds them all)."""
-    family = family_of(model)
-    body = functools.reduce(getattr, family.body.split("."), model)
-    return len(getattr(body, family.layers))
 
 
 def pipeline_forward(family: str) -> Callable[..., Any]:
