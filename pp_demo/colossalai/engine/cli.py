@@ -8,7 +8,6 @@ processes are the ranks, for one tree. One progress line per case, then per case
 """
 
 import argparse
-import functools
 import os
 import pathlib
 import sys
@@ -39,8 +38,8 @@ def tree_folder(tree: str) -> pathlib.Path | None:
     return variant_tree(SDIST, tree, default_cache(), os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
 
 
-def _same(record: dict[str, Any], key: str, reference: str) -> bool:
-    return bool(abs(record[key] - record[reference]) <= record["tolerance"])
+def _loss_equal(record: dict[str, Any]) -> bool:
+    return bool(abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"])
 
 
 def verdict_lines(record: dict[str, Any]) -> list[str]:
@@ -48,7 +47,7 @@ def verdict_lines(record: dict[str, Any]) -> list[str]:
     if "cannot run" in record:
         return [f"{case_name(record):<32} cannot run on the plugin:", f"    {record['cannot run']}"]
     first = f"{case_name(record):<32} row matches model.forward: {record['matches']}"
-    loss = "equal" if _same(record, "loss", "model.forward loss") else "differs"
+    loss = "equal" if _loss_equal(record) else "differs"
     second = f"    loss {record['loss']:.6f} (model.forward {record['model.forward loss']:.6f}): {loss}"
     if record["largest gradient difference"] is not None:
         grads = "equal" if record["largest gradient difference"] <= record["tolerance"] else "differ"
@@ -58,7 +57,7 @@ def verdict_lines(record: dict[str, Any]) -> list[str]:
 
 def _cell(record: dict[str, Any]) -> str:
     rows = "".join("TF"[not m] for m in record["matches"])
-    loss = "=" if _same(record, "loss", "model.forward loss") else "x"
+    loss = "=" if _loss_equal(record) else "x"
     grads = "=" if record["largest gradient difference"] <= record["tolerance"] else "x"
     return f"{rows:<5}{loss:<5}{grads}"
 
@@ -151,16 +150,16 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     inside = imported.is_relative_to(folder.resolve()) if folder else "site-packages" in str(imported)
     records: list[dict[str, Any]] = []
 
-    def on_record(index: int, record: dict[str, Any]) -> None:
+    def on_record(_: int, record: dict[str, Any]) -> None:  # the last rank has a record of every case
         records.append(record)
-        print(f"[{index + 1}/{len(cases)}] {case_name(record)}: done", flush=True)
+        print(f"[{len(records)}/{len(cases)}] {case_name(record)}: done", flush=True)
 
     # a watchdog per case: a rank that does not finish in time says so and exits
-    for index, case in enumerate(cases):
+    for case in cases:
         timer = threading.Timer(args.case_timeout, _give_up, (rank, case_name(case), args.case_timeout))
         timer.start()
         try:
-            run_cases([case], args.dtype, rank, world, functools.partial(_renumbered, on_record, index))
+            run_cases([case], args.dtype, rank, world, on_record)
         finally:
             timer.cancel()
     dist.destroy_process_group()
@@ -170,10 +169,6 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     if args.out:
         output_paths.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
-
-
-def _renumbered(on_record: Any, index: int, _: int, record: dict[str, Any]) -> None:
-    on_record(index, record)
 
 
 def _give_up(rank: int, name: str, seconds: float) -> None:
