@@ -18,12 +18,16 @@ callable by the model's class, in the shape ``pp_demo.verify.checker.judge`` tak
 
 import contextlib
 import functools
+import importlib.util
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from pp_demo.pipeline.families import family_of
 from pp_demo.pipeline.stages import count_layers as num_layers  # the one stage holds every layer
@@ -82,8 +86,6 @@ def _import_quietly(name: str) -> ModuleType:
 @functools.cache
 def one_stage() -> tuple[Any, Any]:
     """``(stage_manager, shard_config)`` of a one-stage pipeline in this process, made once."""
-    import torch.distributed as dist
-
     cluster = _import_quietly("colossalai.cluster")
     stage_manager = _import_quietly("colossalai.pipeline.stage_manager")
     shardformer = _import_quietly("colossalai.shardformer")
@@ -212,9 +214,6 @@ def colossalai_forward(model: Any, input_ids: torch.Tensor, attention_mask: torc
 def forwards_in_tree() -> dict[str, object]:
     """``{family: forward}`` for every pooling forward the imported ColossalAI has: eight in
     0.5.0, nine in a tree with ``qwen3.py`` (checked by file, so nothing else is imported)."""
-    import importlib.util
-    import os
-
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
     if modeling is None or not modeling.submodule_search_locations:
         raise ImportError(_MISSING)
@@ -226,8 +225,6 @@ def forwards_in_tree() -> dict[str, object]:
 def forget_imported_tree() -> None:
     """Drop the imported ColossalAI and what was made from it, so that the next call imports
     another tree from ``sys.path`` (pp_demo.colossalai.pull_request.verify runs several variants in one process)."""
-    import sys
-
     for name in [n for n in sys.modules if n == "colossalai" or n.startswith("colossalai.")]:
         del sys.modules[name]
     one_stage.cache_clear()

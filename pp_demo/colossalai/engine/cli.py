@@ -14,9 +14,12 @@ import sys
 import threading
 from typing import Any
 
-from pp_demo import output_paths
+import torch
+import torch.distributed as dist
+
+from pp_demo import bounds, output_paths
 from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import row_text
 
@@ -33,8 +36,6 @@ def tree_folder(tree: str) -> pathlib.Path | None:
     """The folder to put first on the path for ``tree`` (``None``: the installed package)."""
     if tree == "installed":
         return None
-    from pp_demo.colossalai.pull_request.sdists import default_cache, variant_tree
-
     return variant_tree(SDIST, tree, default_cache(), os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
 
 
@@ -127,9 +128,6 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _under_torchrun(args: argparse.Namespace) -> int:
     """This process is one of torchrun's two ranks: one tree, the cases run here."""
-    import torch
-    import torch.distributed as dist
-
     from pp_demo.colossalai.engine.worker import prepare_colossalai, run_cases
 
     if len(args.tree) != 1:
@@ -179,14 +177,9 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
 def _check_before_the_run(args: argparse.Namespace) -> None:
     """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
     a record of more runs there), the case timeout, NCCL on a torch without it."""
-    from pp_demo.bounds import seconds
-
-    seconds(args.case_timeout, "--case-timeout")
-    if args.backend == "nccl":
-        import torch.distributed as dist
-
-        if not dist.is_nccl_available():
-            raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
+    bounds.seconds(args.case_timeout, "--case-timeout")
+    if args.backend == "nccl" and not dist.is_nccl_available():
+        raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
     if args.out:
         args.out = str(output_paths.output_path(args.out, RESULTS.name))
         runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))
