@@ -18,14 +18,19 @@ callable by the model's class, in the shape ``pp_demo.verify.checker.judge`` tak
 
 import contextlib
 import functools
+import importlib.util
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from pp_demo.pipeline.families import family_of
+from pp_demo.pipeline.stages import count_layers as num_layers  # the one stage holds every layer
 from pp_demo.silent_imports import import_quietly
 
 __all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]
@@ -33,10 +38,10 @@ __all__ += ["one_stage", "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_
 __all__ += ["forget_imported_tree", "cuda_set_device_is_a_no_op"]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
+"""A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 # GPT-2's default sdpa attention differs from ColossalAI's body by float noise on every row
 # (tests/colossalai/test_colossalai.py shows why): beside these forwards it is built eager.
 FORWARD_ATTENTION = {"gpt2": "eager"}
-"""A pooled forward ``(model, input_ids, attention_mask) -> logits``, as the checker takes."""
 
 # family -> the class in colossalai.shardformer.modeling.<family> whose
 # <family>_for_sequence_classification_forward is the family's pooled pipeline forward
@@ -81,8 +86,6 @@ def _import_quietly(name: str) -> ModuleType:
 @functools.cache
 def one_stage() -> tuple[Any, Any]:
     """``(stage_manager, shard_config)`` of a one-stage pipeline in this process, made once."""
-    import torch.distributed as dist
-
     cluster = _import_quietly("colossalai.cluster")
     stage_manager = _import_quietly("colossalai.pipeline.stage_manager")
     shardformer = _import_quietly("colossalai.shardformer")
@@ -123,13 +126,6 @@ def cuda_set_device_is_a_no_op() -> Iterator[None]:
         yield
     finally:
         torch.cuda.set_device = real
-
-
-def num_layers(model: Any) -> int:
-    """How many decoder layers the model has (its one stage holds them all)."""
-    family = family_of(model)
-    body = functools.reduce(getattr, family.body.split("."), model)
-    return len(getattr(body, family.layers))
 
 
 def pipeline_forward(family: str) -> Callable[..., Any]:
@@ -218,9 +214,6 @@ def colossalai_forward(model: Any, input_ids: torch.Tensor, attention_mask: torc
 def forwards_in_tree() -> dict[str, object]:
     """``{family: forward}`` for every pooling forward the imported ColossalAI has: eight in
     0.5.0, nine in a tree with ``qwen3.py`` (checked by file, so nothing else is imported)."""
-    import importlib.util
-    import os
-
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
     if modeling is None or not modeling.submodule_search_locations:
         raise ImportError(_MISSING)
@@ -232,8 +225,6 @@ def forwards_in_tree() -> dict[str, object]:
 def forget_imported_tree() -> None:
     """Drop the imported ColossalAI and what was made from it, so that the next call imports
     another tree from ``sys.path`` (pp_demo.colossalai.pull_request.verify runs several variants in one process)."""
-    import sys
-
     for name in [n for n in sys.modules if n == "colossalai" or n.startswith("colossalai.")]:
         del sys.modules[name]
     one_stage.cache_clear()

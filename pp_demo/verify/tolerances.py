@@ -26,13 +26,11 @@ __all__ = ["tolerance", "DTYPES", "dtype_named", "check_separates"]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 """The precisions a run can be asked for by name (``--dtype``), fp32 the default."""
 
-_HALF = {torch.bfloat16: 1e-2, torch.float16: 1e-2}
-
 
 def tolerance(device: "str | torch.device", dtype: torch.dtype = torch.float32) -> float:
     """The largest max |logit difference| that still counts as a match, by device and dtype."""
-    if dtype in _HALF:
-        return _HALF[dtype]
+    if dtype in (torch.bfloat16, torch.float16):
+        return 1e-2
     return 1e-6 if torch.device(device).type == "cpu" else 1e-5
 
 

@@ -34,9 +34,7 @@ def stage_evidence(record: dict[str, Any]) -> tuple[bool, set[str]]:
     """Whether every stage's every forward call received ``input_ids``; the names of the
     tensors that crossed between the ranks (``hidden_states``; ``tensor`` for a bare gradient)."""
     stages = record["evidence"]
-    received = all("input_ids" in call for stage in stages for call in stage["received"]) and all(
-        stage["received"] for stage in stages
-    )
+    received = all(stage["received"] and all("input_ids" in call for call in stage["received"]) for stage in stages)
     crossed = {name for stage in stages for sent in stage["sent"] for name in re.findall(r"(\w+)\[", sent)}
     return received, crossed
 

@@ -8,16 +8,18 @@ processes are the ranks, for one tree. One progress line per case, then per case
 """
 
 import argparse
-import functools
 import os
 import pathlib
 import sys
 import threading
 from typing import Any
 
-from pp_demo import output_paths
+import torch
+import torch.distributed as dist
+
+from pp_demo import bounds, output_paths
 from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import row_text
 
@@ -34,13 +36,11 @@ def tree_folder(tree: str) -> pathlib.Path | None:
     """The folder to put first on the path for ``tree`` (``None``: the installed package)."""
     if tree == "installed":
         return None
-    from pp_demo.colossalai.pull_request.sdists import default_cache, variant_tree
-
     return variant_tree(SDIST, tree, default_cache(), os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
 
 
-def _same(record: dict[str, Any], key: str, reference: str) -> bool:
-    return bool(abs(record[key] - record[reference]) <= record["tolerance"])
+def _loss_equal(record: dict[str, Any]) -> bool:
+    return bool(abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"])
 
 
 def verdict_lines(record: dict[str, Any]) -> list[str]:
@@ -48,7 +48,7 @@ def verdict_lines(record: dict[str, Any]) -> list[str]:
     if "cannot run" in record:
         return [f"{case_name(record):<32} cannot run on the plugin:", f"    {record['cannot run']}"]
     first = f"{case_name(record):<32} row matches model.forward: {record['matches']}"
-    loss = "equal" if _same(record, "loss", "model.forward loss") else "differs"
+    loss = "equal" if _loss_equal(record) else "differs"
     second = f"    loss {record['loss']:.6f} (model.forward {record['model.forward loss']:.6f}): {loss}"
     if record["largest gradient difference"] is not None:
         grads = "equal" if record["largest gradient difference"] <= record["tolerance"] else "differ"
@@ -58,7 +58,7 @@ def verdict_lines(record: dict[str, Any]) -> list[str]:
 
 def _cell(record: dict[str, Any]) -> str:
     rows = "".join("TF"[not m] for m in record["matches"])
-    loss = "=" if _same(record, "loss", "model.forward loss") else "x"
+    loss = "=" if _loss_equal(record) else "x"
     grads = "=" if record["largest gradient difference"] <= record["tolerance"] else "x"
     return f"{rows:<5}{loss:<5}{grads}"
 
@@ -128,9 +128,6 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _under_torchrun(args: argparse.Namespace) -> int:
     """This process is one of torchrun's two ranks: one tree, the cases run here."""
-    import torch
-    import torch.distributed as dist
-
     from pp_demo.colossalai.engine.worker import prepare_colossalai, run_cases
 
     if len(args.tree) != 1:
@@ -151,16 +148,16 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     inside = imported.is_relative_to(folder.resolve()) if folder else "site-packages" in str(imported)
     records: list[dict[str, Any]] = []
 
-    def on_record(index: int, record: dict[str, Any]) -> None:
+    def on_record(_: int, record: dict[str, Any]) -> None:  # the last rank has a record of every case
         records.append(record)
-        print(f"[{index + 1}/{len(cases)}] {case_name(record)}: done", flush=True)
+        print(f"[{len(records)}/{len(cases)}] {case_name(record)}: done", flush=True)
 
     # a watchdog per case: a rank that does not finish in time says so and exits
-    for index, case in enumerate(cases):
+    for case in cases:
         timer = threading.Timer(args.case_timeout, _give_up, (rank, case_name(case), args.case_timeout))
         timer.start()
         try:
-            run_cases([case], args.dtype, rank, world, functools.partial(_renumbered, on_record, index))
+            run_cases([case], args.dtype, rank, world, on_record)
         finally:
             timer.cancel()
     dist.destroy_process_group()
@@ -172,10 +169,6 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     return _report(runs, args)
 
 
-def _renumbered(on_record: Any, index: int, _: int, record: dict[str, Any]) -> None:
-    on_record(index, record)
-
-
 def _give_up(rank: int, name: str, seconds: float) -> None:
     print(f"rank {rank}: case {name} did not finish within {seconds:g} s; stopping", file=sys.stderr, flush=True)
     os._exit(3)
@@ -184,14 +177,9 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
 def _check_before_the_run(args: argparse.Namespace) -> None:
     """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
     a record of more runs there), the case timeout, NCCL on a torch without it."""
-    from pp_demo.bounds import seconds
-
-    seconds(args.case_timeout, "--case-timeout")
-    if args.backend == "nccl":
-        import torch.distributed as dist
-
-        if not dist.is_nccl_available():
-            raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
+    bounds.seconds(args.case_timeout, "--case-timeout")
+    if args.backend == "nccl" and not dist.is_nccl_available():
+        raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
     if args.out:
         args.out = str(output_paths.output_path(args.out, RESULTS.name))
         runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))

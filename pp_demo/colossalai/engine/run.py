@@ -195,7 +195,6 @@ def run_engine(
     start_timeout_s: float = 180,
     case_timeout_s: float = 60,
     progress: Callable[[str], None] | None = None,
-    world: int = 2,
 ) -> dict[str, Any]:
     """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases.
 
@@ -206,7 +205,7 @@ def run_engine(
         folder = pathlib.Path(name)
         job = folder / "job.json"
         job.write_text(json.dumps({"cases": cases, "dtype": dtype, "backend": backend, "timeout_s": case_timeout_s}))
-        processes = start_ranks(tree, job, folder, world)
+        processes = start_ranks(tree, job, folder, 2)  # the plugin's two stages
         try:
             records, failure = _watch(processes, folder, cases, start_timeout_s, case_timeout_s, progress)
         finally:

@@ -160,11 +160,6 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _variant_patch(variant: str) -> str:
-    parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]
-    return "".join(part[f] for part, files in parts for f in files)
-
-
 def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
     """The sdist's ``colossalai`` package only, into ``into/colossalai``."""
     prefix = f"{stem}/colossalai/"
@@ -189,7 +184,8 @@ def variant_tree(
     """
     stem = SDISTS[requirement]
     tree = cache / "trees" / stem / variant.replace(" ", "_").replace("+", "plus")
-    wanted = _variant_patch(variant)
+    parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]
+    wanted = "".join(part[f] for part, files in parts for f in files)  # the variant's diff
     marker = tree / ".applied"
     if marker.is_file() and marker.read_text() == wanted:
         return tree

@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from pp_demo.colossalai.forwards import FORWARD_ATTENTION
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.colossalai.forwards import FORWARD_ATTENTION, forget_imported_tree, forwards_in_tree
+from pp_demo.pipeline.families import FAMILIES, build_model
 from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
 from pp_demo.verify.checker.batches import random_row
 from pp_demo.verify.compare import compare_rows, forward_logits
@@ -75,21 +75,17 @@ def run_variant(
 
 
 def _import_tree(tree: str) -> tuple[str, bool, dict[str, Any]]:
-    from pp_demo.colossalai import forwards
-
-    forwards.forget_imported_tree()
+    forget_imported_tree()
     sys.path = [p for p in sys.path if p != tree]
     sys.path.insert(0, tree)
     # the nightly prints a "please install" line when imported from source: keep stdout clean
     with contextlib.redirect_stdout(sys.stderr):
         import colossalai
     inside = pathlib.Path(colossalai.__file__).resolve().is_relative_to(pathlib.Path(tree).resolve())
-    return colossalai.__version__, inside, forwards.forwards_in_tree()
+    return colossalai.__version__, inside, forwards_in_tree()
 
 
 def main(job_path: str, out_path: str) -> None:
-    from pp_demo.pipeline.families import build_model
-
     job = json.loads(pathlib.Path(job_path).read_text())
     data = claim_batches()
     models = {}

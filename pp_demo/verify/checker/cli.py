@@ -11,6 +11,7 @@ so a callable that ends its process (``os._exit``, a crash, a signal) is a verdi
 
 import argparse
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -49,8 +50,6 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
-    import signal
-
     from pp_demo.verify.checker.report import EXIT_INTERRUPTED
 
     try:

@@ -39,11 +39,9 @@ from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled
 
 __all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker.report
 
-# What the callable can do to the process it runs in, and what this module then sees: an
-# exception (SystemExit too) or a hang past timeout_s is a verdict; os._exit, a crash in C or a
-# signal ends the caller's process with it, and no verdict can be given from inside. The
-# command ``python -m pp_demo check`` therefore runs this in a child it watches
-# (pp_demo.verify.checker.guard); ``watching_batches`` tells that child's journal each batch.
+# A callable that ends its process gets no verdict from inside it (check_forward's docstring), so
+# ``python -m pp_demo check`` runs this in a child it watches (pp_demo.verify.checker.guard);
+# ``watching_batches`` tells that child's journal each batch.
 _batch_watchers: list[Callable[..., None]] = []
 
 
