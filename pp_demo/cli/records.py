@@ -88,7 +88,9 @@ def _train_study(args: argparse.Namespace) -> int:
 
     count_value(args.seeds, "--seeds", 1, 1000)
     committed = results_path()
-    print(f"wrote {main(study_folder(args.out, committed.name, args.seeds, args.force), args.seeds)}")
+    path = study_folder(args.out, committed.name, args.seeds, args.force) / committed.name
+    write_json(path, main(args.seeds))
+    print(f"wrote {path}")
     if args.out is None and committed.is_file():
         print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")
     return 0
