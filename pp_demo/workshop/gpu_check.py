@@ -72,15 +72,6 @@ def visible_gpus() -> list[str]:
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
-def ranks_backend(n_ranks: int) -> str:
-    """What ``reproduce --distributed`` ranks will use here, e.g. ``"nccl on cuda"``. The
-    check's one call of the pipeline's device rule (``pp_demo.pipeline.on_rank``)."""
-    from pp_demo.pipeline.on_rank import backend_and_device
-
-    backend, device = backend_and_device(0, n_ranks)[:2]  # a third item, a note, where the rule gives one
-    return f"{backend} on {device.type}"
-
-
 def _in_this_tree(argv: tuple[str, ...], parser: argparse.ArgumentParser) -> bool:
     """Does this tree's ``python -m pp_demo`` (its ``parser``) know the job and its options?
     Parsed only, nothing runs: a job another branch adds is "not available" until it is merged.
@@ -211,8 +202,11 @@ def run_step(step: Step, root: Path = Path(".")) -> Outcome:
         verdict, note = _compare_with_cpu(step, output, root)
     else:
         verdict, note = PASS, ""
-    if "--distributed" in step.argv:
-        note = f"ranks: {ranks_backend(2)}; {note}"
+    if "--distributed" in step.argv:  # what its two ranks use here, by the pipeline's own rule: "nccl on cuda"
+        from pp_demo.pipeline.on_rank import backend_and_device
+
+        backend, device, _ = backend_and_device(0, 2)
+        note = f"ranks: {backend} on {device.type}; {note}"
     tail = [] if verdict == PASS else _clean(output, root).splitlines()[-15:]
     seconds = round(time.monotonic() - started, 1)
     return Outcome(step.name, command_text(step.argv), step.timeout_s, verdict, note, seconds, tail)
