@@ -105,16 +105,10 @@ def check_checkout(checkout: Path) -> Check:
     return Check(OK, "checkout", str(checkout))
 
 
-def check_torch_build() -> Check | None:
-    """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
-    version = platform_checks.package_version("torch")
-    if version is None:
-        return None
-    return Check(
-        *platform_checks.torch_build_check(
-            version, importlib.metadata.requires("torch") or [], platform_checks.visible_gpu()
-        )
-    )
+def check_torch_build() -> Check:
+    """CPU, CUDA or MPS build, against a visible GPU; asked only where torch is installed."""
+    version, requires = importlib.metadata.version("torch"), importlib.metadata.requires("torch") or []
+    return Check(*platform_checks.torch_build_check(version, requires, platform_checks.visible_gpu()))
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
@@ -297,8 +291,7 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     checks = [check_python(), Check(*platform_checks.platform_support()), check_checkout(checkout)]
     checks += [check_package(name, pins) for name in REQUIRED]
     torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
-    build = check_torch_build()
-    checks += [build] if build else []
+    checks += [check_torch_build()] if torch_ok else []
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
