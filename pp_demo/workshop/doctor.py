@@ -64,12 +64,9 @@ class Check:
 
 def read_pins(path: Path = PINS) -> dict[str, str]:
     """``{name: version}`` of the ``name==version`` lines; comments, markers, hashes ignored."""
-    pins = {}
-    for line in path.read_text().splitlines():
-        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+)", line)
-        if match:
-            pins[_normal(match[1])] = match[3]
-    return pins
+    pin = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+)")
+    found = (pin.match(line) for line in path.read_text().splitlines())
+    return {_normal(match[1]): match[3] for match in found if match}
 
 
 def _normal(name: str) -> str:
@@ -180,8 +177,7 @@ def check_kernel(notebooks: Path | None = None) -> Check:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        return int(probe.getsockname()[1])
 
 
 RANK = """
