@@ -220,7 +220,7 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
 
 
 PROBE = """
-import importlib, io, json, os, sys, tempfile
+import importlib, json, os, sys, tempfile
 modules, colossalai = json.loads(sys.argv[1]), sys.argv[2] == "1"
 report = {"error": None, "line": None}
 with tempfile.TemporaryFile() as caught:
@@ -291,9 +291,8 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
-    if not torch_ok:
+    if ranks is None:  # no torch: nothing started
         return checks + [Check(SKIP, name, "needs torch") for name in TORCH_CHECKS]
-    assert ranks is not None  # started above, since torch is there
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 
