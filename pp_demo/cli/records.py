@@ -1,6 +1,5 @@
 """The commands that run for minutes and write a record: ``bench``, ``train-study``, ``verify-pr``,
-``colossalai-engine``, each command's parser beside its handler. Where they write is checked
-before the work (``pp_demo.output_paths``)."""
+``colossalai-engine``. Where they write is checked before the work (``pp_demo.output_paths``)."""
 
 import argparse
 from collections.abc import Callable
