@@ -31,8 +31,7 @@ __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_recor
 _STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
 NBVAL = tuple(_STRICT.split())
 NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
-PASS, TIMEOUT = "pass", "timeout"  # with machine.FAIL and SKIP, a step's status
-TWO_GPUS = "needs 2 GPUs"
+PASS, TIMEOUT = "pass", "timeout"  # with platform_checks' FAIL and SKIP, a step's status
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | 
         return "not available in this tree"
     if "colossalai-engine" in step.argv and not installed("colossalai"):
         return "ColossalAI is not installed in this environment (make colossalai)"
-    return TWO_GPUS if step.needs_gpus > n_gpus else None
+    return f"needs {step.needs_gpus} GPUs" if step.needs_gpus > n_gpus else None
 
 
 def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = Path(".")) -> list[Step]:
