@@ -54,9 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: --notebooks {args.notebooks} is not a folder", file=sys.stderr)
         return 2
     command, notes, url = lab_command(extra, root=NOTEBOOKS if args.notebooks is None else args.notebooks)
-    for note in notes:
-        print(note)
-    print(f"JupyterLab: {url}", flush=True)
+    print(*notes, f"JupyterLab: {url}", sep="\n", flush=True)
     os.execv(command[0], command)
     return 0  # not reached: the process is JupyterLab now
 
