@@ -223,8 +223,8 @@ def outcome(accuracy: dict[str, Any]) -> str:
     return "below 0.7" if max(accuracy.values()) < 0.7 else "between"
 
 
-def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
-    return Path(folder) / f"training_study_{version}.json"
+def results_path() -> Path:
+    return Path("results") / f"training_study_{transformers.__version__}.json"
 
 
 def main(seeds: int = 10) -> dict[str, Any]:
