@@ -63,16 +63,15 @@ def check_folder_writable(folder: Path, flag: str, given: str | Path | None = No
         raise BadInput(f"{label}: cannot write in {existing} (read-only?)")
 
 
-def output_path(out: str | Path, name: str, flag: str = "--out") -> Path:
+def output_path(out: str | Path, name: str) -> Path:
     """The file a command will write for ``--out out``: ``out/name`` when ``out`` is a folder
     (one that exists, or one written with a trailing slash), else ``out`` itself; checked."""
-    given = str(out)
     path = Path(out)
-    if path.is_dir() or given.endswith(("/", os.sep)):
+    if path.is_dir() or str(out).endswith(("/", os.sep)):
         path = path / name
     if path.is_dir():
-        raise BadInput(f"{flag} {out}: {path} is a folder, not a file")
-    check_folder_writable(path.parent, flag, out)
+        raise BadInput(f"--out {out}: {path} is a folder, not a file")
+    check_folder_writable(path.parent, "--out", out)
     return path
 
 
@@ -83,9 +82,7 @@ def is_committed_result(path: Path) -> bool:
     return path.is_file() and path.resolve().parent in folders
 
 
-def check_not_fewer(
-    path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool, flag: str = "--out"
-) -> None:
+def check_not_fewer(path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool) -> None:
     """Refuse to replace the record at ``path`` that holds more ``what`` (seeds, runs) than
     this run's ``count``, read with ``count_of(record)``; ``force`` replaces it anyway. A file
     that is not such a record (no JSON, another shape) is left to the writer as before."""
@@ -97,8 +94,8 @@ def check_not_fewer(
         return
     if count < held:
         raise BadInput(
-            f"{flag} {path} holds {held} {what}, this run would write {count}: replacing it with fewer takes "
-            f"--force; or give {held} or more, or another {flag}"
+            f"--out {path} holds {held} {what}, this run would write {count}: replacing it with fewer takes "
+            f"--force; or give {held} or more, or another --out"
         )
 
 

@@ -1,5 +1,4 @@
-"""``table``, ``explore``, ``reproduce``, ``families``: where the rules pool, and the pipeline
-against ``model.forward``, each command's parser beside its handler."""
+"""``table``, ``explore``, ``reproduce``, ``families``: where the rules pool; the pipeline against ``model.forward``."""
 
 import argparse
 from typing import Any, Literal
@@ -128,7 +127,6 @@ def _add_row_commands(jobs: Any) -> None:
 
 
 def _add_pipeline_commands(jobs: Any) -> None:
-
     reproduce = jobs.add_parser(
         "reproduce",
         help="the main job: the padding table and the bug, reproduced",

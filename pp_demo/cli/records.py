@@ -1,6 +1,5 @@
 """The commands that run for minutes and write a record: ``bench``, ``train-study``, ``verify-pr``,
-``colossalai-engine``, each command's parser beside its handler. Where they write is checked
-before the work (``pp_demo.output_paths``)."""
+``colossalai-engine``. Where they write is checked before the work (``pp_demo.output_paths``)."""
 
 import argparse
 from collections.abc import Callable
@@ -88,7 +87,9 @@ def _train_study(args: argparse.Namespace) -> int:
 
     count_value(args.seeds, "--seeds", 1, 1000)
     committed = results_path()
-    print(f"wrote {main(study_folder(args.out, committed.name, args.seeds, args.force), args.seeds)}")
+    path = study_folder(args.out, committed.name, args.seeds, args.force) / committed.name
+    write_json(path, main(args.seeds))
+    print(f"wrote {path}")
     if args.out is None and committed.is_file():
         print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")
     return 0

@@ -11,7 +11,6 @@ explanation of notebook 05); the first-pad rule and the fix on a pad == eos vari
 task, where the first-pad rule's bug shows. ``pad_sight`` measures what a pad position sees.
 """
 
-import json
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -21,7 +20,6 @@ from typing import Any
 import torch
 import transformers
 
-from pp_demo.errors import BadInput
 from pp_demo.pipeline import runner
 from pp_demo.pipeline.in_process import pipeline_logits
 from pp_demo.pipeline.jobs import IGNORED, Job, Training
@@ -225,18 +223,12 @@ def outcome(accuracy: dict[str, Any]) -> str:
     return "below 0.7" if max(accuracy.values()) < 0.7 else "between"
 
 
-def results_path(version: str = transformers.__version__, folder: str | Path = "results") -> Path:
-    return Path(folder) / f"training_study_{version}.json"
+def results_path() -> Path:
+    return Path("results") / f"training_study_{transformers.__version__}.json"
 
 
-def main(out_folder: str | Path = "results", seeds: int = 10) -> Path:
-    """Run the whole study on this version and write its results file."""
-    if not isinstance(seeds, int) or seeds < 1:
-        raise BadInput(f"the study needs at least one seed, got {seeds!r}")
+def main(seeds: int = 10) -> dict[str, Any]:
+    """The whole study on this version over ``seeds`` seeds (``train-study`` checks them and writes the record)."""
     torch.set_num_threads(1)
     settings = StudySettings(seeds=tuple(range(seeds)))
-    results = run_study(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
-    path = results_path(folder=out_folder)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=1) + "\n")
-    return path
+    return run_study(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))

@@ -64,12 +64,9 @@ class Check:
 
 def read_pins(path: Path = PINS) -> dict[str, str]:
     """``{name: version}`` of the ``name==version`` lines; comments, markers, hashes ignored."""
-    pins = {}
-    for line in path.read_text().splitlines():
-        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+)", line)
-        if match:
-            pins[_normal(match[1])] = match[3]
-    return pins
+    pin = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*==\s*([^\s;#\\]+)")
+    found = (pin.match(line) for line in path.read_text().splitlines())
+    return {_normal(match[1]): match[3] for match in found if match}
 
 
 def _normal(name: str) -> str:
@@ -105,16 +102,10 @@ def check_checkout(checkout: Path) -> Check:
     return Check(OK, "checkout", str(checkout))
 
 
-def check_torch_build() -> Check | None:
-    """CPU, CUDA or MPS build, against a visible GPU; None without torch (its own check fails)."""
-    version = platform_checks.package_version("torch")
-    if version is None:
-        return None
-    return Check(
-        *platform_checks.torch_build_check(
-            version, importlib.metadata.requires("torch") or [], platform_checks.visible_gpu()
-        )
-    )
+def check_torch_build() -> Check:
+    """CPU, CUDA or MPS build, against a visible GPU; asked only where torch is installed."""
+    version, requires = importlib.metadata.version("torch"), importlib.metadata.requires("torch") or []
+    return Check(*platform_checks.torch_build_check(version, requires, platform_checks.visible_gpu()))
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
@@ -186,8 +177,7 @@ def check_kernel(notebooks: Path | None = None) -> Check:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        return int(probe.getsockname()[1])
 
 
 RANK = """
@@ -230,7 +220,7 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
 
 
 PROBE = """
-import importlib, io, json, os, sys, tempfile
+import importlib, json, os, sys, tempfile
 modules, colossalai = json.loads(sys.argv[1]), sys.argv[2] == "1"
 report = {"error": None, "line": None}
 with tempfile.TemporaryFile() as caught:
@@ -297,14 +287,12 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     checks = [check_python(), Check(*platform_checks.platform_support()), check_checkout(checkout)]
     checks += [check_package(name, pins) for name in REQUIRED]
     torch_ok = next(c for c in checks if c.name == "torch").status != FAIL
-    build = check_torch_build()
-    checks += [build] if build else []
+    checks += [check_torch_build()] if torch_ok else []
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
-    if not torch_ok:
+    if ranks is None:  # no torch: nothing started
         return checks + [Check(SKIP, name, "needs torch") for name in TORCH_CHECKS]
-    assert ranks is not None  # started above, since torch is there
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
 
 

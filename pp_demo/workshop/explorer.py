@@ -72,7 +72,7 @@ def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]
         raise BadInput(f"{what} must be a sequence of whole numbers or a string like '0 0 5 6', got {values!r}")
     items = tuple(values)
     for value in items:
-        if isinstance(value, bool) or not isinstance(value, int) and not hasattr(value, "__index__"):
+        if isinstance(value, bool) or not hasattr(value, "__index__"):  # an int (numpy's too), not a bool
             raise BadInput(f"{what} must be whole numbers, got {value!r}")
     return tuple(int(value) for value in items)
 

@@ -31,8 +31,7 @@ __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_recor
 _STRICT = "--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120"
 NBVAL = tuple(_STRICT.split())
 NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
-PASS, TIMEOUT = "pass", "timeout"  # with machine.FAIL and SKIP, a step's status
-TWO_GPUS = "needs 2 GPUs"
+PASS, TIMEOUT = "pass", "timeout"  # with platform_checks' FAIL and SKIP, a step's status
 
 
 @dataclass(frozen=True)
@@ -70,15 +69,6 @@ def visible_gpus() -> list[str]:
         if not torch.cuda.is_available():
             return []
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-
-
-def ranks_backend(n_ranks: int) -> str:
-    """What ``reproduce --distributed`` ranks will use here, e.g. ``"nccl on cuda"``. The
-    check's one call of the pipeline's device rule (``pp_demo.pipeline.on_rank``)."""
-    from pp_demo.pipeline.on_rank import backend_and_device
-
-    backend, device = backend_and_device(0, n_ranks)[:2]  # a third item, a note, where the rule gives one
-    return f"{backend} on {device.type}"
 
 
 def _in_this_tree(argv: tuple[str, ...], parser: argparse.ArgumentParser) -> bool:
@@ -135,7 +125,7 @@ def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | 
         return "not available in this tree"
     if "colossalai-engine" in step.argv and not installed("colossalai"):
         return "ColossalAI is not installed in this environment (make colossalai)"
-    return TWO_GPUS if step.needs_gpus > n_gpus else None
+    return f"needs {step.needs_gpus} GPUs" if step.needs_gpus > n_gpus else None
 
 
 def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = Path(".")) -> list[Step]:
@@ -211,8 +201,11 @@ def run_step(step: Step, root: Path = Path(".")) -> Outcome:
         verdict, note = _compare_with_cpu(step, output, root)
     else:
         verdict, note = PASS, ""
-    if "--distributed" in step.argv:
-        note = f"ranks: {ranks_backend(2)}; {note}"
+    if "--distributed" in step.argv:  # what its two ranks use here, by the pipeline's own rule: "nccl on cuda"
+        from pp_demo.pipeline.on_rank import backend_and_device
+
+        backend, device, _ = backend_and_device(0, 2)
+        note = f"ranks: {backend} on {device.type}; {note}"
     tail = [] if verdict == PASS else _clean(output, root).splitlines()[-15:]
     seconds = round(time.monotonic() - started, 1)
     return Outcome(step.name, command_text(step.argv), step.timeout_s, verdict, note, seconds, tail)

@@ -22,12 +22,6 @@ from pp_demo.workshop.doctor import free_port
 __all__ = ["lab_command", "main"]
 
 
-def _headless(environ: Mapping[str, str]) -> bool:
-    """No display to open a browser on: Linux (or WSL, BSD) without X11 or Wayland."""
-    graphical = sys.platform in ("darwin", "win32") or environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")
-    return not graphical
-
-
 def lab_command(
     extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None, root: Path = NOTEBOOKS
 ) -> tuple[list[str], list[str], str]:
@@ -43,7 +37,8 @@ def lab_command(
     if uid == 0:
         command.append("--allow-root")
         notes.append("running as root (uid 0): starting JupyterLab with --allow-root")
-    if _headless(environ):
+    graphical = sys.platform in ("darwin", "win32") or environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")
+    if not graphical:  # no display to open a browser on: Linux (or WSL, BSD) without X11 or Wayland
         command.append("--no-browser")
         notes.append("no display found: not opening a browser; open the URL below in yours")
     if root.is_dir():
@@ -59,9 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: --notebooks {args.notebooks} is not a folder", file=sys.stderr)
         return 2
     command, notes, url = lab_command(extra, root=NOTEBOOKS if args.notebooks is None else args.notebooks)
-    for note in notes:
-        print(note)
-    print(f"JupyterLab: {url}", flush=True)
+    print(*notes, f"JupyterLab: {url}", sep="\n", flush=True)
     os.execv(command[0], command)
     return 0  # not reached: the process is JupyterLab now
 

@@ -105,5 +105,4 @@ def test_doctor_shows_the_gpu_warning_for_a_gpu_box_with_the_cpu_build(monkeypat
     monkeypatch.setattr(importlib.metadata, "requires", lambda name: [])
     monkeypatch.setattr(platform_checks, "visible_gpu", lambda: GPU)
     monkeypatch.setattr(platform_checks.sys, "platform", "linux")
-    check = doctor.check_torch_build()
-    assert check is not None and check.line().startswith("WARN  torch build: 2.13.0+cpu, CPU build, but a GPU")
+    assert doctor.check_torch_build().line().startswith("WARN  torch build: 2.13.0+cpu, CPU build, but a GPU")
