@@ -90,13 +90,9 @@ class NotAttempted(Exception):
     """Raised by a judge when a function answer still returns the stub's ``...``."""
 
 
-def _is_stub(answer: object) -> bool:
-    return answer is Ellipsis
-
-
 def answered(got: Returned) -> Returned:
     """What a function answer returned, unless it is the stub's ``...``: then ``NotAttempted``."""
-    if _is_stub(got):
+    if got is ...:
         raise NotAttempted
     return got
 
@@ -109,14 +105,12 @@ def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str
     exercise = EXERCISES.get(key)
     if exercise is None:
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
-    if _is_stub(answer):
+    if answer is ...:
         return NOT_ATTEMPTED
     box: list[str | None] = []
-
-    def judge() -> None:
-        box.append(_judged(exercise, answer))
-
-    worker = threading.Thread(target=judge, name=f"pp_demo-exercise-{key}", daemon=True)
+    worker = threading.Thread(
+        target=lambda: box.append(_judged(exercise, answer)), name=f"pp_demo-exercise-{key}", daemon=True
+    )
     worker.start()
     try:
         worker.join(timeout_s)

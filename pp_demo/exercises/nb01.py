@@ -114,11 +114,6 @@ def _judge_forward_rule(rule: object) -> str | None:
     return None
 
 
-def _printed_in_notebook_01(ids: list[int], mask: list[int]) -> str | None:
-    """The case whose row notebook 01 prints (every case is in one of its tables), or None."""
-    return next((c.name for c in CASES.values() if list(c.input_ids) == ids and list(c.attention_mask) == mask), None)
-
-
 @register(
     "01.2",
     "Build a row of your own (input_ids, attention_mask), pad id 0, on which first_pad_mod "
@@ -165,8 +160,9 @@ def _judge_first_pad_row(answer: object) -> str | None:
         first = ids.index(PAD) if PAD in ids else 0
         found = f"the first pad id is at {first}" if PAD in ids else "there is no pad id, so argmax gives 0"
         return f"on {label} {found}; one before it, {first - 1}, lands on {lands_on}: the true last real token"
-    printed = _printed_in_notebook_01(ids, mask)
-    if printed:  # right, but copied: the notebook's tables print these rows with their verdicts
+    # right, but copied? notebook 01's tables print every case's row with its verdicts
+    printed = next((c.name for c in CASES.values() if (list(c.input_ids), list(c.attention_mask)) == (ids, mask)), None)
+    if printed:
         return f"{row_text(ids)} with mask {row_text(mask)} is the {printed} row printed above: build one of your own"
     return None
 

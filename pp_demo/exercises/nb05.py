@@ -46,12 +46,6 @@ def _judge_label_and_pooled_class(answer: object) -> str | None:
     return None
 
 
-def _count_pools_a_pad(real: int) -> bool:
-    """Whether the count rule pools a pad on a left-padded row of the task with ``real`` real tokens."""
-    ids = [PAD] * (_LENGTH_05 - real) + [1] * real
-    return ids[count_pools(ids, PAD)] == PAD
-
-
 @register(
     "05.2",
     "A left-padded row of the training task has length 8 and r real tokens (r = 2..7). For "
@@ -74,9 +68,9 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
         if not 2 <= r <= _LENGTH_05 - 1:
             return f"a left-padded row of the task has 2 to {_LENGTH_05 - 1} real tokens, not {r}"
     for r in range(2, _LENGTH_05):
-        if (r in counts) != _count_pools_a_pad(r):
-            example = row_text([PAD] * (_LENGTH_05 - r) + list(range(5, 5 + r)))
-            return f"your answer misjudges r={r}, a row like {example}: where does the count rule land on it?"
+        row = [PAD] * (_LENGTH_05 - r) + list(range(5, 5 + r))  # left-padded, r real tokens
+        if (r in counts) != (row[count_pools(row, PAD)] == PAD):
+            return f"your answer misjudges r={r}, a row like {row_text(row)}: where does the count rule land on it?"
     return None
 
 

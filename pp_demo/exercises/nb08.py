@@ -23,12 +23,10 @@ def _legacy_reads(batch: Sequence[Sequence[int]], b: int) -> tuple[int, int]:
 def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
     if not isinstance(answer, (list, tuple)) or len(answer) != count:
         return f"give a list of {count} (row, position) pairs, one per row"
-    pairs = []
     for pair in answer:
         if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(is_int, pair)):
             return f"{pair!r} is not a (row, position) pair of ints"
-        pairs.append(tuple(pair))
-    return pairs
+    return [tuple(pair) for pair in answer]
 
 
 @register(
