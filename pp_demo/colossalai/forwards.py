@@ -30,11 +30,11 @@ import torch
 import torch.distributed as dist
 
 from pp_demo.pipeline.families import family_of
-from pp_demo.pipeline.stages import count_layers as num_layers  # the one stage holds every layer
+from pp_demo.pipeline.stages import count_layers
 from pp_demo.silent_imports import import_quietly
 
 __all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]
-__all__ += ["one_stage", "call_one_stage", "num_layers", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree"]
+__all__ += ["one_stage", "call_one_stage", "LATER_FORWARDS", "ALL_FORWARDS", "forwards_in_tree"]
 __all__ += ["forget_imported_tree", "cuda_set_device_is_a_no_op"]
 
 Forward = Callable[[Any, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -178,7 +178,7 @@ def _one_stage_callable(family: str) -> Forward:
             #    read. The stage computes the real hidden states from input_ids.
             extra["hidden_states"] = torch.empty(input_ids.shape[0], 0, device=input_ids.device)
         logits: torch.Tensor = call_one_stage(
-            function, model, num_layers(model), input_ids, attention_mask, **extra
+            function, model, count_layers(model), input_ids, attention_mask, **extra
         ).logits
         return logits
 

@@ -34,6 +34,7 @@ __all__ = [
     "torchrun_world_size",
     "ranks_placement",
     "join_torchrun",
+    "free_port",
 ]
 
 
@@ -89,7 +90,8 @@ def prepare_fork_server() -> None:
     multiprocessing.set_forkserver_preload(_PRELOAD)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port the system has just found free, so runs started side by side never collide."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -134,7 +136,7 @@ def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
         prepare_fork_server()
-        init_method = f"tcp://127.0.0.1:{_free_port()}"
+        init_method = f"tcp://127.0.0.1:{free_port()}"
         context = mp.start_processes(
             _spawned_rank,
             args=(n_ranks, init_method, out_dir, timeout_s),

@@ -178,7 +178,7 @@ def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monke
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        monkeypatch.setattr(launch, "_free_port", lambda: taken.getsockname()[1])  # as if taken meanwhile
+        monkeypatch.setattr(launch, "free_port", lambda: taken.getsockname()[1])  # as if taken meanwhile
         ids = torch.tensor([[0, 0, 5, 6], [5, 6, 7, 8]])
         with pytest.raises(PipelineError) as failed:
             run([Job.infer(build_model("llama"), ids, (ids != 0).long())], on="ranks", timeout_s=60)

@@ -18,7 +18,6 @@ import os
 import pathlib
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from typing import Any
 
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.errors import BadInput
+from pp_demo.pipeline.launch import free_port
 from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
 from pp_demo.verify.compare import REPRO_ROWS
 
@@ -99,13 +99,6 @@ def case_name(case: Case) -> str:
     return f"{case['family']} {case['schedule']} {case['mode']}"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def start_python(
     module: str, tree: pathlib.Path | None, *args: str, env: dict[str, str] | None = None, **popen: Any
 ) -> Any:
@@ -125,7 +118,7 @@ def start_ranks(
     module: str = "pp_demo.colossalai.engine.worker",
 ) -> list[Any]:
     """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
-    env = dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
+    env = dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world), OMP_NUM_THREADS="1")
     processes = []
     for rank in range(world):
         with open(folder / f"rank{rank}.log", "w") as log:  # the process writes to its own copy
