@@ -17,7 +17,7 @@ SOURCES = {path.relative_to(REPO).as_posix(): path.read_text() for path in sorte
 # name -> why it is deliberately defined in each of these modules
 DELIBERATE = {
     "main": "each console script's and each worker's entry point, run by its module's name",
-    "Outcome": "what one checker call did (verify/checker_worker.py) vs. one gpu-check step's result",
+    "Outcome": "what one checker call did (verify/checker/worker.py) vs. one gpu-check step's result",
     "Step": "a training step of a job (pipeline/jobs.py) vs. one step of gpu-check's plan",
     "Forward": "a model's forward in one process (pipeline) vs. a ColossalAI forward taking the model",
     "check_device": "the CLI's --device text (pipeline/validate.py) vs. the checker's device argument",
@@ -25,7 +25,8 @@ DELIBERATE = {
     "start_ranks": "the doctor's two-rank probe vs. the ColossalAI engine's ranks",
     "summary_lines": "each record's own summary: the benchmark's and the engine run's",
     "MODES": "bench/ and the engine run the same two modes; bench/ may import the engine's (reworked on its own)",
-    "RESULTS": "outputs.RESULTS is the folder; engine_cli's and bench/report.py's each the file of its record",
+    "free_port": "the doctor's runs without torch, on any Python; the ranks' (pipeline/launch.py) needs torch",
+    "RESULTS": "output_paths' is the folder; colossalai/engine/cli.py's and bench/report.py's each its record",
 }
 
 
