@@ -17,7 +17,7 @@ from pp_demo.errors import BadInput
 
 from .breakdown import micro_batch_terms, phase_means
 from .colossalai_peer import peer_lines
-from .steadiness import STEADY, step_noise
+from .steadiness import STEADY, steadiness
 
 __all__ = [
     "RESULTS",
@@ -213,11 +213,11 @@ def _measured_with(result: dict[str, Any]) -> str:
             f" The run started at a 1-minute load of {quiet['load'][0]:.2f} ({how}; after {quiet['waited_s']:.0f} s "
             "of waiting)."
         )
-    noise = step_noise(result)
-    forced = result.get("steadiness", {}).get("forced")
-    verdict = "steady" if noise <= STEADY else ("noisy, forced" if forced else "noisy")
+    # judged again from the steps: files from before the rule have no "steadiness" record
+    judged = steadiness(result, force=result.get("steadiness", {}).get("forced", False))
+    verdict = "steady" if judged["steady"] else ("noisy, forced" if judged["forced"] else "noisy")
     return line + (
-        f" A row's median step lies {noise:.0%} above its fastest, at the median over rows ({verdict}: the "
+        f" A row's median step lies {judged['noise']:.0%} above its fastest, at the median over rows ({verdict}: the "
         f"committed file needs {STEADY:.0%} or less)."
     )
 

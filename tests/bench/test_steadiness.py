@@ -79,3 +79,10 @@ def test_the_results_page_says_how_noisy_the_run_was(noisy_bench, tmp_path):
     assert "A row's median step lies 10% above its fastest, at the median over rows (noisy, forced" in readme_block(
         forced
     )
+
+
+def test_the_bench_help_states_the_threshold_the_rule_applies():
+    from tools.cli_reference import subcommands
+
+    shown = " ".join(subcommands(cli.build_parser())["bench"].format_help().split())
+    assert f"noisier than {STEADY:.0%}".replace("%", " %") in shown
