@@ -1,9 +1,13 @@
 """Small helpers shared by test files in more than one folder (imported as ``helpers``, since
 ``tests/`` is on the path through its conftest, as ``review_table`` is)."""
 
+import itertools
+
 import pytest
+import torch
 
 from pp_demo.cli import main
+from pp_demo.pooling.rules import pooled_positions
 
 
 def cli_error(capsys, *argv):
@@ -37,3 +41,26 @@ def one_process_step(model, ids, mask, labels):
     grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
     model.zero_grad(set_to_none=True)
     return float(loss.detach()), grads
+
+
+# Row shapes, as in pp_demo.pooling.failure: "r" a non-pad token, "p" padding (the pad id, mask 0),
+# "e" a real eos that carries the pad id (mask 1).
+SHAPE_PAD, SHAPE_REAL = 0, 7
+ROW_SHAPES = ["".join(s) for n in range(1, 7) for s in itertools.product("rpe", repeat=n)]
+
+
+def landings(rule):
+    """``{shape: (where rule lands, the true last real token, model.forward's position)}`` for every
+    row shape of length 1 to 6; the true last is None on a row of padding only. Positions are where
+    tensor indexing lands (a raw -1 reads the last position)."""
+    out = {}
+    for n in range(1, 7):
+        shapes = [s for s in ROW_SHAPES if len(s) == n]
+        ids = torch.tensor([[SHAPE_REAL if c == "r" else SHAPE_PAD for c in s] for s in shapes])
+        mask = torch.tensor([[0 if c == "p" else 1 for c in s] for s in shapes])
+        landed = pooled_positions(rule, input_ids=ids, pad_token_id=SHAPE_PAD, attention_mask=mask) % n
+        for s, at in zip(shapes, landed.tolist(), strict=True):
+            real = [i for i, c in enumerate(s) if c in "re"]
+            non_pad = [i for i, c in enumerate(s) if c == "r"]
+            out[s] = (at, real[-1] if real else None, non_pad[-1] if non_pad else 0)
+    return out

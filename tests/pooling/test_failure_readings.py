@@ -10,16 +10,10 @@ Shapes: ``r`` a non-pad token, ``p`` padding (the pad id, mask 0), ``e`` a real 
 the pad id (mask 1).
 """
 
-import itertools
-
 import pytest
-import torch
+from helpers import landings
 
 from pp_demo.pooling.failure import FAILURES, PLAIN, SENTENCES, plain_and_exact, render_failures
-from pp_demo.pooling.rules import pooled_positions
-
-PAD, REAL = 0, 7
-SHAPES = ["".join(s) for n in range(1, 7) for s in itertools.product("rpe", repeat=n)]
 
 
 def _pad_before_last_non_pad(s):
@@ -134,16 +128,9 @@ READINGS = {
 def _misses(rule, reference):
     """Per shape, whether ``rule`` lands elsewhere than ``reference`` (None: nothing to judge)."""
     out = {}
-    for n in range(1, 7):
-        shapes = [s for s in SHAPES if len(s) == n]
-        ids = torch.tensor([[REAL if c == "r" else PAD for c in s] for s in shapes])
-        mask = torch.tensor([[0 if c == "p" else 1 for c in s] for s in shapes])
-        landed = pooled_positions(rule, input_ids=ids, pad_token_id=PAD, attention_mask=mask) % n
-        for s, at in zip(shapes, landed.tolist(), strict=True):
-            real = [i for i, c in enumerate(s) if c in "re"]
-            non_pad = [i for i, c in enumerate(s) if c == "r"]
-            want = (real[-1] if real else None) if reference == "true_last" else (non_pad[-1] if non_pad else 0)
-            out[s] = None if want is None else at != want
+    for shape, (at, true_last, forward) in landings(rule).items():
+        want = true_last if reference == "true_last" else forward
+        out[shape] = None if want is None else at != want
     return out
 
 
