@@ -22,7 +22,7 @@ import pytest
 from helpers import landings
 
 from pp_demo.pooling.cases import PAD
-from pp_demo.pooling.rules import pooled_positions
+from pp_demo.pooling.rules import RULES, pooled_positions
 from pp_demo.training.loop import make_batches
 from pp_demo.training.study import with_eos
 
@@ -44,6 +44,7 @@ def _starts_with_text(s):
 
 
 FIRST_PAD = ("first_pad", "first_pad_mod")
+PADDED_ROW_RULES = tuple(name for name in RULES if name != "known_lengths")  # it reads packed lengths
 
 SENTENCES = [
     Sentence(
@@ -78,6 +79,14 @@ SENTENCES = [
         "forward",
         lambda s: "r" in s,
         lambda s, at, want: (at == want) == ("p" not in s[: s.rfind("r")] and "e" not in s[: s.rfind("r")]),
+    ),
+    Sentence(
+        "05",
+        "A full row has no padding; it counts with the right-padded rows, since every rule pools it correctly.",
+        PADDED_ROW_RULES,
+        "true_last",
+        lambda s: set(s) == {"r"},
+        lambda s, at, want: at == want,
     ),
     Sentence(
         "05",
