@@ -2,6 +2,7 @@
 ``tests/`` is on the path through its conftest, as ``review_table`` is)."""
 
 import itertools
+import signal
 
 import pytest
 import torch
@@ -41,6 +42,13 @@ def one_process_step(model, ids, mask, labels):
     grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
     model.zero_grad(set_to_none=True)
     return float(loss.detach()), grads
+
+
+def interruptible():
+    """A ``preexec_fn``: the child takes Ctrl-C as a terminal's foreground program does, even when the
+    tests themselves run in the background (a shell without job control starts those with SIGINT
+    ignored, and a child inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # Row shapes, as in pp_demo.pooling.failure: "r" a non-pad token, "p" padding (the pad id, mask 0),

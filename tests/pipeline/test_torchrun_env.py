@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from helpers import interruptible
 
 from pp_demo.errors import BadInput
 from pp_demo.pipeline import torchrun_env
@@ -99,7 +100,12 @@ def _interrupt(command, members, at_least, after_s):
     """Start ``command`` in a session of its own; ``after_s`` after ``members(pid)`` holds
     ``at_least`` processes, SIGINT its process group; the exit code, the output, the ranks."""
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=interruptible,
     )
     try:
         assert _wait_for(lambda: len(members(process.pid)) >= at_least, 120), "the ranks never started"
@@ -225,8 +231,9 @@ def test_the_fork_server_alone_ignores_ctrl_c():
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     as_server = [sys.executable, "-c", "import multiprocessing.forkserver; " + probe]
     elsewhere = [sys.executable, "-c", probe]
-    assert subprocess.run(as_server, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "True"
-    assert subprocess.run(elsewhere, env=env, capture_output=True, text=True, timeout=60).stdout.strip() == "False"
+    ask = dict(env=env, capture_output=True, text=True, timeout=60, preexec_fn=interruptible)
+    assert subprocess.run(as_server, **ask).stdout.strip() == "True"
+    assert subprocess.run(elsewhere, **ask).stdout.strip() == "False"
 
 
 @pytest.mark.distributed

@@ -13,6 +13,7 @@ import sys
 
 import pytest
 import torch
+from helpers import interruptible
 from helpers import run_check as cli
 
 from pp_demo.errors import BadInput
@@ -66,7 +67,8 @@ def test_a_hanging_callable_is_abandoned_after_the_timeout(capsys):
 def test_ctrl_c_prints_one_line_and_exits_130():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, HERE]))
     command = [sys.executable, "-m", "pp_demo", "check", "checker_callables:hangs", *LEFT]
-    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with subprocess.Popen(command, env=env, preexec_fn=interruptible, **pipes) as proc:
         assert proc.stderr.readline().startswith("checking 1 batch")  # the callable is running now
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
