@@ -1,2 +1,3 @@
 """Judging a pipeline against ``model.forward``: tolerances, the reproduction, the family
-matrix, the checker for any framework's forward, the ONNX export."""
+matrix, the checker for any framework's forward, the ONNX export.
+"""

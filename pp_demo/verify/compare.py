@@ -1,12 +1,13 @@
 """Compare a pipeline's logits with ``model.forward``, row by row, and the reproduction.
 
-``model.forward`` is the reference of *exactness*: a pipeline is right when it returns the logits
-the unsplit model returns (whether ``model.forward`` itself pools the true last real token is
-another question, judged in ``pp_demo.pooling.padding_table``). In bf16 or fp16 the reference is
-``model.forward`` of the same model in the same dtype on the same device, not an fp32 forward (the
-rounding of the weights alone would move every row): a half-precision pipeline is exact when it
-returns what its own model returns, and the dtype's tolerance (``pp_demo.verify.tolerances``)
-covers the rounding of the same arithmetic done in another order.
+``model.forward`` is the reference of *exactness*: a pipeline is right when it returns the
+logits the unsplit model returns (whether ``model.forward`` itself pools the true last real
+token is another question, judged in ``pp_demo.pooling.padding_table``). In bf16 or fp16 the
+reference is ``model.forward`` of the same model in the same dtype on the same device, not an
+fp32 forward (the rounding of the weights alone would move every row): a half-precision
+pipeline is exact when it returns what its own model returns, and the dtype's tolerance
+(``pp_demo.verify.tolerances``) covers the rounding of the same arithmetic done in another
+order.
 """
 
 import warnings
@@ -105,12 +106,12 @@ def reproduce_runs(
     rows: Sequence[str] = REPRO_ROWS,
     dtype: "torch.dtype | str" = torch.float32,
 ) -> list[RowComparison] | None:
-    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model split at ``split_points``,
-    on the reproduction batch, all runs in one call of the runner (``on="ranks"``: one start of the
-    ranks). Weights are drawn on the CPU in fp32 with ``seed``, then moved and cast to ``dtype``, so
-    every device and precision runs the same model; the reference is its ``model.forward`` in that
-    dtype, the tolerance by the pipeline's device and the dtype. ``None`` on a torchrun rank
-    without results."""
+    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model split at
+    ``split_points``, on the reproduction batch, all runs in one call of the runner
+    (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU in fp32 with
+    ``seed``, then moved and cast to ``dtype``, so every device and precision runs the
+    same model; the reference is its ``model.forward`` in that dtype, the tolerance by the
+    pipeline's device and the dtype. ``None`` on a torchrun rank without results."""
     seed_value(seed, "seed")
     rows = strings(rows, "rows", '["left", "right"]')
     if not rows:

@@ -3,9 +3,11 @@
 Judged by ``model.forward`` (exactness), row by row. Each family runs with the rule of its
 ColossalAI 0.5.0 pipeline forward and with the fix, on every padding case:
 
-* the count rule (llama, qwen2, opt) misses left-padded rows and those with a pad id among their real tokens;
-* the first-pad rule (gpt2, bloom, falcon, gptj wrapped; mistral unwrapped) is right on plain left
-  or right padding and misses the right-padded row with a pad id among its real tokens (pad == eos);
+* the count rule (llama, qwen2, opt) misses left-padded rows and those with a pad id among
+  their real tokens;
+* the first-pad rule (gpt2, bloom, falcon, gptj wrapped; mistral unwrapped) is right on
+  plain left or right padding and misses the right-padded row with a pad id among its real
+  tokens (pad == eos);
 * the fix matches everywhere, the all-pad and trailing-eos rows included (it *is* what
   ``model.forward`` does; whether that is the true last token is ``table``'s question).
 """
@@ -43,9 +45,9 @@ def pipeline_differences(
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
 ) -> tuple[Differences, float] | None:
-    """The numbers behind ``pipeline_matrix`` (``Differences``) and the shared tolerance they are
-    judged by (by the device the pipeline ran on and ``dtype``). The reference is ``model.forward``
-    of the same model in the same dtype (``pp_demo.verify.compare``)."""
+    """The numbers behind ``pipeline_matrix`` (``Differences``) and the shared tolerance
+    they are judged by (by the device the pipeline ran on and ``dtype``). The reference is
+    ``model.forward`` of the same model in the same dtype (``pp_demo.verify.compare``)."""
     # (family, rule, case names, model, ids, mask): cases of one length batched together, so each
     # family and rule runs once per length; weights drawn on the CPU in fp32, then moved and cast
     by_length: defaultdict[int, list[str]] = defaultdict(list)
@@ -82,8 +84,9 @@ def pipeline_matrix(
     dtype: torch.dtype = torch.float32,
 ) -> Matrix | None:
     """``{(family, rule, case): matches model.forward}``: its difference within the tolerance
-    (``compare_rows``'s rule). ``on`` is the runner's (``pp_demo.pipeline.runner.run``): ``"ranks"``
-    runs the whole table in one start of the ranks; under torchrun, a rank without results returns ``None``."""
+    (``compare_rows``'s rule). ``on`` is the runner's (``pp_demo.pipeline.runner.run``):
+    ``"ranks"`` runs the whole table in one start of the ranks; under torchrun, a rank without
+    results returns ``None``."""
     found = pipeline_differences(families, cases, rules, attn_implementation, on, split_points, device, dtype)
     if found is None:
         return None

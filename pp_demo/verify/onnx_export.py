@@ -1,11 +1,12 @@
 """The pooling rules and the last stage exported to ONNX and run with onnxruntime.
 
-The first-pad rule keeps ``% L`` "for ONNX": it turns the ``-1`` of an unpadded or left-padded
-row into ``L - 1``, because the legacy TorchScript exporter lowers ``hidden[arange(B), positions]``
-to a gather over flattened indices, where a negative position reads *another row's* token (it
-warns so while exporting). The fix never returns a negative position, so it needs no modulo and
-exports with either exporter. Needs the ``onnx`` extra (onnx, onnxscript, onnxruntime), imported
-lazily so the core package does not.
+The first-pad rule keeps ``% L`` "for ONNX": it turns the ``-1`` of an unpadded or
+left-padded row into ``L - 1``, because the legacy TorchScript exporter lowers
+``hidden[arange(B), positions]`` to a gather over flattened indices, where a negative
+position reads *another row's* token (it warns so while exporting). The fix never
+returns a negative position, so it needs no modulo and exports with either exporter.
+Needs the ``onnx`` extra (onnx, onnxscript, onnxruntime), imported lazily so the core
+package does not.
 """
 
 import contextlib
@@ -43,9 +44,11 @@ def export_onnx(
     exporter: str = "dynamo",
     names: list[str] | None = None,
 ) -> "str | os.PathLike[str]":
-    """Export ``module`` with every input's first two axes (batch, length) dynamic. ``exporter``:
-    ``"dynamo"`` (torch.export based, the default since torch 2.9) or ``"torchscript"`` (the
-    legacy tracer, where the question of the modulo arose)."""
+    """Export ``module`` with every input's first two axes (batch, length) dynamic.
+
+    ``exporter``: ``"dynamo"`` (torch.export based, the default since torch 2.9) or
+    ``"torchscript"`` (the legacy tracer, where the question of the modulo arose).
+    """
     if exporter not in EXPORTERS:
         raise ValueError(f"unknown exporter {exporter!r}; use one of {', '.join(EXPORTERS)}")
     names = names or [f"input{i}" for i in range(len(example_args))]

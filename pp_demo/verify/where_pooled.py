@@ -1,11 +1,11 @@
 """Where was a row pooled? The one answer every verdict of the workbook uses.
 
 A classifier's logits for a row are its score head applied at one position, so the position a
-forward pooled can be read back from its logits alone: score every position with the model's own
-head (within ``model.forward``'s own computation) and see whose logits equal the row's. No
+forward pooled can be read back from its logits alone: score every position with the model's
+own head (within ``model.forward``'s own computation) and see whose logits equal the row's. No
 framework has to say which index it used; the checker, ``verify-pr`` and the ColossalAI engine
-run all read positions this way. Usually one position matches; masked positions of a left-padded
-row can share logits, and then all of them are listed.
+run all read positions this way. Usually one position matches; masked positions of a
+left-padded row can share logits, and then all of them are listed.
 """
 
 from typing import Any

@@ -153,7 +153,8 @@ def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
 
 
 def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
-    """Per live rank, the innermost ColossalAI line (``file:line``) of its stack (faulthandler on SIGUSR1)."""
+    """Per live rank, the innermost ColossalAI line (``file:line``) of its stack
+    (faulthandler on SIGUSR1)."""
     live = [r for r, p in enumerate(processes) if p.poll() is None]
     for rank in live:
         processes[rank].send_signal(signal.SIGUSR1)
@@ -187,9 +188,9 @@ def run_engine(
     case_timeout_s: float = 60,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases: a record
-    per finished case (``engine.worker``), and the line saying which rank hung, died or failed in
-    which case (``None`` when all finished)."""
+    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases: a
+    record per finished case (``engine.worker``), and the line saying which rank hung, died or
+    failed in which case (``None`` when all finished)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_engine_") as name:
         folder = pathlib.Path(name)
         job = folder / "job.json"

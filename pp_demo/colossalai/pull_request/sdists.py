@@ -1,12 +1,12 @@
 """ColossalAI source trees for ``verify-pr``: the two sdists, extracted and patched as variants.
 
 The pull request is judged on ColossalAI's released source, not on pp_demo's model of it, in two
-sdists: ``colossalai==0.5.0`` (eight pooling forwards) and ``colossalai-nightly==2025.7.12`` (the
-registry's only build with ``qwen3.py``: nine). Each is found in a cache folder, else anywhere
-under a wheelhouse folder (``make wheelhouse`` puts them there), else fetched with ``pip
-download``. Its ``colossalai`` package is extracted once and copied into a folder per variant,
-patched with diffs from ``pp_demo/colossalai/pull_request/patches/`` (``patch -p1``). Nothing is
-installed: a variant is imported by putting its folder on the path.
+sdists: ``colossalai==0.5.0`` (eight pooling forwards) and ``colossalai-nightly==2025.7.12``
+(the registry's only build with ``qwen3.py``: nine). Each is found in a cache folder, else
+anywhere under a wheelhouse folder (``make wheelhouse`` puts them there), else fetched with
+``pip download``. Its ``colossalai`` package is extracted once and copied into a folder per
+variant, patched with diffs from ``pp_demo/colossalai/pull_request/patches/`` (``patch -p1``).
+Nothing is installed: a variant is imported by putting its folder on the path.
 """
 
 import os
@@ -125,9 +125,10 @@ def _hunks(text: str) -> list[tuple[str, int, list[str]]]:
 
 
 def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
-    """The changed lines of a unified diff, for reading off a projector: each hunk as ``file:line`` (its
-    first changed line in the old file) and its ``-``/``+`` lines dedented, hunks with the same lines
-    under one heading, each ``alias`` key written as its value (``PAD_ALIAS`` by default, said first)."""
+    """The changed lines of a unified diff, for reading off a projector: each hunk as
+    ``file:line`` (its first changed line in the old file) and its ``-``/``+`` lines dedented,
+    hunks with the same lines under one heading, each ``alias`` key written as its value
+    (``PAD_ALIAS`` by default, said first)."""
     alias = PAD_ALIAS if alias is None else alias
     grouped: dict[tuple[str, ...], list[str]] = {}
     for path, line, changed in _hunks(text):
@@ -168,8 +169,8 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
 def variant_tree(
     requirement: str, variant: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None
 ) -> pathlib.Path:
-    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use, rebuilt
-    when the diff it was made from changed (kept in ``.applied``)."""
+    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use,
+    rebuilt when the diff it was made from changed (kept in ``.applied``)."""
     stem = SDISTS[requirement]
     tree = cache / "trees" / stem / variant.replace(" ", "_").replace("+", "plus")
     parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]

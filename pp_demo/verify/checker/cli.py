@@ -3,9 +3,10 @@
 Exit codes (``pp_demo.verify.checker.report``): 0 pass, 1 mismatch, 2 usage error (printed by
 the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
 progress line per batch goes to stderr, the report to stdout; under torchrun only the last rank
-(the one holding the logits) prints, and every rank exits with the same code. The command runs
-the checker in a child process it watches (``pp_demo.verify.checker.guard``), so a callable that
-ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3.
+(the one holding the logits) prints, and every rank exits with the same code.
+
+The command runs the checker in a child process it watches (``pp_demo.verify.checker.guard``),
+so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3.
 """
 
 import argparse

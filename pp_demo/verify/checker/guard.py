@@ -9,7 +9,8 @@ child that ends without its exit code ended because of the callable (or its modu
 the guard names the batch it was on and how the process ended, and exits 3, never 0.
 
 The guard needs only the standard library (never the user's module, torch or the model). Under
-torchrun every rank is a guard with its own child, which joins the rendezvous with the rank's variables.
+torchrun every rank is a guard with its own child, which joins the rendezvous with the rank's
+variables.
 """
 
 import os

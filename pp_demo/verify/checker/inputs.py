@@ -73,7 +73,8 @@ def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batche
 
 
 def check_model(model: Any) -> None:
-    """A sequence classifier with the score head the checker reads positions from, and a pad id in range."""
+    """A sequence classifier with the score head the checker reads positions from, and a pad id
+    in range."""
     name = type(model).__name__
     if model is None or not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise BadInput(f"model must be a transformers *ForSequenceClassification model, got {name}")

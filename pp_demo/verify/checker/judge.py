@@ -1,16 +1,17 @@
 """Check any framework's pooled forward against ``model.forward`` on the padding battery.
 
-Give a ``*ForSequenceClassification`` model and a callable ``forward(model, input_ids,
-attention_mask) -> logits`` computing the same logits another way (your pipeline's last stage, a
-reward head, a serving path). Per batch the report says which rows match the reference, by how
-much they differ, and where each row was pooled, read back from the logits
-(``pp_demo.verify.where_pooled``), and so which pooling rules the callable is consistent with.
-Two stages are enough to find pooling bugs: pooling happens on the last stage only.
+Give a ``*ForSequenceClassification`` model and a callable
+``forward(model, input_ids, attention_mask) -> logits`` computing the same logits another way
+(your pipeline's last stage, a reward head, a serving path). Per batch the report says which
+rows match the reference, by how much they differ, and where each row was pooled, read back from
+the logits (``pp_demo.verify.where_pooled``), and so which pooling rules the callable is
+consistent with. Two stages are enough to find pooling bugs: pooling happens on the last stage
+only.
 
-The reference is the checker's own, computed for every batch before the callable first runs, on a
-copy of the model the callable never sees. The callable gets a fresh deep copy of the model per
-batch (trace it, wrap it, change it in place) and clones of the ids and mask; the caller's model
-is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in its
+The reference is the checker's own, computed for every batch before the callable first runs, on
+a copy of the model the callable never sees. The callable gets a fresh deep copy of the model
+per batch (trace it, wrap it, change it in place) and clones of the ids and mask; the caller's
+model is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in its
 signature receives the checkpoint folder (so each rank can load its own weights) or the
 micro-batch count. Under torchrun see ``pp_demo.verify.checker.ranks``.
 """
@@ -217,7 +218,8 @@ def check_forward(
 
 
 def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, notes: list[str]) -> Report:
-    """The verdicts by the reference the model defines (``FORWARD``, or ``TRUE_LAST`` without a pad id)."""
+    """The verdicts by the reference the model defines (``FORWARD``, or ``TRUE_LAST`` without a
+    pad id)."""
     pad = model.config.pad_token_id
     judged = [case for case in checked if case.failure is None]
     rules = PADDED_RULES if pad is not None else _MASK_RULES
@@ -255,7 +257,8 @@ class _Checking:
     def run(
         self, batches: list[Batch], references: Sequence[_Reference | None], say: Callable[[str], None] | None
     ) -> list[CaseCheck]:
-        """Each batch in turn, telling the watchers (and ``say``); under torchrun none after a failure."""
+        """Each batch in turn, telling the watchers (and ``say``); under torchrun none after a
+        failure."""
         if say is not None:
             has_pad = self.reference_model.config.pad_token_id is not None
             against = "model.forward" if has_pad else "the true last real token (no pad id)"

@@ -3,9 +3,9 @@
 The callable runs in a daemon thread the checker waits on for at most ``timeout_s``. A thread,
 not ``SIGALRM``: signals only reach the main thread and do not exist on every platform, and a
 hung forward (a pipeline waiting for a dead peer) is simply abandoned, dying with the process.
-Whatever leaves the callable, ``SystemExit`` included, becomes one line naming the exception and
-where it was raised; what it returns must be logits: a tensor of the reference's shape, with
-values (not on the meta device), on the reference's device.
+Whatever leaves the callable, ``SystemExit`` included, becomes one line naming the exception
+and where it was raised; what it returns must be logits: a tensor of the reference's shape,
+with values (not on the meta device), on the reference's device.
 """
 
 import inspect
@@ -28,9 +28,9 @@ class Outcome:
 
 
 def describe_exception(error: BaseException, callable_: Callable[..., Any] | None = None) -> str:
-    """``TYPE: message (file:line)`` at the innermost frame outside this module (the callable's own
-    line when the call failed before entering it, e.g. a wrong signature); a ``SyntaxError`` at
-    the line it names (it is raised where the code was compiled)."""
+    """``TYPE: message (file:line)`` at the innermost frame outside this module (the callable's
+    own line when the call failed before entering it, e.g. a wrong signature); a
+    ``SyntaxError`` at the line it names (it is raised where the code was compiled)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__]
     code = getattr(callable_, "__code__", None)
     if isinstance(error, SyntaxError):
@@ -57,7 +57,8 @@ def _first_line(text: str, limit: int) -> str:
 def call_in_worker(
     function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], timeout_s: float | None
 ) -> Outcome:
-    """``function(*args, **kwargs)`` in a daemon thread under ``torch.no_grad`` (a check needs no graph)."""
+    """``function(*args, **kwargs)`` in a daemon thread under ``torch.no_grad`` (a check
+    needs no graph)."""
     box: dict[str, Outcome] = {}
 
     def work() -> None:
