@@ -1,20 +1,21 @@
 """``python -m pp_demo bench``: the pipeline against the best one process and this machine's limit.
 
-A benchmark, not a test: it starts on a quiet machine or says it did not (``quiet_start``), and the command
-judges the run's noise by its own repeated steps (``steadiness``). In one run, every process with one thread,
-in rounds (each measurement once per round):
+A benchmark, not a test: it starts on a quiet machine or says it did not (``quiet_start``), and the
+command judges the run's noise by its own repeated steps (``steadiness``). In one run, every
+process with one thread, in rounds (each measurement once per round):
 
-1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole batch, the same m
-   micro-batches in turn, or the pipeline's own compute summed over its ranks;
-2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``), each step split
-   per rank into compute, bubble, waits and bookkeeping (``breakdown``);
+1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole batch,
+   the same m micro-batches in turn, or the pipeline's own compute summed over its ranks;
+2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``), each
+   step split per rank into compute, bubble, waits and bookkeeping (``breakdown``);
 3. **ColossalAI's plugin** on the same training step (``colossalai_peer``), when installed;
 4. after the rounds, **the machine's capacity** c: two one-process runs at once.
 
-Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit`` (against the same
-schedule on a machine whose two cores give c: ``bounds``), and ``of_micro_batch_limit`` beside
-``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three ranks on two cores are oversubscribed; the limit
-says so. ``report`` reads the results file back (docs/results.md and notebook 10 print from it).
+Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit`` (against
+the same schedule on a machine whose two cores give c: ``bounds``), and ``of_micro_batch_limit``
+beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three ranks on two cores are
+oversubscribed; the limit says so. ``report`` reads the results file back (docs/results.md and
+notebook 10 print from it).
 """
 
 from __future__ import annotations
@@ -155,10 +156,11 @@ def run_bench(
     replaces_committed: bool = False,
     force: bool = False,
 ) -> dict[str, Any]:
-    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase. It waits first,
-    at most ``wait_s`` (None: ``quiet_start.WAIT_S``), for a quiet machine (``quiet_start``); a busy start
-    that would replace the committed file is refused unless ``force``. Then ``rounds`` rounds (``_rounds``),
-    each measurement keeping its fastest run over them; last, the machine's capacity."""
+    """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
+    It waits first, at most ``wait_s`` (None: ``quiet_start.WAIT_S``), for a quiet machine
+    (``quiet_start``); a busy start that would replace the committed file is refused unless
+    ``force``. Then ``rounds`` rounds (``_rounds``), each measurement keeping its fastest run
+    over them; last, the machine's capacity."""
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:

@@ -1,12 +1,13 @@
 """A peer in ``python -m pp_demo bench``: ColossalAI's plugin doing the same training step.
 
-Same model and batch as the benchmark (``one_process.BenchSize``), the same m micro-batches, 1F1B, fp32, gloo,
-one thread per rank, two ranks: ``HybridParallelPlugin(pp_size=2)`` with its defaults (metadata cache on: the
-shapes never change here, and pp_demo too builds its stages once per shape) and ``booster.execute_pipeline``.
-Timed from inside the ranks by the same phases as pp_demo's (``timers``): each micro-batch's forward (with the
-loss, which ColossalAI computes inside it) and backward, and every blocking send and receive; imports,
-start-up and ``boost`` are outside the timed steps. Each rank runs
-``python -m pp_demo.bench.colossalai_peer JOB OUT`` (``engine.start_ranks``).
+Same model and batch as the benchmark (``one_process.BenchSize``), the same m micro-batches,
+1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(pp_size=2)`` with its
+defaults (metadata cache on: the shapes never change here, and pp_demo too builds its stages once
+per shape) and ``booster.execute_pipeline``. Timed from inside the ranks by the same phases as
+pp_demo's (``timers``): each micro-batch's forward (with the loss, which ColossalAI computes
+inside it) and backward, and every blocking send and receive; imports, start-up and ``boost`` are
+outside the timed steps. Each rank runs ``python -m pp_demo.bench.colossalai_peer JOB OUT``
+(``engine.start_ranks``).
 """
 
 import json

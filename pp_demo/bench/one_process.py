@@ -1,13 +1,14 @@
 """The work being timed, and one-process runs of it: the baseline and the machine's capacity.
 
-Every one-process run here happens in a fresh child process with one thread, started the way the pipeline's
-ranks are, so a rank and a baseline process differ only in what they run.
+Every one-process run here happens in a fresh child process with one thread, started the
+way the pipeline's ranks are, so a rank and a baseline process differ only in what they run.
 
-* ``one_process_times``: alone on the machine, the whole batch, and for each m the same m micro-batches one
-  after the other through the same stage modules the ranks hold;
-* ``capacity``: two such processes running the whole-batch work at the same time, each repeat started
-  together. Each of the two is itself a one-process run of the work, so the best alone time counts them too,
-  and ``c = 2 * best alone / pair`` is <= 2 by construction: a pair never ends before its slower member.
+* ``one_process_times``: alone on the machine, the whole batch, and for each m the same
+  m micro-batches one after the other through the same stage modules the ranks hold;
+* ``capacity``: two such processes running the whole-batch work at the same time, each
+  repeat started together. Each of the two is itself a one-process run of the work, so
+  the best alone time counts them too, and ``c = 2 * best alone / pair`` is <= 2 by
+  construction: a pair never ends before its slower member.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The results file read back: what docs/results.md, notebook 10 and the command print.
 
-Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats, never measures or writes.
-docs/results.md's benchmark block is ``readme_block`` of the committed file (``python -m tools.bench_docs``
-writes it), and a test checks the page holds it, so the two cannot drift. ``micro_batch`` derives the
-micro-batch limit for a row of a file from before it, from the one-process times the file holds.
+Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats, never measures
+or writes. docs/results.md's benchmark block is ``readme_block`` of the committed file
+(``python -m tools.bench_docs`` writes it), and a test checks the page holds it, so the two
+cannot drift. ``micro_batch`` derives the micro-batch limit for a row of a file from before it,
+from the one-process times the file holds.
 """
 
 from __future__ import annotations
@@ -64,9 +65,10 @@ def load_results(path: str | Path | None = None) -> dict[str, Any]:
 
 
 def measured_quietly(result: dict[str, Any]) -> bool:
-    """Whether the run started on a quiet machine: only then is c this machine's, and ``of_limit`` a claim. A
-    run that waited for quiet (``quiet_start``) says so itself; an older file, by a start with less than half
-    the CPUs busy (1-minute load average). (At its end the load includes the benchmark's own ranks.)"""
+    """Whether the run started on a quiet machine: only then is c this machine's, and
+    ``of_limit`` a claim. A run that waited for quiet (``quiet_start``) says so itself; an older
+    file, by a start with less than half the CPUs busy (1-minute load average). (At its end the
+    load includes the benchmark's own ranks.)"""
     if "quiet_start" in result:
         return bool(result["quiet_start"]["quiet"])
     return float(result["load_average"]["start"][0]) < int(result["versions"]["cpus"]) / 2
@@ -97,9 +99,10 @@ def _ours(result: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any] | None
 
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
-    """What a reader is told, each line at most 88 wide (notebook 10 prints it for a projector): the load, c,
-    a two-line legend, then a table with a row per run: the speedup over the best one process, the GPipe ideal
-    and this machine's limit, and the speedup's share of each. The committed file when ``result`` is None."""
+    """What a reader is told, each line at most 88 wide (notebook 10 prints it for a projector):
+    the load, c, a two-line legend, then a table with a row per run: the speedup over the best one
+    process, the GPipe ideal and this machine's limit, and the speedup's share of each. The
+    committed file when ``result`` is None."""
     result = load_results() if result is None else result
     start, end = _loads(result)
     c = _capacities(result)
@@ -155,9 +158,10 @@ def _phase_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
-    """Per rank, in seconds: a micro-batch's forward and backward (mean, ``breakdown.phase_means``), the
-    step's idle, waiting and bookkeeping time, and the process's CPU time in the step outside its thread's
-    forwards, backwards, losses and waits (the engine's bookkeeping, its communication threads' work)."""
+    """Per rank, in seconds: a micro-batch's forward and backward (mean,
+    ``breakdown.phase_means``), the step's idle, waiting and bookkeeping time, and the process's
+    CPU time in the step outside its thread's forwards, backwards, losses and waits (the engine's
+    bookkeeping, its communication threads' work)."""
     phases = []
     for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True):
         cpu = rank.get("cpu_s")
@@ -167,8 +171,9 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's, same model, batch, m and run, in ms
-    (pp_demo / ColossalAI); empty for a file whose ColossalAI rows were not timed by phase."""
+    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's, same model, batch, m
+    and run, in ms (pp_demo / ColossalAI); empty for a file whose ColossalAI rows were not timed
+    by phase."""
     table = []
     for peer in result.get("peers") or []:
         ours = _ours(result, peer)

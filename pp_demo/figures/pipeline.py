@@ -1,7 +1,8 @@
 """The split as a picture: what each stage holds and what travels between them.
 
-Drawn from ``split_model``'s own stages, not a hand-written list: the boxes name the modules each stage really
-runs (its layers; the norm and score head on the last), so the picture changes when the split does.
+Drawn from ``split_model``'s own stages, not a hand-written list: the boxes name the modules
+each stage really runs (its layers; the norm and score head on the last), so the picture
+changes when the split does.
 """
 
 from collections.abc import Mapping, Sequence

@@ -73,10 +73,12 @@ def _draw_blocks(
     row_labels: Sequence[str],
     heading: str,
 ) -> Figure:
-    """The grid both padding figures share: one panel per rule, stacked, one line per row. ``rows`` holds
-    ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the ``(raw position, lands_on, right)`` of rule
-    ``j`` on row ``i`` (``right`` None: no answer). Each pooled square is outlined, and beside the row its
-    mark and raw position are written, so no verdict is told by colour alone. Sized for a projector: at most
+    """The grid both padding figures share: one panel per rule, stacked, one line per row.
+
+    ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
+    ``(raw position, lands_on, right)`` of rule ``j`` on row ``i`` (``right`` None: no
+    answer). Each pooled square is outlined, and beside the row its mark and raw position
+    are written, so no verdict is told by colour alone. Sized for a projector: at most
     ``MAX_WIDTH_IN`` wide, text at ``PROJECTOR_PT``."""
     length = max(len(ids) for ids, _ in rows)
     unit = 0.5  # inches per square: a two-digit id at PROJECTOR_PT fits inside
@@ -115,9 +117,10 @@ def draw_padding_table(
     reference: str = "true_last",
     pad_token_id: int = 0,
 ) -> Figure:
-    """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's pooled position
-    outlined and marked right or wrong against ``reference`` (no answer on the all-pad row judged by the true
-    last token), with the raw position it returns. ``cases`` may hold your own ``PaddingCase``, of any length."""
+    """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
+    pooled position outlined and marked right or wrong against ``reference`` (no answer
+    on the all-pad row judged by the true last token), with the raw position it returns.
+    ``cases`` may hold your own ``PaddingCase``, of any length."""
     cases = resolve_cases(cases)
     table = padding_table(rules, cases, reference, pad_token_id)
     rules = [cell.rule for cell in table[0]]
@@ -164,10 +167,11 @@ def _row_diff_key(axes: Any, atol: float) -> list[Any]:
 
 
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
-    """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked, rows shared),
-    log scale, the tolerance dashed; ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``. Each bar
-    bears its verdict mark (within the tolerance or not). A log scale has no 0: an exact 0 draws no bar, only
-    a "0" at the floor, so it never looks like a small measured value. The key sits above the panels."""
+    """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
+    rows shared), log scale, the tolerance dashed; ``comparisons`` maps ``(family, rule)`` to a
+    ``RowComparison``. Each bar bears its verdict mark (within the tolerance or not). A log scale
+    has no 0: an exact 0 draws no bar, only a "0" at the floor, so it never looks like a small
+    measured value. The key sits above the panels."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
     colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
@@ -217,10 +221,12 @@ def _grid_cell_text(verdict: Verdict) -> str:
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
-    """Rule x case, each cell filled by whether the rule finds the true last real token and marked so (right,
-    wrong, n/a: no real token; white and hatched when the rule cannot run on that kind of batch), followed by
-    the raw position(s) it returns. ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed
-    when not given. Laid out in inches from the measured labels, so at ``PROJECTOR_PT`` it stays within
+    """Rule x case, each cell filled by whether the rule finds the true last real token
+    and marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot
+    run on that kind of batch), followed by the raw position(s) it returns.
+    ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
+
+    Laid out in inches from the measured labels, so at ``PROJECTOR_PT`` it stays within
     ``MAX_WIDTH_IN``: the case names run up at 45 degrees, the rule names on the left."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]

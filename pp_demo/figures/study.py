@@ -72,8 +72,9 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
 
 
 def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target: float = 0.9) -> Figure:
-    """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward`` every few
-    steps, per padding side (middle, bottom), for the runs in ``curves`` (rows: ``[step, left, right]``)."""
+    """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward``
+    every few steps, per padding side (middle, bottom), for the runs in ``curves`` (rows:
+    ``[step, left, right]``)."""
     fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 10.4), sharex=True, layout="constrained")  # one screen
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]

@@ -1,10 +1,11 @@
 """What the bug does to training: a task whose label is decided by the last real token.
 
-A row's label is the class of its last real token (``token % num_labels``), so a model can only learn it by
-reading that token; batches mix left- and right-padded rows. The same tiny model is trained from the same
-weights, with the same micro-batches, gradient scaling and optimizer (Adam), through ``model.forward``
-(``train_unpipelined``) or through the stages with a pooling rule (``Job.train``), then served the usual way,
-through plain ``model.forward``.
+A row's label is the class of its last real token (``token % num_labels``), so a model can
+only learn it by reading that token; batches mix left- and right-padded rows. The same tiny
+model is trained from the same weights, with the same micro-batches, gradient scaling and
+optimizer (Adam), through ``model.forward`` (``train_unpipelined``) or through the stages
+with a pooling rule (``Job.train``), then served the usual way, through plain
+``model.forward``.
 """
 
 from collections.abc import Iterable, Mapping
@@ -58,9 +59,10 @@ def fresh_model(family: str = "llama", seed: int = 0) -> Any:  # a transformers 
 def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
-    """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one process without
-    stages (``pp_demo.pipeline.in_process.train_steps``: the same micro-batches, each one's mean loss over
-    their count, the same optimizer). Returns each step's loss (mean over micro-batches) and logits."""
+    """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one
+    process without stages (``pp_demo.pipeline.in_process.train_steps``: the same
+    micro-batches, each one's mean loss over their count, the same optimizer). Returns each
+    step's loss (mean over micro-batches) and logits."""
 
     def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
         return model(input_ids=ids, attention_mask=mask).logits

@@ -110,10 +110,11 @@ def train_through_stages(
     settings: StudySettings,
     held_out: TrainingBatch | None = None,
 ) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
-    """Adam through the stages of ``model`` cut at ``settings.split_at`` (an int or a tuple: any stage count),
-    by the runner in this process (``pp_demo.pipeline.runner.run``), micro-batch by micro-batch as
-    ``train_unpipelined`` does; ``model`` ends with the trained weights. Returns the loss per step, each
-    step's logits and, every ``eval_every`` steps, ``model.forward``'s held-out accuracy."""
+    """Adam through the stages of ``model`` cut at ``settings.split_at`` (an int or a tuple: any
+    stage count), by the runner in this process (``pp_demo.pipeline.runner.run``), micro-batch by
+    micro-batch as ``train_unpipelined`` does; ``model`` ends with the trained weights. Returns
+    the loss per step, each step's logits and, every ``eval_every`` steps, ``model.forward``'s
+    held-out accuracy."""
     if not run.loss_on_pad_pooled:
         batches = [_pad_pooled_rows_ignored(batch, run.rule) for batch in batches]
     job = Job.train(
@@ -158,10 +159,12 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
 
 
 def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, float]:
-    """Does what a left pad position computes change when the row's last real token changes? Max |change| at
-    the pads of one left-padded row (3 real tokens: the count rule pools a pad) of the first stage's output,
-    the count-rule pipeline's logits and ``model.forward``'s body's hidden state; zero: the pad positions see
-    none of the row. Also the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
+    """Does what a left pad position computes change when the row's last real token changes?
+    Max |change| at the pads of one left-padded row (3 real tokens: the count rule pools a
+    pad) of the first stage's output, the count-rule pipeline's logits and
+    ``model.forward``'s body's hidden state; zero: the pad positions see none of the row.
+    Also the largest |value| of that hidden state at the pads (zero: nothing to train
+    there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()
