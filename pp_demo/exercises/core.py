@@ -1,6 +1,7 @@
-"""The exercise machinery: a registry of exercises (one record each, ``Exercise``, filed by ``register``
-beside its judge), ``status`` and ``check``; the convention is described in ``pp_demo.exercises``. The
-facilitator guide (``tools/facilitator.py``) reads these records and nothing else."""
+"""The exercise machinery: a registry of exercises (one record each, ``Exercise``, filed by
+``register`` beside its judge), ``status`` and ``check``; the convention is described in
+``pp_demo.exercises``. The facilitator guide (``tools/facilitator.py``) reads these records
+and nothing else."""
 
 import threading
 from collections.abc import Callable, Sequence
@@ -34,7 +35,8 @@ Returned = TypeVar("Returned")
 
 
 class WrongAnswer(NamedTuple):
-    """A common wrong answer; the facilitator guide prints beside it the checker's line (what the attendee sees)."""
+    """A common wrong answer; the facilitator guide prints beside it the checker's line
+    (what the attendee sees)."""
 
     answer: object
     shown: str | None  # how the guide writes the answer; None: its repr reads well
@@ -68,8 +70,9 @@ EXERCISES: dict[str, Exercise] = {}
 def register(
     key: str, question: str, refuse: tuple[str, ...] = (), *, solution: object, why: str, wrong: Sequence[WrongAnswer]
 ) -> Callable[[Judge], Judge]:
-    """Decorator: file a judge as exercise ``key`` with the rest of its ``Exercise`` record. An answer calling
-    a function of a module in ``refuse`` is told to write it (``refusals``): a judge must not call what it refuses."""
+    """Decorator: file a judge as exercise ``key`` with the rest of its ``Exercise`` record. An
+    answer calling a function of a module in ``refuse`` is told to write it (``refusals``): a judge
+    must not call what it refuses."""
 
     def add(judge: Judge) -> Judge:
         EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse)
@@ -90,9 +93,10 @@ def answered(got: Returned) -> Returned:
 
 
 def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str:
-    """The status of ``answer`` to exercise ``key``, as text. Never raises, never hangs: the judge (which
-    calls a function answer) runs in a daemon thread given ``timeout_s`` seconds; an answer that loops is
-    left running there, one that exits (``sys.exit``) or is interrupted is a ``not yet:`` line like any other."""
+    """The status of ``answer`` to exercise ``key``, as text. Never raises, never hangs: the
+    judge (which calls a function answer) runs in a daemon thread given ``timeout_s`` seconds;
+    an answer that loops is left running there, one that exits (``sys.exit``) or is
+    interrupted is a ``not yet:`` line like any other."""
     exercise = EXERCISES.get(key)
     if exercise is None:
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
@@ -180,7 +184,8 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
 
 
 def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
-    """``(ids, mask, label)`` from a case name or a pair (input_ids, attention_mask) of int lists, or the problem."""
+    """``(ids, mask, label)`` from a case name or a pair (input_ids, attention_mask) of int
+    lists, or the problem."""
     if isinstance(answer, str):
         if answer not in CASES:
             return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
@@ -204,7 +209,8 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:
-    """Where ``model.forward`` pools, by its definition: the rightmost position whose id is not pad, else 0."""
+    """Where ``model.forward`` pools, by its definition: the rightmost position whose
+    id is not pad, else 0."""
     return max((i for i, t in enumerate(ids) if t != pad), default=0)
 
 
@@ -232,8 +238,9 @@ def first_pad_misses(ids: Sequence[int]) -> bool:
 
 
 def one_counterexample(misjudged: list[str]) -> str | None:
-    """The verdict on a per-row answer from ``misjudged``, each row it gets wrong with its reason: the
-    first, and how many more, one row at a time, so the reader works each out rather than reading a list."""
+    """The verdict on a per-row answer from ``misjudged``, each row it gets wrong with its
+    reason: the first, and how many more, one row at a time, so the reader works each out
+    rather than reading a list."""
     if not misjudged:
         return None
     more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
@@ -243,8 +250,9 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 def judge_picked_rows(
     answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
 ) -> str | None:
-    """The verdict on a list of row indices that should be the rows ``picks`` selects (from the definition):
-    a row it gets wrong (``shown`` as text) comes with ``how`` to work it out, never where each rule lands."""
+    """The verdict on a list of row indices that should be the rows ``picks`` selects (from the
+    definition): a row it gets wrong (``shown`` as text) comes with ``how`` to work it out, never
+    where each rule lands."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked

@@ -25,7 +25,8 @@ from .core import (
 
 
 def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
-    """Rows of one length, pad id 0 anywhere (left, right, inside, none), each with a non-pad id (as 01.1 asks)."""
+    """Rows of one length, pad id 0 anywhere (left, right, inside, none), each with a non-pad id
+    (as 01.1 asks)."""
     pick = random.Random(seed)
     rows: list[list[int]] = []
     while len(rows) < count:

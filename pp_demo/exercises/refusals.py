@@ -1,12 +1,13 @@
 """Refusing an answer that calls a library's own implementation of what it should write.
 
-An exercise that asks for a rule (a function) can be passed without the idea by calling the package's
-rule, or transformers' mask builder. Patching module attributes would not catch that: a name imported
-earlier in the notebook (``from pp_demo.pooling.rules import ...``) still points at the original
-function. So the judge runs under ``sys.setprofile`` and notes every call whose *code object* belongs
-to a refused module, however the reader reached it. The answer still runs to the end (a profiler
-cannot stop it cleanly); the verdict is then the refusal. A judge must not call the refused functions
-itself: the tests of the right answers would catch it, since the right answer would then be refused.
+An exercise that asks for a rule (a function) can be passed without the idea by calling
+the package's rule, or transformers' mask builder. Patching module attributes would not
+catch that: a name imported earlier in the notebook (``from pp_demo.pooling.rules import ...``)
+still points at the original function. So the judge runs under ``sys.setprofile`` and
+notes every call whose *code object* belongs to a refused module, however the reader
+reached it. The answer still runs to the end (a profiler cannot stop it cleanly); the
+verdict is then the refusal. A judge must not call the refused functions itself: the
+tests of the right answers would catch it, since the right answer would then be refused.
 """
 
 import importlib

@@ -1,9 +1,10 @@
 """``python -m pp_demo doctor`` (``make doctor``): the preflight an attendee runs before a workshop.
 
-One line per check: ``ok``, ``WARN`` (it works, with the consequence stated), ``FAIL`` (with the exact
-fix) or ``skip`` (it needs something that failed above); exit 1 on any FAIL. Standard library only, so
-it runs, and says what is missing, on a laptop without torch. Whatever needs torch runs in a child
-process with a time bound: a broken or hanging install is reported, never inherited or waited on.
+One line per check: ``ok``, ``WARN`` (it works, with the consequence stated), ``FAIL`` (with the
+exact fix) or ``skip`` (it needs something that failed above); exit 1 on any FAIL. Standard library
+only, so it runs, and says what is missing, on a laptop without torch. Whatever needs torch runs in
+a child process with a time bound: a broken or hanging install is reported, never inherited or
+waited on.
 """
 
 from __future__ import annotations  # the doctor runs on an old Python too, to say which to install

@@ -1,10 +1,10 @@
 """The explorer: type a row of token ids (and its mask), see where every pooling rule lands.
 
 No Jupyter needed: ``explore`` returns the answer as data, ``format_exploration`` as text
-(``python -m pp_demo explore 0 0 5 6 7 8``), ``exploration_html`` as the HTML notebook 01's widgets
-show. By default every rule that reads the ids or the mask runs (``PADDED_RULES``); ``rules=`` names
-fewer (notebook 01 offers the five core rules it teaches, ``CORE_RULES``). ``known_lengths`` never
-runs: it needs a packed batch, not a padded row.
+(``python -m pp_demo explore 0 0 5 6 7 8``), ``exploration_html`` as the HTML notebook 01's
+widgets show. By default every rule that reads the ids or the mask runs (``PADDED_RULES``);
+``rules=`` names fewer (notebook 01 offers the five core rules it teaches, ``CORE_RULES``).
+``known_lengths`` never runs: it needs a packed batch, not a padded row.
 """
 
 import base64
@@ -47,7 +47,8 @@ class Exploration:
 
 
 def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
-    """``"0 0 5 6"``, ``"0,0,5,6"`` or ``"[0, 0, 5, 6]"`` as a tuple of ints; else a one-line ``ValueError``."""
+    """``"0 0 5 6"``, ``"0,0,5,6"`` or ``"[0, 0, 5, 6]"`` as a tuple of ints; else a
+    one-line ``ValueError``."""
     items = [item for item in re.split(r"[\s,]+", text.strip().strip("[]()")) if item]
     for item in items:
         if not re.fullmatch(r"[+-]?\d+", item):
@@ -81,9 +82,10 @@ def explore(
     pad_token_id: int = 0,
     rules: Sequence[str] = PADDED_RULES,
 ) -> Exploration:
-    """Run the id- or mask-reading rules (every one, or those ``rules`` names, in its order) on one row,
-    a batch of one. ``attention_mask`` defaults to all ones (every token real). The true last real token
-    is the mask's rightmost 1 (``None`` without one); ``model.forward`` pools where the fix rule does."""
+    """Run the id- or mask-reading rules (every one, or those ``rules`` names, in its
+    order) on one row, a batch of one. ``attention_mask`` defaults to all ones (every token
+    real). The true last real token is the mask's rightmost 1 (``None`` without one);
+    ``model.forward`` pools where the fix rule does."""
     names = tuple(get_rule(r).name for r in rules)
     if not names:
         raise BadInput(f"name at least one rule to explore, of {', '.join(PADDED_RULES)}")
@@ -158,8 +160,9 @@ def exploration_html(
     pad_token_id: int = 0,
     rules: Sequence[str] = PADDED_RULES,
 ) -> str:
-    """The text table and the padding-grid figure as one HTML fragment, for ``rules`` (as ``explore``);
-    a bad row gives its one-line error instead (the widgets must never show a traceback)."""
+    """The text table and the padding-grid figure as one HTML fragment, for ``rules`` (as
+    ``explore``); a bad row gives its one-line error instead (the widgets must never show a
+    traceback)."""
     try:
         result = explore(input_ids, attention_mask, pad_token_id, rules)
     except ValueError as error:

@@ -121,8 +121,9 @@ def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | 
 
 
 def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = Path(".")) -> list[Step]:
-    """Every step, each with why it is skipped on a machine with ``n_gpus`` GPUs; ``parser``, ``python -m
-    pp_demo``'s, says which jobs this tree has; ``root`` is the checkout whose notebooks are run."""
+    """Every step, each with why it is skipped on a machine with ``n_gpus`` GPUs;
+    ``parser``, ``python -m pp_demo``'s, says which jobs this tree has; ``root`` is the
+    checkout whose notebooks are run."""
     return [replace(s, skip=_why_not(s, n_gpus, parser)) for s in (*_pp_demo_steps(), *_notebook_steps(root))]
 
 
@@ -131,7 +132,8 @@ def command_text(argv: tuple[str, ...]) -> str:
 
 
 def _clean(text: str, root: Path) -> str:
-    """No machine paths or terminal colours in the record: the checkout becomes '.', the env '<env>', home '~'."""
+    """No machine paths or terminal colours in the record: the checkout becomes '.', the
+    env '<env>', home '~'."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     return text.replace(str(root.resolve()), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
 
@@ -228,7 +230,8 @@ def format_table(outcomes: list[Outcome]) -> str:
 
 
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """The check: 0 when every step passed or was skipped (or there is no GPU), else 1; ``parser`` as in ``plan``."""
+    """The check: 0 when every step passed or was skipped (or there is no GPU), else 1;
+    ``parser`` as in ``plan``."""
     gpus = visible_gpus()
     if args.dry_run:
         if not gpus:

@@ -1,15 +1,16 @@
 """A tiny word-level tokenizer, built on the spot, whose pad token *is* its eos token.
 
-Notebook 04 needs a real tokenizer to show where ``pad_token_id == eos_token_id`` puts pad ids, and
-nothing can be downloaded here. So this one is built from a fixed word list with the ``tokenizers``
-library and wrapped in ``transformers.PreTrainedTokenizerFast``:
+Notebook 04 needs a real tokenizer to show where ``pad_token_id == eos_token_id`` puts pad
+ids, and nothing can be downloaded here. So this one is built from a fixed word list with
+the ``tokenizers`` library and wrapped in ``transformers.PreTrainedTokenizerFast``:
 
 * ``<eos>`` has id 0, the pad id of the tiny models in ``pp_demo.pipeline.families``, and the whole
   vocabulary stays under their 32 ids, so its output can go straight into those models;
-* every text gets an ``<eos>`` appended (a pair becomes ``A <eos> B <eos>``), as many fine-tuning and
-  reward-model recipes do;
-* the pad token is set to the eos token, the common shortcut for models that ship without a pad token.
-  From then on a real eos and a pad share one id, and only the attention mask tells them apart.
+* every text gets an ``<eos>`` appended (a pair becomes ``A <eos> B <eos>``), as many
+  fine-tuning and reward-model recipes do;
+* the pad token is set to the eos token, the common shortcut for models that ship
+  without a pad token. From then on a real eos and a pad share one id, and only the
+  attention mask tells them apart.
 
 The ids are written out below, not learned, so the tokenizer is the same on every machine.
 """
