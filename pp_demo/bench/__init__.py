@@ -1,21 +1,21 @@
 """``python -m pp_demo bench``: the pipeline against the best one process and this machine's limit.
 
-A benchmark, not a test. It starts on a quiet machine or says it did not (``quiet_start``), and
-the command judges the run's noise by its own repeated steps (``steadiness``).
-In one run, every process with one thread, in rounds (each measurement once per round):
+A benchmark, not a test: it starts on a quiet machine or says it did not (``quiet_start``), and the
+command judges the run's noise by its own repeated steps (``steadiness``). In one run, every
+process with one thread, in rounds (each measurement once per round):
 
-1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole
-   batch, the same m micro-batches in turn, or the pipeline's own compute summed over its ranks;
-2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``),
-   each step split per rank into compute, bubble, waits and bookkeeping (``breakdown``);
+1. **the baseline**: the best one-thread run of the same work (``one_process``): the whole batch,
+   the same m micro-batches in turn, or the pipeline's own compute summed over its ranks;
+2. **the pipeline** on p = 2 and 3 ranks for each m, timed from inside each rank (``timers``), each
+   step split per rank into compute, bubble, waits and bookkeeping (``breakdown``);
 3. **ColossalAI's plugin** on the same training step (``colossalai_peer``), when installed;
 4. after the rounds, **the machine's capacity** c: two one-process runs at once.
 
-Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit``
-(against the same schedule on a machine whose two cores give c: ``bounds``), and
-``of_micro_batch_limit`` beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three
-ranks on two cores are oversubscribed; the limit says so. ``report`` reads the results file
-back (docs/results.md and notebook 10 print from it).
+Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit`` (against
+the same schedule on a machine whose two cores give c: ``bounds``), and ``of_micro_batch_limit``
+beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three ranks on two cores are
+oversubscribed; the limit says so. ``report`` reads the results file back (docs/results.md and
+notebook 10 print from it).
 """
 
 from __future__ import annotations
@@ -101,30 +101,6 @@ def _extend(into: dict[Any, list[list[Any]]], steps: dict[Any, list[list[Any]]])
             mine.extend(new)
 
 
-def _time_pipeline(
-    size: BenchSize,
-    stages: tuple[int, ...],
-    micro_batches: tuple[int, ...],
-    warmup: int,
-    repeats: int,
-    timeout_s: float,
-) -> tuple[dict[_Key, str], dict[_Key, list[list[Any]]]]:
-    """One start of the ranks per p: each row's schedule, and per rank its timed steps."""
-    from pp_demo.pipeline.runner import run
-
-    schedules: dict[_Key, str] = {}
-    steps: dict[_Key, list[list[Any]]] = {}
-    for p in stages:
-        # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
-        jobs = [BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches]
-        answers: list[Any] = run(jobs, on="ranks", timeout_s=timeout_s) or []
-        for m, answer in zip(micro_batches, answers, strict=True):
-            for mode in MODES:
-                schedules[p, m, mode] = answer["ranks"][0]["schedule"][mode]
-                steps[p, m, mode] = [rank["steps"][mode] for rank in answer["ranks"]]
-    return schedules, steps
-
-
 def _rounds(
     size: BenchSize,
     stages: tuple[int, ...],
@@ -137,12 +113,15 @@ def _rounds(
     every p and ColossalAI's plugin one after the other, so a change of the machine's load between
     them falls on all alike. Every run's seconds (one process), each row's schedule, and per rank the
     timed steps of the pipeline and of ColossalAI (none when it is not installed)."""
+    from pp_demo.pipeline.runner import run
+
     warmup, repeats, rounds = counts
     with_peer = colossalai_installed()
     if not with_peer:
         progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
     tasks = [(mode, m) for mode in MODES for m in (0, *micro_batches)]
     alone: dict[str, list[float]] = {}
+    schedules: dict[_Key, str] = {}
     pipeline: dict[_Key, list[list[Any]]] = {}
     peer: dict[int, list[list[Any]]] = {}
     for k in range(1, rounds + 1):
@@ -150,31 +129,18 @@ def _rounds(
         for key, times in one_process_times(size, tasks, warmup, repeats).items():
             alone.setdefault(key, []).extend(times)
         progress(f"round {k} of {rounds}: the pipeline on {', '.join(map(str, stages))} ranks ...")
-        schedules, steps = _time_pipeline(size, stages, micro_batches, warmup, repeats, timeout_s)
-        _extend(pipeline, steps)
+        for p in stages:  # one start of the ranks per p
+            # a BenchJob is a RankJob, not a Job: its answer is its last rank's dict, not a Result
+            jobs = [BenchJob(size, m, p, MODES, warmup, repeats) for m in micro_batches]
+            answers: list[Any] = run(jobs, on="ranks", timeout_s=timeout_s) or []
+            for m, answer in zip(micro_batches, answers, strict=True):
+                for mode in MODES:
+                    schedules[p, m, mode] = answer["ranks"][0]["schedule"][mode]
+                    _extend(pipeline, {(p, m, mode): [rank["steps"][mode] for rank in answer["ranks"]]})
         if with_peer:
             progress(f"round {k} of {rounds}: ColossalAI's plugin on 2 ranks (1F1B training step) ...")
             _extend(peer, time_colossalai(size.as_dict(), micro_batches, warmup, repeats, timeout_s))
     return alone, schedules, pipeline, peer
-
-
-def _settings(
-    size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], counts: tuple[int, int, int]
-) -> dict[str, Any]:
-    warmup, repeats, rounds = counts
-    return {
-        "size": size.as_dict(),
-        "stages": list(stages),
-        "micro_batches": list(micro_batches),
-        "modes": list(MODES),
-        "warmup": warmup,
-        "repeats": repeats,
-        "rounds": rounds,
-        "threads_per_process": 1,
-        "malloc_thresholds": MALLOC_THRESHOLDS if malloc_thresholds_settable() else "the platform's own",
-        "statistic": "fastest of the repeats of every round",
-        "backend": "gloo",
-    }
 
 
 def run_bench(
@@ -191,11 +157,10 @@ def run_bench(
     force: bool = False,
 ) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
-
-    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
-    committed file is refused unless ``force``. Then ``rounds`` rounds (``_rounds``); each
-    measurement keeps its fastest run over the rounds; last, the machine's capacity.
-    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
+    It waits first, at most ``wait_s`` (None: ``quiet_start.WAIT_S``), for a quiet machine
+    (``quiet_start``); a busy start that would replace the committed file is refused unless
+    ``force``. Then ``rounds`` rounds (``_rounds``), each measurement keeping its fastest run
+    over them; last, the machine's capacity."""
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
@@ -216,7 +181,19 @@ def run_bench(
     ]
     progress(f"done in {time.monotonic() - started:.0f} s")
     return {
-        "settings": _settings(size, stages, micro_batches, counts),
+        "settings": {
+            "size": size.as_dict(),
+            "stages": list(stages),
+            "micro_batches": list(micro_batches),
+            "modes": list(MODES),
+            "warmup": warmup,
+            "repeats": repeats,
+            "rounds": rounds,
+            "threads_per_process": 1,
+            "malloc_thresholds": MALLOC_THRESHOLDS if malloc_thresholds_settable() else "the platform's own",
+            "statistic": "fastest of the repeats of every round",
+            "backend": "gloo",
+        },
         "quiet_start": start,
         # at the end, the load includes the benchmark's own ranks
         "load_average": {"start": start["load"], "end": load_average()},

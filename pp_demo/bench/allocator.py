@@ -3,13 +3,13 @@
 glibc's malloc serves a block of 128 KiB or more from a fresh ``mmap`` and moves that threshold as
 blocks are freed. A process that allocates and frees multi-MiB activations every micro-batch then
 takes thousands of minor page faults per forward (the kernel zeroes every new page), a number that
-changes from run to run and from process to process: one process and one rank of the same work
-differ by whatever regime each fell into (``tools/page_faults.py`` counts them, and
-docs/results.md gives its numbers). Fixed thresholds keep freed memory for the next micro-batch.
+varies by run and by process: one process and one rank of the same work differ by whatever regime
+each fell into (``tools/page_faults.py`` counts them; docs/results.md gives its numbers). Fixed
+thresholds keep freed memory for the next micro-batch.
 
-``fix_malloc_thresholds`` is called first thing in every process the benchmark times: the
-one-process baselines and the capacity pair, pp_demo's ranks, ColossalAI's ranks. The same for all,
-so the comparison stays fair. Elsewhere than glibc (macOS, musl) there is no such threshold to fix.
+``fix_malloc_thresholds`` runs first thing in every process the benchmark times (the one-process
+baselines and the capacity pair, pp_demo's ranks, ColossalAI's ranks), the same for all so the
+comparison stays fair. Elsewhere than glibc (macOS, musl) there is no such threshold to fix.
 """
 
 import ctypes

@@ -1,21 +1,21 @@
-"""What a pipeline of p stages and m micro-batches could reach: the GPipe ideal, and the
-same schedule on this machine (the limit).
+"""What a pipeline of p stages and m micro-batches could reach: the GPipe ideal, and this
+machine's limit.
 
 GPipe runs in m + p - 1 slots per phase (forwards, then backwards); in slot k, ``busy(k)``
-stages work at once (1, 2, ... up to p, then down again). With p independent cores each
-slot costs one stage's work, so p·m units of work take m + p - 1 slots: the ideal speedup
-is p·m / (m + p - 1).
+stages work at once (1, 2, ... up to p, then down again). With p independent cores each slot
+costs one stage's work, so p·m units of work take m + p - 1 slots: the ideal speedup is p·m / (m
++ p - 1).
 
-This machine does not give n busy one-thread processes n times one: two give c (measured,
-``pp_demo.bench.one_process.capacity``), and with two cores n > 2 cannot get more than two give.
-So a slot with one busy stage lasts one slot unit, a slot with n >= 2 busy stages (n units
-of work) n / c units at best, and the limit speedup is p·m over the sum of those; with p = 2
-and c = 2 it is the ideal. For p = 3 on two cores the slots with three busy stages are
-oversubscribed and counted at the two-process rate c. The slot model makes every op one slot
+The limit is the same schedule on this machine, which does not give n busy one-thread processes
+n times one: two give c (measured, ``pp_demo.bench.one_process.capacity``), and on two cores n >
+2 get no more than two. So a slot with one busy stage lasts one unit, a slot with n >= 2 busy
+stages (n units of work) n / c units at best, and the limit speedup is p·m over the sum of
+those: the ideal for p = 2 and c = 2. For p = 3 on two cores the slots with three busy stages
+are oversubscribed, counted at the two-process rate c. The slot model makes every op one slot
 long; a real backward costs about two forwards, so oversubscribed ranks can fill each other's
-gaps and reach or beat it. The hard bound for any p
-is the work itself: two cores at capacity c run at most c times one process, so no speedup
-exceeds c. 1F1B's slots have another shape and the same bubble; the limit is GPipe's.
+gaps and reach or beat it. The hard bound, for any p: two cores at capacity c run at most c
+times one process, so no speedup exceeds c. 1F1B's slots have another shape and the same bubble;
+the limit is GPipe's.
 """
 
 from __future__ import annotations

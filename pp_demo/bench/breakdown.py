@@ -1,5 +1,5 @@
-"""From each rank's timed intervals to the row of the results file: the pipeline's time,
-the breakdown per rank, the baseline and the ratios.
+"""From each rank's timed intervals to a results row: the pipeline's time, per-rank
+breakdown, baseline and ratios.
 
 Per rank, in the step kept (the fastest of the repeats, start of the first rank to end of
 the last), every second falls in exactly one of four measured parts:
@@ -7,8 +7,8 @@ the last), every second falls in exactly one of four measured parts:
 * ``compute_s``: its stage's forwards, backwards and loss;
 * ``idle_s``: the bubble: waiting on a receive (or send) while a neighbouring rank is
   computing, plus the time before its first and after its last operation in the step;
-* ``p2p_wait_s``: waiting on sends and receives while no neighbour computes (the transfer,
-  and a neighbour's own bookkeeping);
+* ``p2p_wait_s``: waits on sends and receives while no neighbour computes (the transfer, a
+  neighbour's bookkeeping);
 * ``bookkeeping_s``: the rest: the engine between operations (splitting the batch,
   building the send and receive lists, the loss bookkeeping, gradient scaling).
 """
@@ -103,12 +103,11 @@ def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:
 def pipeline_row(
     p: int, m: int, mode: str, schedule: str, rank_steps: list[list[Any]], one_process_s: dict[str, float], c: float
 ) -> dict[str, Any]:
-    """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit.
-
-    The baseline is the best one-thread run of the same work: one process on the whole
-    batch, one process on the same m micro-batches in turn (``one_process_s``: the best time
-    of each task, by ``"mode/m"``), or the pipeline's own compute summed over its ranks (the
-    same stage calls in sequence, as fast as the ranks ran them)."""
+    """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit. The
+    baseline is the best one-thread run of the same work: one process on the whole batch or
+    on the same m micro-batches in turn (``one_process_s``: each task's best time, by
+    ``"mode/m"``), or the pipeline's own compute summed over its ranks (the same stage calls
+    in sequence, as fast as the ranks ran them)."""
     steps = [step_breakdown([rank[k] for rank in rank_steps]) for k in range(len(rank_steps[0]))]
     best = min(steps, key=lambda s: s["wall_s"])
     whole, in_turn = one_process_s[f"{mode}/0"], one_process_s[f"{mode}/{m}"]

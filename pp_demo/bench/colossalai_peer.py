@@ -2,13 +2,12 @@
 
 Same model and batch as the benchmark (``one_process.BenchSize``), the same m micro-batches,
 1F1B, fp32, gloo, one thread per rank, two ranks: ``HybridParallelPlugin(pp_size=2)`` with its
-defaults (its metadata cache on: the shapes never change here, and pp_demo builds its stages
-once per shape too) + ``booster.execute_pipeline``. Timed from inside the ranks by the same
-phases as pp_demo's (``timers``): each micro-batch's forward (with the loss, which ColossalAI
-computes inside it) and backward, and every blocking send and receive; imports, start-up and
-``boost`` are outside the timed steps.
-
-Run as ``python -m pp_demo.bench.colossalai_peer JOB OUT`` on each rank (``engine.start_ranks``).
+defaults (metadata cache on: the shapes never change here, and pp_demo too builds its stages once
+per shape) and ``booster.execute_pipeline``. Timed from inside the ranks by the same phases as
+pp_demo's (``timers``): each micro-batch's forward (with the loss, which ColossalAI computes
+inside it) and backward, and every blocking send and receive; imports, start-up and ``boost`` are
+outside the timed steps. Each rank runs ``python -m pp_demo.bench.colossalai_peer JOB OUT``
+(``engine.start_ranks``).
 """
 
 import json
@@ -20,6 +19,7 @@ import time
 from typing import Any
 
 from .allocator import fix_malloc_thresholds
+from .breakdown import pipeline_row
 
 __all__ = ["ENGINE", "colossalai_installed", "time_colossalai", "peer_rows", "peer_lines", "main"]
 
@@ -125,22 +125,13 @@ def peer_rows(
     """One row per m from ColossalAI's timed steps (``time_colossalai``), made as pp_demo's rows are
     (``pipeline_row``: its fastest step, the best baseline, the limits, the breakdown), with
     pp_demo's two-rank training row beside it and the ratio of the two step times."""
-    from pp_demo.bench.breakdown import pipeline_row
-
     out = []
     for m, rank_steps in sorted(steps.items()):
         row = pipeline_row(2, m, MODE, "1F1B", rank_steps, one_process_s, c)
         ours = next((r["pipeline_s"] for r in rows if (r["p"], r["m"], r["mode"]) == (2, m, MODE)), None)
         ratio = None if ours is None else round(row["pipeline_s"] / ours, 4)
-        out.append(
-            {
-                "engine": ENGINE,
-                **row,
-                "colossalai_s": row["pipeline_s"],
-                "pp_demo_s": ours,
-                "colossalai_over_pp_demo": ratio,
-            }
-        )
+        beside = {"colossalai_s": row["pipeline_s"], "pp_demo_s": ours, "colossalai_over_pp_demo": ratio}
+        out.append({"engine": ENGINE, **row, **beside})
     return out
 
 

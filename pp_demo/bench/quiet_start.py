@@ -1,11 +1,11 @@
 """A quiet run, or none: the benchmark starts on a quiet machine, and says when it did not.
 
 Two one-thread processes on a 2-core machine measure the other users as well as themselves, so
-``run_bench`` first waits, for at most ``wait_s``, until the 1-minute load average is at most
-``QUIET_LOAD``, saying so in one line, and records what it found (``wait_for_quiet``). A run that
+``run_bench`` first waits (at most ``wait_s``) for a 1-minute load average of at most
+``QUIET_LOAD``, says so in one line, and records what it found (``wait_for_quiet``). A run that
 started busier may be kept anywhere but in place of the committed results file:
-``check_quiet_start`` refuses that before any measuring, unless forced, and a forced run says so
-in its file. The load, the clock and the sleep are arguments, so the tests fake all three.
+``check_quiet_start`` refuses that before any measuring unless forced, and a forced run says so
+in its file. The load, clock and sleep are arguments: the tests fake them.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def wait_for_quiet(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
-    """Wait until the 1-minute load is at most ``QUIET_LOAD``, or ``wait_s`` has passed. Returns
-    the record the results file keeps: the load when the run starts (1, 5, 15 min), the threshold,
-    how long it waited and whether the start was quiet."""
+    """Wait until the 1-minute load is at most ``QUIET_LOAD`` or ``wait_s`` has passed; return the
+    results file's record: the load at the start (1, 5, 15 min), the threshold, the wait and
+    whether it was quiet."""
     started, load = clock(), read()
     if load[0] > QUIET_LOAD and wait_s > 0:
         say(

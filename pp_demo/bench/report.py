@@ -1,10 +1,10 @@
 """The results file read back: what docs/results.md, notebook 10 and the command print.
 
-Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats; nothing
-measures, and nothing writes. The benchmark block of docs/results.md is ``readme_block`` of the
-committed file (``python -m tools.bench_docs`` writes it there), and a test checks that the page
-holds it, so the page cannot drift from the file. A file from before the micro-batch limit has
-the one-process times it is made of: ``micro_batch`` derives it for such a row.
+Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats, never measures
+or writes. docs/results.md's benchmark block is ``readme_block`` of the committed file
+(``python -m tools.bench_docs`` writes it), and a test checks the page holds it, so the two
+cannot drift. ``micro_batch`` derives the micro-batch limit for a row of a file from before it,
+from the one-process times the file holds.
 """
 
 from __future__ import annotations
@@ -158,10 +158,10 @@ def _phase_lines(result: dict[str, Any]) -> list[str]:
 
 
 def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
-    """Per rank: a micro-batch's forward and backward (mean, ``breakdown.phase_means``), the
-    step's idle, waiting and bookkeeping time, and the process's CPU time in the step outside its
-    thread's forwards, backwards, losses and waits (the engine's bookkeeping and the work of its
-    communication threads), in seconds."""
+    """Per rank, in seconds: a micro-batch's forward and backward (mean,
+    ``breakdown.phase_means``), the step's idle, waiting and bookkeeping time, and the process's
+    CPU time in the step outside its thread's forwards, backwards, losses and waits (the engine's
+    bookkeeping, its communication threads' work)."""
     phases = []
     for means, rank in zip(phase_means(row["breakdown"]), row["breakdown"], strict=True):
         cpu = rank.get("cpu_s")
@@ -171,9 +171,9 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank, pp_demo's phases (``_phases``) beside ColossalAI's on the same model, batch
-    and m in the same run, in milliseconds (pp_demo / ColossalAI). Empty for a file whose
-    ColossalAI rows were not timed by phase."""
+    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's, same model, batch, m
+    and run, in ms (pp_demo / ColossalAI); empty for a file whose ColossalAI rows were not timed
+    by phase."""
     table = []
     for peer in result.get("peers") or []:
         ours = _ours(result, peer)
@@ -236,11 +236,9 @@ def _peers_block(result: dict[str, Any]) -> list[str]:
     for peer in result["peers"]:
         ours = _ours(result, peer)
         assert ours is not None  # a run times pp_demo's two-rank row beside each of ColossalAI's
-        theirs = (
-            (f"{peer['of_limit']:.2f}", f"{micro_batch(result, peer)['of_micro_batch_limit']:.2f}")
-            if "limit" in peer
-            else (_NOT_IN_FILE, _NOT_IN_FILE)
-        )
+        theirs = (_NOT_IN_FILE, _NOT_IN_FILE)
+        if "limit" in peer:
+            theirs = (f"{peer['of_limit']:.2f}", f"{micro_batch(result, peer)['of_micro_batch_limit']:.2f}")
         lines.append(
             f"| {peer['m']} | {peer['colossalai_over_pp_demo']:.2f} | {ours['of_limit']:.2f} | {theirs[0]} | "
             f"{micro_batch(result, ours)['of_micro_batch_limit']:.2f} | {theirs[1]} | {_cpu_ratios(ours, peer)} |"

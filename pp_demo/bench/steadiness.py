@@ -1,14 +1,14 @@
 """A steady run, or none: how far a run's repeated steps lie from each other, and the rule that
 keeps a noisy run out of the committed results.
 
-The load average counts this machine's own processes, not a neighbour on the same physical core:
-on a virtual machine another tenant can slow every step without raising the load, so a run that
-started quiet (``quiet_start``) may still measure the host. The steps tell: each row keeps the
-fastest of its timed steps (repeats in every round), and how far its median step lies above that
-fastest is that row's noise. The run's noise is the median of it over its rows, pp_demo's and
-ColossalAI's. The benchmark is read against differences of 5 % (a row at 0.95 of its limit,
-ColossalAI's step over pp_demo's at 1.0): a run noisier than ``STEADY`` cannot tell those apart, so
-it does not replace the committed results without ``--force``, and a forced run says so in its file.
+The load average counts this machine's own processes, not a neighbour on the same physical core: on
+a virtual machine another tenant can slow every step without raising the load, so a run that started
+quiet (``quiet_start``) may still measure the host. The steps tell: a row's noise is how far its
+median timed step (repeats in every round) lies above its fastest, the one it keeps; the run's noise
+is the median of that over its rows, pp_demo's and ColossalAI's. The benchmark is read against
+differences of 5 % (a row at 0.95 of its limit, ColossalAI's step over pp_demo's at 1.0): a run
+noisier than ``STEADY`` cannot tell those apart, so it does not replace the committed results
+without ``--force``, and a forced run says so in its file.
 """
 
 from __future__ import annotations

@@ -1,18 +1,17 @@
 """The pipeline's steps on each rank, timed from the inside.
 
-A ``BenchJob`` runs on every rank (``pp_demo.pipeline.on_rank.run_on_rank`` hands it the rank's
-``StageCache``) and calls the runner's own step, ``pipeline_step``. Around it, on this
-rank only, it records intervals on the machine's monotonic clock (one clock for every
-process of the machine, so the ranks' intervals line up):
+A ``BenchJob`` runs on every rank, given its ``StageCache`` by
+``pp_demo.pipeline.on_rank.run_on_rank``, and calls the runner's own step, ``pipeline_step``;
+around it, on this rank only, it records intervals on the machine's monotonic clock (one for
+all its processes, so the ranks' intervals line up):
 
 * ``"F"``, ``"B"``: the stage's forward and backward of one micro-batch (the engine's
   ``forward_one_chunk`` / ``backward_one_chunk``), ``"L"``: the loss on the last stage;
 * ``"W"``: every wait of the schedule on its sends and receives (its ``_wait_batch_p2p``);
 
-and, per kind, the CPU seconds the rank's thread spent in it (``Recorder``).
-
-What is neither is the engine's bookkeeping. ``pp_demo.bench.breakdown`` turns the intervals
-into the breakdown; nothing here is derived from the ideal.
+and, per kind, the CPU seconds the rank's thread spent in it (``Recorder``). What is neither is
+the engine's bookkeeping. ``breakdown`` turns the intervals into the breakdown; nothing here
+derives from the ideal.
 """
 
 from __future__ import annotations

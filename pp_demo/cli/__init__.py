@@ -7,6 +7,7 @@ A handler only calls the package, where the work and its checks live, and prints
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -62,7 +63,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(INTERRUPTED, file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of the output left (`| head`): nothing more to say to it
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit's flush is quiet
         return 141

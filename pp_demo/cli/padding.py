@@ -53,17 +53,9 @@ def _families(args: argparse.Namespace) -> int:
     return 0
 
 
-def _stage_count(args: argparse.Namespace) -> int:
-    from pp_demo.pipeline.launch import launched_by_torchrun, torchrun_world_size
-
-    if args.split_at:
-        return len(args.split_at) + 1
-    return torchrun_world_size() if args.distributed and launched_by_torchrun() else 2
-
-
 def _reproduce(args: argparse.Namespace) -> int:
     from pp_demo.pipeline.families import rules_for
-    from pp_demo.pipeline.launch import ranks_placement
+    from pp_demo.pipeline.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
     from pp_demo.verify.compare import reproduce_runs, reproduction_line
 
     on = _where(args)
@@ -72,7 +64,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device, dtype=dtype_named(args.dtype))
     if results is None:  # a torchrun rank without the logits: the last rank prints
         return 0
-    n = _stage_count(args)
+    n = len(points) + 1 if points else (torchrun_world_size() if args.distributed and launched_by_torchrun() else 2)
     count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
     if args.distributed:
         where = f"{count} ranks on torch.distributed.pipelining"
@@ -80,8 +72,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         where = "both stages in this process" if n == 2 else f"all {count} stages in this process"
     precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
     print(format_padding_table(reference="true_last"))
-    print()
-    print(f"The bug, reproduced: a {count}-stage pipeline ({where})")
+    print(f"\nThe bug, reproduced: a {count}-stage pipeline ({where})")
     print(f"against model.forward (the reference{precision})")
     print(f"batch: {', '.join(f'{row_text(get_case(r).input_ids)} ({r}-padded)' for r in REPRO_ROWS)}; pad id 0")
     note = ranks_placement(n)[2] if args.distributed else None  # ranks on the CPU although there are GPUs, and why
@@ -93,11 +84,6 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def add_padding_jobs(jobs: Any) -> None:
-    _add_row_commands(jobs)
-    _add_pipeline_commands(jobs)
-
-
-def _add_row_commands(jobs: Any) -> None:
     table = jobs.add_parser("table", help="which position each pooling rule picks on each padding case")
     table.add_argument(
         "--rules",
@@ -125,8 +111,6 @@ def _add_row_commands(jobs: Any) -> None:
     explore.add_argument("--pad", type=int, default=0, help="pad token id (default: 0)")
     explore.set_defaults(run=_explore)
 
-
-def _add_pipeline_commands(jobs: Any) -> None:
     reproduce = jobs.add_parser(
         "reproduce",
         help="the main job: the padding table and the bug, reproduced",

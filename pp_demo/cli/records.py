@@ -96,40 +96,6 @@ def _train_study(args: argparse.Namespace) -> int:
 
 
 def add_record_jobs(jobs: Any) -> None:
-    _add_bench(jobs)
-    study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
-    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
-    add(
-        study,
-        "--out",
-        what="training_study_<transformers version>.json, into the folder OUT",
-        shown="results/tmp; --out results replaces the committed file, given at least as many seeds",
-    )
-    add(study, "--force", what="seeds")
-    study.set_defaults(run=_train_study)
-
-    verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
-    verify.add_argument(
-        "--cache",
-        help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE or ~/.cache/pp_demo/colossalai)",
-    )
-    verify.add_argument(
-        "--wheelhouse",
-        help="folder searched for the sdists, subfolders included (default: $PP_DEMO_WHEELHOUSE or wheelhouse)",
-    )
-    add(
-        verify,
-        "--out",
-        what="the record: a file, or a folder to write verify_pr.json in",
-        shown="results/tmp/verify_pr.json; --out results/verify_pr.json replaces the committed one",
-    )
-    verify.set_defaults(
-        run=lambda args: run_verify_pr(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
-    )
-    _add_engine(jobs)
-
-
-def _add_bench(jobs: Any) -> None:
     bench = jobs.add_parser(
         "bench",
         help="time the pipeline against the best one process and this machine's limit (not a test)",
@@ -175,8 +141,36 @@ def _add_bench(jobs: Any) -> None:
     )
     bench.set_defaults(run=_bench)
 
+    study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
+    study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")
+    add(
+        study,
+        "--out",
+        what="training_study_<transformers version>.json, into the folder OUT",
+        shown="results/tmp; --out results replaces the committed file, given at least as many seeds",
+    )
+    add(study, "--force", what="seeds")
+    study.set_defaults(run=_train_study)
 
-def _add_engine(jobs: Any) -> None:
+    verify = jobs.add_parser("verify-pr", help="the pull request's claims, judged on ColossalAI's own sdists")
+    verify.add_argument(
+        "--cache",
+        help="folder for the sdists and patched trees (default: $PP_DEMO_CACHE or ~/.cache/pp_demo/colossalai)",
+    )
+    verify.add_argument(
+        "--wheelhouse",
+        help="folder searched for the sdists, subfolders included (default: $PP_DEMO_WHEELHOUSE or wheelhouse)",
+    )
+    add(
+        verify,
+        "--out",
+        what="the record: a file, or a folder to write verify_pr.json in",
+        shown="results/tmp/verify_pr.json; --out results/verify_pr.json replaces the committed one",
+    )
+    verify.set_defaults(
+        run=lambda args: run_verify_pr(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
+    )
+
     engine = jobs.add_parser(
         "colossalai-engine",
         help="the bug and the change on ColossalAI's own engine (HybridParallelPlugin, two ranks)",

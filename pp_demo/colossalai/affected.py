@@ -37,10 +37,9 @@ def _names(families: list[str]) -> str:
 
 def who_is_affected() -> str:
     """One markdown paragraph, then one footnote line per condition, each ``Exactly: ...``."""
-    groups = affected_families()
     parts: list[str] = []
     notes: list[str] = []
-    for mark, (rule, families) in zip(_MARKS, groups.items(), strict=False):
+    for mark, (rule, families) in zip(_MARKS, affected_families().items(), strict=False):
         verb = " pool another token than `model.forward`" if not parts else ""
         parts.append(f"its {_names(families)} forwards{verb} on rows where {PLAIN[rule, 'forward']}{mark}")
         notes.append(f"{mark} Exactly: {SENTENCES[rule, 'forward']}.")

@@ -1,17 +1,16 @@
 """ColossalAI 0.5.0's own pipeline forwards, run on the CPU beside pp_demo (notebook 06).
 
-ColossalAI is optional (``make colossalai`` installs it: its requirements pin torch <= 2.5.1,
-which conflicts with the pinned torch, so it goes in without them, next to the few packages
-its import needs). It is imported inside the functions below, so the rest of pp_demo never
-needs it.
+ColossalAI is optional (``make colossalai`` installs it without its requirements, whose torch <=
+2.5.1 conflicts with the pinned torch, next to the few packages its import needs) and imported
+inside the functions below, so the rest of pp_demo never needs it.
 
-``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process,
-and returns one callable per family, ``forward(model, input_ids, attention_mask) -> logits``,
-that runs the family's ``*_for_sequence_classification_forward`` from
-``colossalai.shardformer.modeling`` on a one-stage pipeline: the stage holds every layer
-(``stage_index=[0, num_layers]``), as the pull request's test does, so one call embeds, runs
-the layers and pools with ColossalAI's own last-stage code. ``colossalai_forward`` picks the
-callable by the model's class, in the shape ``pp_demo.verify.checker.judge`` takes::
+``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process, and
+returns per family a ``forward(model, input_ids, attention_mask) -> logits`` running the family's
+``*_for_sequence_classification_forward`` (``colossalai.shardformer.modeling``) on a one-stage
+pipeline holding every layer (``stage_index=[0, num_layers]``), as the pull request's test does:
+one call embeds, runs the layers and pools with ColossalAI's own last-stage code.
+``colossalai_forward`` picks the callable by the model's class, as ``pp_demo.verify.checker.judge``
+takes it::
 
     python -m pp_demo check pp_demo.colossalai.forwards:colossalai_forward --family opt
 """
@@ -73,11 +72,10 @@ _MISSING = (
 def _import_quietly(name: str) -> ModuleType:
     """Import a ColossalAI module without what it and its dependencies print at import time."""
     try:
-        # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused
-        # RMSNorm, tensornvme's async save) and decorates kernels with torch.jit.script,
-        # which torch 2.13 deprecates; bitsandbytes, which its chain imports, logs a kernel
-        # probe on CPUs with avx512_bf16. None of that code runs here; on stderr it would
-        # fail strict nbval, so warnings and logging are both silenced (pp_demo.silent_imports).
+        # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused RMSNorm,
+        # tensornvme's async save) and decorates kernels with torch.jit.script, which torch 2.13
+        # deprecates; bitsandbytes, in its import chain, logs a kernel probe on CPUs with avx512_bf16.
+        # None of that code runs here; on stderr it would fail strict nbval (pp_demo.silent_imports).
         return import_quietly(name)
     except ImportError as error:
         raise ImportError(f"{_MISSING} ({error})") from error
@@ -89,14 +87,12 @@ def one_stage() -> tuple[Any, Any]:
     cluster = _import_quietly("colossalai.cluster")
     stage_manager = _import_quietly("colossalai.pipeline.stage_manager")
     shardformer = _import_quietly("colossalai.shardformer")
-    # The forwards log through transformers' logging helper but under their own module
-    # names, outside the "transformers" logger, so Python's last-resort handler prints
-    # them on stderr: "use_cache ... not supported", and Falcon's on every call.
+    # The forwards log under their own module names, outside the "transformers" logger, so Python's
+    # last-resort handler would print them on stderr: "use_cache ... not supported", Falcon's every call.
     logging.getLogger("colossalai").setLevel(logging.ERROR)
 
-    # 1. A process group of size 1. ProcessGroupMesh asserts that torch.distributed is
-    #    initialised and builds the pipeline's groups from it. gloo runs on the CPU, and an
-    #    in-memory HashStore needs no address or port.
+    # 1. A process group of size 1 (ProcessGroupMesh asserts that torch.distributed is initialised
+    #    and builds the pipeline's groups from it): gloo on the CPU, an in-memory store (no port).
     if not dist.is_initialized():
         dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     elif dist.get_world_size() != 1:
@@ -107,19 +103,18 @@ def one_stage() -> tuple[Any, Any]:
     # 2. A stage manager for one stage. Its only stage is both the first (it embeds the
     #    input_ids) and the last (it runs the final norm, the score head and the pooling).
     manager = stage_manager.PipelineStageManager(cluster.ProcessGroupMesh(1), pipeline_axis=0)
-    # 3. A ShardConfig, from which every forward reads its parallel settings. No shardformer
-    #    policy has sharded these models, so it says so: tensor parallelism (on by default)
-    #    off; flash attention and sequence parallelism stay off, as by default.
+    # 3. The ShardConfig every forward reads its parallel settings from. No policy sharded these
+    #    models: tensor parallelism (on by default) off; flash attention and sequence parallelism
+    #    stay off, as by default.
     config = shardformer.ShardConfig(enable_tensor_parallelism=False, pipeline_stage_manager=manager)
     return manager, config
 
 
 @contextlib.contextmanager
 def cuda_set_device_is_a_no_op() -> Iterator[None]:
-    # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with the device of
-    #    their tensors, unconditionally, and it raises "Expected a cuda device" for the CPU.
-    #    The tensors are already where they belong, so doing nothing is what the call means
-    #    here. The real function is put back afterwards.
+    # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with their tensors' device,
+    #    unconditionally, which raises "Expected a cuda device" for the CPU. The tensors are already
+    #    where they belong, so doing nothing is what the call means here, until the block ends.
     real = torch.cuda.set_device
     torch.cuda.set_device = lambda device: None
     try:
@@ -195,8 +190,8 @@ def _callables() -> dict[str, Forward]:
 def colossalai_forwards() -> dict[str, Forward]:
     """``{family: forward(model, input_ids, attention_mask) -> logits}`` for the eight
     families whose ColossalAI 0.5.0 pipeline sequence classification forward pools from
-    input_ids (the 0.5.0 release has no Qwen3 modeling file). Raises an ``ImportError``
-    saying how to install ColossalAI when it is missing."""
+    input_ids (0.5.0 has no Qwen3 modeling file); an ``ImportError`` saying how to
+    install ColossalAI when it is missing."""
     return dict(_callables())
 
 
@@ -223,8 +218,8 @@ def forwards_in_tree() -> dict[str, object]:
 
 
 def forget_imported_tree() -> None:
-    """Drop the imported ColossalAI and what was made from it, so that the next call imports
-    another tree from ``sys.path`` (pp_demo.colossalai.pull_request.verify runs several variants in one process)."""
+    """Drop the imported ColossalAI and what was made from it, so that the next call imports another
+    tree from ``sys.path`` (verify-pr's worker, ``pull_request.worker``, runs several variants in one process)."""
     for name in [n for n in sys.modules if n == "colossalai" or n.startswith("colossalai.")]:
         del sys.modules[name]
     one_stage.cache_clear()

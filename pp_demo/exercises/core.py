@@ -1,8 +1,7 @@
 """The exercise machinery: a registry of exercises (one record each, ``Exercise``, filed by
-``register`` beside its judge), ``status`` and ``check``. The facilitator guide
-(``tools/facilitator.py``) reads these records and nothing else. The convention itself is
-described in ``pp_demo.exercises``.
-"""
+``register`` beside its judge), ``status`` and ``check``; the convention is described in
+``pp_demo.exercises``. The facilitator guide (``tools/facilitator.py``) reads these records
+and nothing else."""
 
 import threading
 from collections.abc import Callable, Sequence
@@ -28,11 +27,16 @@ __all__ = [
 NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
 ANSWER_TIMEOUT_S = 10.0  # the slowest judge, with a right answer, takes about 1.5 s on a laptop
+# what an answer that is a rule may not call: the package's own rules
+PACKAGE_RULES = ("pp_demo.pooling.rules",)
+Judge = Callable[[Any], "str | None"]
+Row = TypeVar("Row")
+Returned = TypeVar("Returned")
 
 
 class WrongAnswer(NamedTuple):
-    """A common wrong answer, for the facilitator guide, which prints beside it the line the
-    checker gives for it (so the instructor reads what the attendee sees)."""
+    """A common wrong answer; the facilitator guide prints beside it the checker's line
+    (what the attendee sees)."""
 
     answer: object
     shown: str | None  # how the guide writes the answer; None: its repr reads well
@@ -63,21 +67,12 @@ class Exercise:
 EXERCISES: dict[str, Exercise] = {}
 
 
-Judge = Callable[[Any], "str | None"]
-Row = TypeVar("Row")
-Returned = TypeVar("Returned")
-
-
-# what an answer that is a rule may not call: the package's own rules
-PACKAGE_RULES = ("pp_demo.pooling.rules",)
-
-
 def register(
     key: str, question: str, refuse: tuple[str, ...] = (), *, solution: object, why: str, wrong: Sequence[WrongAnswer]
 ) -> Callable[[Judge], Judge]:
-    """Decorator: file a judge function as exercise ``key``, with the rest of its record
-    (``Exercise``). An answer that calls a function of a module in ``refuse`` is told to write
-    it itself (``pp_demo.exercises.refusals``), so a judge that refuses a module must not call it."""
+    """Decorator: file a judge as exercise ``key`` with the rest of its ``Exercise`` record. An
+    answer calling a function of a module in ``refuse`` is told to write it (``refusals``): a judge
+    must not call what it refuses."""
 
     def add(judge: Judge) -> Judge:
         EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse)
@@ -100,8 +95,8 @@ def answered(got: Returned) -> Returned:
 def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str:
     """The status of ``answer`` to exercise ``key``, as text. Never raises, never hangs: the
     judge (which calls a function answer) runs in a daemon thread given ``timeout_s`` seconds;
-    an answer that loops is left running there, and one that exits (``sys.exit``) or is
-    interrupted is a ``not yet:`` line like any other mistake."""
+    an answer that loops is left running there, one that exits (``sys.exit``) or is
+    interrupted is a ``not yet:`` line like any other."""
     exercise = EXERCISES.get(key)
     if exercise is None:
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
@@ -155,8 +150,7 @@ def check(key: str, answer: object) -> None:
 
 def true_last(mask: Sequence[int]) -> int | None:
     """The last position the mask marks as real, in plain Python (None if there is none)."""
-    real = [i for i, m in enumerate(mask) if m]
-    return real[-1] if real else None
+    return max((i for i, m in enumerate(mask) if m), default=None)
 
 
 def is_int(value: object) -> bool:
@@ -190,8 +184,8 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
 
 
 def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
-    """``(ids, mask, label)`` from a case name or an ``(input_ids, attention_mask)`` pair of
-    lists of ints, else the problem with the answer as text."""
+    """``(ids, mask, label)`` from a case name or a pair (input_ids, attention_mask) of int
+    lists, or the problem."""
     if isinstance(answer, str):
         if answer not in CASES:
             return f"{answer!r} is not a padding case; known: {', '.join(CASES)}"
@@ -215,8 +209,8 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:
-    """Where ``model.forward`` pools a row, from its definition, in plain Python: the
-    rightmost position whose id is not the pad id, 0 when there is none."""
+    """Where ``model.forward`` pools, by its definition: the rightmost position whose
+    id is not pad, else 0."""
     return max((i for i, t in enumerate(ids) if t != pad), default=0)
 
 
@@ -244,9 +238,9 @@ def first_pad_misses(ids: Sequence[int]) -> bool:
 
 
 def one_counterexample(misjudged: list[str]) -> str | None:
-    """The verdict on a per-row answer: ``misjudged`` describes each row the answer gets
-    wrong (each with its reason). Every wrong try sees the first of them, and how many more
-    there are: one row at a time, so the reader works each out rather than reading a list."""
+    """The verdict on a per-row answer from ``misjudged``, each row it gets wrong with its
+    reason: the first, and how many more, one row at a time, so the reader works each out
+    rather than reading a list."""
     if not misjudged:
         return None
     more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
@@ -256,9 +250,9 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 def judge_picked_rows(
     answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
 ) -> str | None:
-    """The verdict on a list of row indices that should be the rows ``picks`` selects, worked out
-    from the definition: each row it gets wrong (``shown`` as text) comes with ``how`` to work it
-    out, never with where each rule lands (that is the answer)."""
+    """The verdict on a list of row indices that should be the rows ``picks`` selects (from the
+    definition): a row it gets wrong (``shown`` as text) comes with ``how`` to work it out, never
+    where each rule lands."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked

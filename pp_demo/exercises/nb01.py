@@ -25,8 +25,8 @@ from .core import (
 
 
 def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
-    """Rows of one length with pads anywhere (left, right, inside, none), pad id 0, each with at
-    least one non-pad id: 01.1 asks for those rows only."""
+    """Rows of one length, pad id 0 anywhere (left, right, inside, none), each with a non-pad id
+    (as 01.1 asks)."""
     pick = random.Random(seed)
     rows: list[list[int]] = []
     while len(rows) < count:
@@ -70,10 +70,6 @@ def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     return input_ids.shape[-1] - 1 - from_the_right
 
 
-def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    return input_ids.shape[-1] - _from_the_right(input_ids, pad_token_id)
-
-
 @register(
     "01.1",
     "Fill in one expression: turn from_the_right, how far each row's last non-pad id is from the end "
@@ -84,7 +80,9 @@ def _one_too_far(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     wrong=(
         wrong_answer(_from_the_right, "a distance from the end read as a position", shown="`from_the_right` itself"),
         wrong_answer(
-            _one_too_far, "counts positions from 1: one too far", shown="`input_ids.shape[-1] - from_the_right`"
+            lambda ids, pad: ids.shape[-1] - _from_the_right(ids, pad),
+            "counts positions from 1: one too far",
+            shown="`input_ids.shape[-1] - from_the_right`",
         ),
         wrong_answer(
             lambda ids, pad: (ids != pad).sum(-1) - 1,
@@ -109,8 +107,7 @@ def _judge_forward_rule(rule: object) -> str | None:
         for i, row in enumerate(rows):
             lands_on, want = int(got[i]) % len(row), forward_pools(row, PAD)
             if lands_on != want:
-                where = f"row {i} {row_text(row)} of {label}"
-                return f"on {where} your rule pools {lands_on}, model.forward pools {want}"
+                return f"on row {i} {row_text(row)} of {label} your rule pools {lands_on}, model.forward pools {want}"
     return None
 
 

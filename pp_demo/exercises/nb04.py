@@ -2,7 +2,7 @@
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD
+from pp_demo.pooling.cases import CASES, PAD, row_text
 
 from .core import (
     PACKAGE_RULES,
@@ -13,7 +13,6 @@ from .core import (
     is_int,
     judge_picked_rows,
     register,
-    row_text,
     true_last,
     wrong_answer,
 )
@@ -55,18 +54,6 @@ def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
     )
 
 
-def _mask_rule_rows() -> list[tuple[tuple[torch.Tensor, torch.Tensor], str]]:
-    """Rows to judge 04.2 on: every case with a real token, alone, then the batch of 04.1."""
-    rows = [
-        (case.tensors(), f"{case.name} {row_text(case.input_ids)} (mask {row_text(case.attention_mask)})")
-        for case in CASES.values()
-        if case.true_last is not None
-    ]
-    batch = torch.tensor([row for row, _ in _EOS_BATCH]), torch.tensor([mask for _, mask in _EOS_BATCH])
-    rows.append((batch, "the batch of exercise 04.1"))
-    return rows
-
-
 def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
     return (positions * attention_mask.long()).argmax(-1)
@@ -95,7 +82,15 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
 def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
-    for (ids, mask), label in _mask_rule_rows():
+    # every case with a real token, alone, then the batch of 04.1
+    rows = [
+        (case.tensors(), f"{case.name} {row_text(case.input_ids)} (mask {row_text(case.attention_mask)})")
+        for case in CASES.values()
+        if case.true_last is not None
+    ]
+    batch = torch.tensor([row for row, _ in _EOS_BATCH]), torch.tensor([mask for _, mask in _EOS_BATCH])
+    rows.append((batch, "the batch of exercise 04.1"))
+    for (ids, mask), label in rows:
         got = answered(rule(ids, mask, PAD))
         if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
             return f"on {label} it returned {got!r}, not one position per row"

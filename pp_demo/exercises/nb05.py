@@ -1,7 +1,5 @@
 """Exercises of notebook 05 · training (checked by ``pp_demo.exercises.check``)."""
 
-from collections.abc import Sequence
-
 from pp_demo.pooling.cases import PAD, row_text
 
 from .core import count_pools, index_list, int_list, int_pair, register, true_last, wrong_answer
@@ -74,13 +72,6 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
     return None
 
 
-def _visible_positions(ids: Sequence[int], mask: Sequence[int]) -> list[int]:
-    """Positions the count rule's logits can depend on: the pooled position and the real
-    tokens before it. Causal attention hides later positions; the mask hides pads as keys,
-    so a real query never reads a pad (on every transformers version)."""
-    return [p for p in range(count_pools(ids, PAD) + 1) if mask[p]]
-
-
 @register(
     "05.3",
     "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
@@ -98,7 +89,10 @@ def _judge_visible_positions(answer: object) -> str | None:
     if isinstance(answer, str):
         return answer
     ids, mask = _ROW_05
-    want = _visible_positions(ids, mask)
+    # what the count rule's logits can depend on: the pooled position and the real tokens before it. Causal
+    # attention hides later positions; the mask hides pads as keys, so a real query never reads a pad (on
+    # every transformers version)
+    want = [p for p in range(count_pools(ids, PAD) + 1) if mask[p]]
     pooled = want[-1]
     if set(answer) == set(want):
         return None

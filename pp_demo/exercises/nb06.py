@@ -65,12 +65,6 @@ def _judge_gpt2_view(answer: object) -> str | None:
     return f"on {row} your answer leaves out a real token that the mask ColossalAI passes leaves open"
 
 
-def _mask_batches() -> list[tuple[torch.Tensor, str]]:
-    batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})") for case in CASES.values()]
-    batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
-    return batches
-
-
 def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int, int] | None:
     """``(b, i, j)`` of the first entry of ``got`` that breaks the definition, or None."""
     for b, mask_row in enumerate(mask.tolist()):
@@ -113,7 +107,9 @@ def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 def _judge_causal_padding_mask(make_mask: object) -> str | None:
     if not callable(make_mask):
         return "the answer should be a function attention_mask -> a bool tensor (batch, L, L)"
-    for mask, label in _mask_batches():
+    batches = [(case.tensors()[1], f"{case.name} (mask {row_text(case.attention_mask)})") for case in CASES.values()]
+    batches.append((as_batch(REVIEW_TABLE)[1], "the review table's four rows as one batch"))
+    for mask, label in batches:
         got = answered(make_mask(mask))
         batch, length = mask.shape
         if not isinstance(got, torch.Tensor):

@@ -57,10 +57,9 @@ def _judge_mystery_class(letter: object) -> str | None:
     if not isinstance(letter, str) or letter not in CLASSES:
         return f"{letter!r} is not a class; answer with one of {', '.join(map(repr, CLASSES))}"
     if letter == "e":
-        left = CASES["left"]
         return (
             f"class e reads the sequence lengths of a packed batch; mystery_07 reads input_ids: run it on left "
-            f"{row_text(left.input_ids)} and on the other cases"
+            f"{row_text(CASES['left'].input_ids)} and on the other cases"
         )
     return _class_counterexample(mystery_07, letter)
 

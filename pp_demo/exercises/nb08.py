@@ -20,15 +20,6 @@ def _legacy_reads(batch: Sequence[Sequence[int]], b: int) -> tuple[int, int]:
     return divmod((b * length + first_pad_pools(batch[b], PAD, wrap=False)) % (len(batch) * length), length)
 
 
-def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
-    if not isinstance(answer, (list, tuple)) or len(answer) != count:
-        return f"give a list of {count} (row, position) pairs, one per row"
-    for pair in answer:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(is_int, pair)):
-            return f"{pair!r} is not a (row, position) pair of ints"
-    return [tuple(pair) for pair in answer]
-
-
 @register(
     "08.1",
     "Legacy exporter, first_pad without the modulo, batch [[5,6,7,8,9], [0,5,6,7,8], "
@@ -47,14 +38,16 @@ def _as_pairs(answer: object, count: int) -> list[tuple[int, ...]] | str:
     ),
 )
 def _judge_legacy_reads(answer: object) -> str | None:
-    pairs = _as_pairs(answer, len(_BATCH_08_1))
-    if isinstance(pairs, str):
-        return pairs
+    if not isinstance(answer, (list, tuple)) or len(answer) != len(_BATCH_08_1):
+        return f"give a list of {len(_BATCH_08_1)} (row, position) pairs, one per row"
+    for pair in answer:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(is_int, pair)):
+            return f"{pair!r} is not a (row, position) pair of ints"
     misjudged = [
         f"row {b} {row_text(_BATCH_08_1[b])} is misjudged: take first_pad's position without the modulo, "
         "add the row's offset in the flattened batch, and count a negative index back from the flat end"
-        for b, said in enumerate(pairs)
-        if said != _legacy_reads(_BATCH_08_1, b)
+        for b, said in enumerate(answer)
+        if tuple(said) != _legacy_reads(_BATCH_08_1, b)
     ]
     return one_counterexample(misjudged)
 

@@ -44,15 +44,6 @@ _FAMILIES = ("llama", "qwen2", "opt")
 _KEEP_THE_COUNT = ("llama", "opt")  # 09.2: the change is applied to qwen2.py only
 
 
-def _failing_pairs() -> set[tuple[str, str]]:
-    """From the definitions: a family fails on a side when its forward still counts and the
-    count lands off the last non-pad id on a row of that side's test batch (claim 2's rows,
-    ``pp_demo.colossalai.pull_request.worker.claim_batches``)."""
-    test = claim_batches()
-    missed = {side: any(count_misses(row) for row in test[f"{side}-padded"][0].tolist()) for side in _SIDES}
-    return {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if missed[side]}
-
-
 @register(
     "09.2",
     "The change is applied to qwen2.py only; llama.py and opt.py keep the count. Which "
@@ -81,7 +72,11 @@ def _judge_qwen2_only(answer: Any) -> str | None:
     unknown = [p for p in pairs if p[0] not in _FAMILIES or p[1] not in _SIDES]
     if unknown:
         return f"{unknown[0]} is not a pair of a family in {_FAMILIES} and a side in {_SIDES}"
-    truth = _failing_pairs()
+    # from the definitions: a family fails on a side when its forward still counts and the count lands off
+    # the last non-pad id on a row of that side's test batch (claim 2's rows, from claim_batches)
+    test = claim_batches()
+    missed = {side: any(count_misses(row) for row in test[f"{side}-padded"][0].tolist()) for side in _SIDES}
+    truth = {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if missed[side]}
     for family, side in sorted(pairs ^ truth):
         return (
             f"your answer misjudges {family} with {side} padding: does {family}.py have the change, and is the "

@@ -1,8 +1,8 @@
 """The split as a picture: what each stage holds and what travels between them.
 
-Drawn from ``split_model``'s own stages, not from a hand-written list: the boxes name the
-modules each stage really runs (its layers, and the norm and score head on the last one), so
-the picture changes when the split does.
+Drawn from ``split_model``'s own stages, not a hand-written list: the boxes name the modules
+each stage really runs (its layers; the norm and score head on the last), so the picture
+changes when the split does.
 """
 
 from collections.abc import Mapping, Sequence
@@ -19,12 +19,10 @@ from pp_demo.pipeline.stages import Stages
 __all__ = ["stage_contents", "draw_stage_split", "draw_sent_tensors", "draw_memory_per_device"]
 
 SENT = "hidden states\ninput_ids\nattention_mask"
-
-
-def _layer_range(body: Any, first_layer: int) -> str:
-    layers = next(module for name, module in body.named_children() if isinstance(module, torch.nn.ModuleList))
-    last = first_layer + len(layers) - 1
-    return f"layers {first_layer}-{last}" if last > first_layer else f"layer {first_layer}"
+LOGITS = "logits\n(batch, labels)"
+_LINE_IN = 0.27  # one line of text at PROJECTOR_PT, with its leading
+# a stage's colour only tells the boxes apart; the title names each
+_STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
 
 
 def stage_contents(stages: Stages) -> list[list[str]]:
@@ -34,7 +32,9 @@ def stage_contents(stages: Stages) -> list[list[str]]:
     out = []
     for index, (stage, start) in enumerate(zip(stages, starts, strict=True)):
         lines = ["embedding"] if index == 0 else []
-        lines.append(_layer_range(stage.body, start))
+        layers = next(m for m in stage.get_submodule("body").children() if isinstance(m, torch.nn.ModuleList))
+        last = start + len(layers) - 1
+        lines.append(f"layers {start}-{last}" if last > start else f"layer {start}")
         if index == len(stages) - 1:
             lines += ["final norm", f"pooling: {stages.last.rule}", "score head"]  # pool, then score
         out.append(lines)
@@ -84,10 +84,6 @@ def draw_stage_split(stages: Stages) -> Figure:
     return fig
 
 
-_LINE_IN = 0.27  # one line of text at PROJECTOR_PT, with its leading
-LOGITS = "logits\n(batch, labels)"
-
-
 def _canvas(width: float, height: float) -> tuple[Figure, Any]:
     """A figure whose one axes fills it with inches as data units: every placement above is in inches."""
     fig = plt.figure(figsize=(width, height))  # pyplot's, so a notebook's plt.show() shows it
@@ -107,10 +103,6 @@ def _stage(ax: Any, x: float, y: float, w: float, h: float, title: str, lines: l
 
 def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> None:
     ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 2})
-
-
-# a stage's colour only tells the boxes apart; the title names each
-_STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
 
 
 def draw_sent_tensors(sent: Sequence[tuple[str, torch.Tensor]]) -> Figure:

@@ -101,17 +101,14 @@ def _draw_blocks(
         ax.set_aspect("equal")
         ax.axis("off")
     fig.suptitle(textwrap.fill(heading, int(inches * 72 / (0.55 * PROJECTOR_PT))), fontsize=PROJECTOR_PT)
-    fig.legend(handles=_key_handles(), loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
-    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
-    return fig
-
-
-def _key_handles() -> list[Patch]:
-    return [
+    key = [
         Patch(facecolor="white", edgecolor=RIGHT_COLOUR, linewidth=3, label=f"{RIGHT} pooled, right"),
         Patch(facecolor="white", edgecolor=WRONG_COLOUR, linewidth=3, label=f"{WRONG} pooled, wrong"),
         *token_key(),
     ]
+    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
+    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
+    return fig
 
 
 def draw_padding_table(
@@ -123,7 +120,7 @@ def draw_padding_table(
     """Tokens as a grid (one row per case, one block per rule), pads shaded, each rule's
     pooled position outlined and marked right or wrong against ``reference`` (no answer
     on the all-pad row judged by the true last token), with the raw position it returns.
-    ``cases`` may hold ``PaddingCase`` objects of your own, of any length."""
+    ``cases`` may hold your own ``PaddingCase``, of any length."""
     cases = resolve_cases(cases)
     table = padding_table(rules, cases, reference, pad_token_id)
     rules = [cell.rule for cell in table[0]]
@@ -171,12 +168,10 @@ def _row_diff_key(axes: Any, atol: float) -> list[Any]:
 
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
-    sharing the rows), on a log scale with the tolerance as a dashed line. Every bar carries
-    its verdict mark (within the tolerance or not). A log scale has no 0: a difference of exactly
-    0 draws no bar, only a "0" at the floor, so it never looks like a small measured value. The
-    key is a legend above the panels.
-
-    ``comparisons`` maps ``(family, rule)`` to a ``RowComparison``."""
+    rows shared), log scale, the tolerance dashed; ``comparisons`` maps ``(family, rule)`` to a
+    ``RowComparison``. Each bar bears its verdict mark (within the tolerance or not). A log scale
+    has no 0: an exact 0 draws no bar, only a "0" at the floor, so it never looks like a small
+    measured value. The key sits above the panels."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
     colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
@@ -225,15 +220,6 @@ def _grid_cell_text(verdict: Verdict) -> str:
     return f"{word} {','.join(map(str, verdict.positions))}"
 
 
-def _grid_key() -> list[Patch]:
-    return [
-        Patch(facecolor=RIGHT_COLOUR, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
-        Patch(facecolor=WRONG_COLOUR, edgecolor="#999999", label=f"{WRONG} wrong"),
-        Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label="n/a: no real token to find"),
-        Patch(facecolor="white", hatch="//", edgecolor="#999999", label="hatched: cannot run on this batch"),
-    ]
-
-
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     """Rule x case, each cell filled by whether the rule finds the true last real token
     and marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot
@@ -273,8 +259,14 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     ax.axis("off")
     title = "Which rule finds the last real token?\ncell: verdict, then the raw position (-1 reads the last)"
     fig.suptitle(title, fontsize=PROJECTOR_PT, y=1 - 0.1 / height, va="top")
+    key = [
+        Patch(facecolor=RIGHT_COLOUR, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
+        Patch(facecolor=WRONG_COLOUR, edgecolor="#999999", label=f"{WRONG} wrong"),
+        Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label="n/a: no real token to find"),
+        Patch(facecolor="white", hatch="//", edgecolor="#999999", label="hatched: cannot run on this batch"),
+    ]
     fig.legend(
-        handles=_grid_key(), loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False,
+        handles=key, loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False,
         bbox_to_anchor=(0.5, 0.05 / height),
     )  # fmt: skip
     return fig

@@ -19,21 +19,12 @@ _ROW_IN = 0.62  # inches per stage row: a box label at PROJECTOR_PT with room ar
 _ON_HATCHING = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}  # a backward's label, clear of its hatch
 
 
-def _key(backward: bool) -> list[Patch]:
-    key = [Patch(facecolor=_FORWARD, edgecolor="black", label="F<i>: forward of micro-batch i")]
-    if backward:
-        key.append(Patch(facecolor=_BACKWARD, edgecolor="black", hatch="///", label="B<i>: its backward"))
-    return [*key, Patch(facecolor="white", edgecolor="#999999", label="blank: idle (the bubble)")]
-
-
 def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True) -> Figure:
     """A schedule's training step as a timeline, built from ``pp_demo.pipeline.schedules.timeline``
-    (the order the engine runs): one row per stage (rank), one box per op, blank slots the
-    bubble. Forwards are plain boxes labelled F<i>, backwards hatched boxes labelled B<i>, so
-    the two differ without colour. At each row's end: the most micro-batches whose
-    activations that rank holds at once. ``backward=False`` draws forwards only.
-
-    The slot width is what is left of ``MAX_WIDTH_IN`` once the rank labels and the
+    (the order the engine runs): one row per stage (rank), one box per op, blank slots the bubble;
+    forwards plain boxes labelled F<i>, backwards hatched boxes labelled B<i>. At each row's end:
+    the most micro-batches whose activations that rank holds at once. ``backward=False`` draws
+    forwards only. The slot width is what is left of ``MAX_WIDTH_IN`` once the rank labels and the
     "holds" column are measured, at most 0.62 inches."""
     slots = [t for t in timeline(kind, n_stages, n_micro) if backward or t[2][0] == "F"]
     order = schedule_order(kind, n_stages, n_micro)
@@ -44,7 +35,10 @@ def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, back
     slot_in = min(0.62, (MAX_WIDTH_IN - left_in - right_in - 0.1) / length)
     what = "forwards and backwards" if backward else "forwards"
     title = f"{_SCHEDULE_NAMES[kind]}, {n_stages} stages, {n_micro} micro-batches: {what}"
-    key = _key(backward)
+    key = [Patch(facecolor=_FORWARD, edgecolor="black", label="F<i>: forward of micro-batch i")]
+    if backward:
+        key.append(Patch(facecolor=_BACKWARD, edgecolor="black", hatch="///", label="B<i>: its backward"))
+    key.append(Patch(facecolor="white", edgecolor="#999999", label="blank: idle (the bubble)"))
     # the legend's first row, its widest: the forward entry and the idle one, each with its patch
     key_row_in = sum(text_inches(str(patch.get_label())) + 1.0 for patch in (key[0], key[-1]))
     width = max(left_in + slot_in * length + right_in, text_inches(title) + 0.3, key_row_in)

@@ -41,11 +41,6 @@ def _side_key() -> list[Any]:
     ]  # fmt: skip
 
 
-def _jitter(i: int, n: int) -> float:
-    # deterministic spread of n points around 0, so equal accuracies stay visible
-    return 0.0 if n == 1 else (i / (n - 1) - 0.5) * 0.22
-
-
 def draw_study_distributions(results_by_version: dict[str, Any], target: float = 0.9) -> Figure:
     """Held-out accuracy (``model.forward``) of every seed, per run and padding side, one panel
     per transformers version. ``results_by_version`` maps a version to its results file."""
@@ -59,7 +54,9 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
             for offset, side in ((-0.2, "left"), (0.2, "right")):
                 face, edge = (colour, "black") if SIDE_FILLED[side] else ("white", colour)
                 for i, record in enumerate(seeds):
-                    xy = x + offset + _jitter(i, len(seeds)), record["held_out_accuracy"][side]
+                    # a deterministic spread of the seeds around x, so equal accuracies stay visible
+                    jitter = 0.0 if len(seeds) == 1 else (i / (len(seeds) - 1) - 0.5) * 0.22
+                    xy = x + offset + jitter, record["held_out_accuracy"][side]
                     ax.scatter(*xy, facecolor=face, edgecolor=edge, marker=SIDE_MARKERS[side], s=70, linewidth=1.5)
         _reference_lines(ax, target)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
@@ -77,7 +74,7 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
 def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target: float = 0.9) -> Figure:
     """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward``
     every few steps, per padding side (middle, bottom), for the runs in ``curves`` (rows:
-    ``[step, left, right]``). One key above the panels."""
+    ``[step, left, right]``)."""
     fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 10.4), sharex=True, layout="constrained")  # one screen
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]

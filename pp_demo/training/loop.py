@@ -1,11 +1,11 @@
 """What the bug does to training: a task whose label is decided by the last real token.
 
-The label of a row is the class of its last real token (``token % num_labels``), so a
-model can only learn it by reading that token. Batches mix left- and right-padded rows.
-The same tiny model is trained from the same weights, with the same micro-batches, gradient
-scaling and optimizer (Adam), through ``model.forward`` (``train_unpipelined``) or through
-the stages with a pooling rule (``Job.train``), and then served the usual way, through
-plain ``model.forward``.
+A row's label is the class of its last real token (``token % num_labels``), so a model can
+only learn it by reading that token; batches mix left- and right-padded rows. The same tiny
+model is trained from the same weights, with the same micro-batches, gradient scaling and
+optimizer (Adam), through ``model.forward`` (``train_unpipelined``) or through the stages
+with a pooling rule (``Job.train``), then served the usual way, through plain
+``model.forward``.
 """
 
 from collections.abc import Iterable, Mapping
@@ -20,8 +20,6 @@ from pp_demo.pipeline.in_process import train_steps
 from pp_demo.pooling.cases import PAD
 
 __all__ = ["TrainingBatch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
-
-SIDES = ("left", "right")
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,10 +59,10 @@ def fresh_model(family: str = "llama", seed: int = 0) -> Any:  # a transformers 
 def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
-    """Adam through ``model.forward``, in place: the optimiser loop of the pipeline run in one
-    process (``pp_demo.pipeline.in_process.train_steps``: the same micro-batches, each one's
-    mean loss divided by their count, the same optimizer), with no stages. Returns the loss per
-    step (mean over micro-batches) and each step's logits."""
+    """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one
+    process without stages (``pp_demo.pipeline.in_process.train_steps``: the same
+    micro-batches, each one's mean loss over their count, the same optimizer). Returns each
+    step's loss (mean over micro-batches) and logits."""
 
     def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
         return model(input_ids=ids, attention_mask=mask).logits
@@ -93,5 +91,5 @@ def accuracy_by_side(logits: torch.Tensor, batch: TrainingBatch) -> dict[str, fl
     right = logits.argmax(-1).eq(batch.labels)
     return {
         side: float(right[rows].float().mean()) if rows.any() else float("nan")
-        for side, rows in zip(SIDES, (batch.left_padded, ~batch.left_padded), strict=True)
+        for side, rows in zip(("left", "right"), (batch.left_padded, ~batch.left_padded), strict=True)
     }

@@ -86,15 +86,6 @@ def with_eos(batch: TrainingBatch, seed: int) -> TrainingBatch:
     return TrainingBatch(ids, batch.attention_mask, batch.labels, batch.left_padded)
 
 
-def _task(run: Run, seed: int, settings: StudySettings) -> tuple[list[TrainingBatch], TrainingBatch]:
-    batches = make_batches(settings.steps, batch_size=settings.batch_size, seed=seed)
-    held_out = make_batches(1, batch_size=settings.held_out_rows, seed=seed + settings.held_out_seed_offset)[0]
-    if run.task == "pad == eos":
-        batches = [with_eos(b, seed * 1000 + i) for i, b in enumerate(batches)]
-        held_out = with_eos(held_out, seed + settings.held_out_seed_offset)
-    return batches, held_out
-
-
 @torch.no_grad()
 def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     model.eval()
@@ -148,7 +139,11 @@ def train_through_stages(
 
 
 def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
-    batches, held_out = _task(run, seed, settings)
+    batches = make_batches(settings.steps, batch_size=settings.batch_size, seed=seed)
+    held_out = make_batches(1, batch_size=settings.held_out_rows, seed=seed + settings.held_out_seed_offset)[0]
+    if run.task == "pad == eos":
+        batches = [with_eos(b, seed * 1000 + i) for i, b in enumerate(batches)]
+        held_out = with_eos(held_out, seed + settings.held_out_seed_offset)
     model = fresh_model(seed=seed)
     _, _, curve = train_through_stages(model, batches, run, settings, held_out)
     final = _served_accuracy(model, held_out)
@@ -165,11 +160,11 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
 
 def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, float]:
     """Does what a left pad position computes change when the row's last real token changes?
-
-    Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
-    pools a pad): the first stage's output, the count-rule pipeline's logits and the hidden
-    state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
-    the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
+    Max |change| at the pads of one left-padded row (3 real tokens: the count rule pools a
+    pad) of the first stage's output, the count-rule pipeline's logits and
+    ``model.forward``'s body's hidden state; zero: the pad positions see none of the row.
+    Also the largest |value| of that hidden state at the pads (zero: nothing to train
+    there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()
@@ -178,15 +173,13 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
         first = [stages.first(x, mask)[0][0, :5] for x in rows]
         logits = [pipeline_logits(model, x, mask, rule="count", split_points=split_at)[0] for x in rows]
         hidden = [model.base_model(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in rows]
-    sight = {
-        name: float(f"{float((a - b).abs().max()):.3g}")
-        for name, (a, b) in {
-            "first stage output at the pads": first,
-            "count-rule pipeline logits (pooled at a pad)": logits,
-            "model.forward body at the pads": hidden,
-        }.items()
+    largest = {
+        "first stage output at the pads": first[0] - first[1],
+        "count-rule pipeline logits (pooled at a pad)": logits[0] - logits[1],
+        "model.forward body at the pads": hidden[0] - hidden[1],
+        "largest |hidden state| of the body at the pads": hidden[0],
     }
-    return {**sight, "largest |hidden state| of the body at the pads": float(f"{float(hidden[0].abs().max()):.3g}")}
+    return {name: float(f"{float(t.abs().max()):.3g}") for name, t in largest.items()}
 
 
 def run_study(
@@ -209,10 +202,8 @@ def run_study(
             record = _one_run(run, seed, settings)
             results["runs"][name]["seeds"].append(record)
             if progress:
-                acc = record["held_out_accuracy"]
-                progress(
-                    f"{name:<40} seed {seed:>2}: held-out accuracy left {acc['left']:.2f} right {acc['right']:.2f}"
-                )
+                left, right = record["held_out_accuracy"]["left"], record["held_out_accuracy"]["right"]
+                progress(f"{name:<40} seed {seed:>2}: held-out accuracy left {left:.2f} right {right:.2f}")
     return results
 
 

@@ -1,14 +1,13 @@
 """Compare a pipeline's logits with ``model.forward``, row by row, and the reproduction.
 
-``model.forward`` is the reference of *exactness*: a pipeline is right when it returns
-the logits the unsplit model returns. (Whether ``model.forward`` itself pools the true
-last real token is a different question, judged in ``pp_demo.pooling.padding_table``.)
-
-In bf16 or fp16 the reference is ``model.forward`` of the same model in the same dtype on the
-same device, not an fp32 forward: a half-precision pipeline is exact when it returns what its
-own model returns, and the dtype's tolerance (``pp_demo.verify.tolerances``) covers the
-rounding of the same arithmetic done in another order. (Against an fp32 reference the
-rounding of the weights alone would move every row.)
+``model.forward`` is the reference of *exactness*: a pipeline is right when it returns the
+logits the unsplit model returns (whether ``model.forward`` itself pools the true last real
+token is another question, judged in ``pp_demo.pooling.padding_table``). In bf16 or fp16 the
+reference is ``model.forward`` of the same model in the same dtype on the same device, not an
+fp32 forward (the rounding of the weights alone would move every row): a half-precision
+pipeline is exact when it returns what its own model returns, and the dtype's tolerance
+(``pp_demo.verify.tolerances``) covers the rounding of the same arithmetic done in another
+order.
 """
 
 import warnings
@@ -60,23 +59,21 @@ class RowComparison:
     """One batch's rows against ``model.forward``'s logits (exactness): per row, whether the max
     |logit difference| is within ``atol``, and that difference.
 
-    The package has four verdict types, and they stay four because each judges a different
-    thing, by a different reference:
+    The package has four verdict types, each judging a different thing by a different reference:
 
-    * this one: logits of a batch against ``model.forward``'s, within a tolerance (the
+    * this one: a batch's logits against ``model.forward``'s, within a tolerance (the
       reproduction, the family matrix, training);
     * ``pp_demo.pooling.padding_table.Verdict``: a rule's pooled *position* against a reference
-      position (the true last real token, or where ``model.forward`` pools), exact integers,
-      no model and no logits, so it also judges rules no pipeline runs, and packed batches;
+      position (the true last real token, or where ``model.forward`` pools), exact integers with
+      no model or logits, so it also judges rules no pipeline runs, and packed batches;
     * ``pp_demo.verify.checker.report.RowCheck``: one row of someone else's forward against
-      ``model.forward``, with what a ``RowComparison`` cannot know: where that row was pooled
-      (the positions whose logits equal it) and the dtype whose rounding hides it;
-    * the claims of ``pp_demo.colossalai.pull_request.claims``: a sentence per claim of the pull request,
-      judged from a JSON record that ColossalAI's own sdists wrote in another process.
+      ``model.forward``, plus what a ``RowComparison`` cannot know: where the row was pooled (the
+      positions whose logits equal it) and the dtype whose rounding hides it;
+    * the claims of ``pp_demo.colossalai.pull_request.claims``: a sentence per claim of the pull
+      request, judged from a JSON record that ColossalAI's own sdists wrote in another process.
 
-    Each of the first three says right or wrong per row; one type for them would carry fields
-    that most tables have no value for (a position table has no logits, a comparison of logits
-    no pooled positions)."""
+    Each of the first three says right or wrong per row; one type for them would carry fields most
+    tables have no value for (a position table has no logits, a comparison of logits no positions)."""
 
     matches: list[bool]
     max_abs_diff: list[float]
@@ -99,15 +96,6 @@ def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> 
     return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
 
 
-def _as_dtype(dtype: "torch.dtype | str") -> torch.dtype:
-    """A precision of ``DTYPES``, given as a torch dtype or by its name (``"bf16"``)."""
-    if isinstance(dtype, str):
-        return dtype_named(dtype)
-    if dtype not in DTYPES.values():
-        raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
-    return dtype
-
-
 def reproduce_runs(
     runs: Iterable[tuple[str, str]],
     split_points: int | tuple[int, ...] | None = None,
@@ -118,18 +106,20 @@ def reproduce_runs(
     rows: Sequence[str] = REPRO_ROWS,
     dtype: "torch.dtype | str" = torch.float32,
 ) -> list[RowComparison] | None:
-    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model, split at
+    """The bug for each ``(family, rule)`` of ``runs``: a tiny seeded model split at
     ``split_points``, on the reproduction batch, all runs in one call of the runner
     (``on="ranks"``: one start of the ranks). Weights are drawn on the CPU in fp32 with
-    ``seed`` and then moved and cast to ``dtype``, so every device and precision runs the
-    same model; its ``model.forward`` in that dtype is the reference. Each comparison's
-    tolerance follows the device the pipeline ran on and the dtype. ``None`` on a torchrun
-    rank without results."""
+    ``seed``, then moved and cast to ``dtype``, so every device and precision runs the
+    same model; the reference is its ``model.forward`` in that dtype, the tolerance by the
+    pipeline's device and the dtype. ``None`` on a torchrun rank without results."""
     seed_value(seed, "seed")
     rows = strings(rows, "rows", '["left", "right"]')
     if not rows:
         raise BadInput(f"rows names the padding cases of the batch, at least one (default: {list(REPRO_ROWS)})")
-    dtype = _as_dtype(dtype)
+    if isinstance(dtype, str):
+        dtype = dtype_named(dtype)
+    elif dtype not in DTYPES.values():
+        raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
     device = device or default_device()
     runs = list(runs)
     models = {family: build_model(family, seed=seed).to(device=device, dtype=dtype) for family, _ in runs}

@@ -1,15 +1,15 @@
 """The family x padding case x rule table: does the pipeline match ``model.forward``?
 
-Judged by ``model.forward`` (exactness), row by row. Each family runs with the rule of
-its ColossalAI 0.5.0 pipeline forward and with the fix, on every padding case:
+Judged by ``model.forward`` (exactness), row by row. Each family runs with the rule of its
+ColossalAI 0.5.0 pipeline forward and with the fix, on every padding case:
 
-* the count rule (llama, qwen2, opt) misses left-padded rows and rows with a pad id
-  among their real tokens;
+* the count rule (llama, qwen2, opt) misses left-padded rows and those with a pad id among
+  their real tokens;
 * the first-pad rule (gpt2, bloom, falcon, gptj wrapped; mistral unwrapped) is right on
-  plain left or right padding and misses the right-padded row with a pad id among its
-  real tokens (pad == eos);
-* the fix matches everywhere, the all-pad and trailing-eos rows included (it *is*
-  what ``model.forward`` does; whether that is the true last token is ``table``'s question).
+  plain left or right padding and misses the right-padded row with a pad id among its real
+  tokens (pad == eos);
+* the fix matches everywhere, the all-pad and trailing-eos rows included (it *is* what
+  ``model.forward`` does; whether that is the true last token is ``table``'s question).
 """
 
 from collections import defaultdict
@@ -35,13 +35,6 @@ Differences = dict[tuple[str, str, str], float]
 """``{(family, rule, case): max |logit difference| between the pipeline's row and model.forward's}``."""
 
 
-def _by_length(cases: Iterable[str]) -> list[list[str]]:
-    groups: defaultdict[int, list[str]] = defaultdict(list)
-    for name in cases:
-        groups[CASES[name].length].append(name)
-    return list(groups.values())
-
-
 def pipeline_differences(
     families: Sequence[str] | None = None,
     cases: Sequence[str] | None = None,
@@ -52,17 +45,19 @@ def pipeline_differences(
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
 ) -> tuple[Differences, float] | None:
-    """``({(family, rule, case): max |logit difference| from model.forward}, tolerance)``:
-    the numbers behind ``pipeline_matrix``, and the shared tolerance they are judged by
-    (by the device the pipeline ran on and ``dtype``). The reference is ``model.forward`` of
-    the same model in the same dtype (``pp_demo.verify.compare``)."""
+    """The numbers behind ``pipeline_matrix`` (``Differences``) and the shared tolerance
+    they are judged by (by the device the pipeline ran on and ``dtype``). The reference is
+    ``model.forward`` of the same model in the same dtype (``pp_demo.verify.compare``)."""
     # (family, rule, case names, model, ids, mask): cases of one length batched together, so each
     # family and rule runs once per length; weights drawn on the CPU in fp32, then moved and cast
+    by_length: defaultdict[int, list[str]] = defaultdict(list)
+    for name in cases or CASES:
+        by_length[CASES[name].length].append(name)
     runs = []
     for family in list(families or FAMILIES):
         model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
         for rule in rules_for(family, rules):
-            runs += [(family, rule, group, model, *as_batch(group, device)) for group in _by_length(cases or CASES)]
+            runs += [(family, rule, group, model, *as_batch(group, device)) for group in by_length.values()]
     jobs = [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs]
     results = run(jobs, on=on)
     if results is None:
@@ -88,12 +83,10 @@ def pipeline_matrix(
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
 ) -> Matrix | None:
-    """``{(family, rule, case): matches model.forward}``: a cell matches when its difference
-    is within the tolerance (``compare_rows``'s rule).
-
-    ``on`` is the runner's (``pp_demo.pipeline.runner.run``): ``"ranks"`` runs every run of the
-    table in one start of the ranks; under torchrun, a rank without results returns ``None``.
-    """
+    """``{(family, rule, case): matches model.forward}``: its difference within the tolerance
+    (``compare_rows``'s rule). ``on`` is the runner's (``pp_demo.pipeline.runner.run``):
+    ``"ranks"`` runs the whole table in one start of the ranks; under torchrun, a rank without
+    results returns ``None``."""
     found = pipeline_differences(families, cases, rules, attn_implementation, on, split_points, device, dtype)
     if found is None:
         return None

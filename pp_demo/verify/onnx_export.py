@@ -1,12 +1,11 @@
 """The pooling rules and the last stage exported to ONNX and run with onnxruntime.
 
 The first-pad rule keeps ``% L`` "for ONNX": it turns the ``-1`` of an unpadded or
-left-padded row into ``L - 1``. Why that matters: the legacy TorchScript exporter lowers
+left-padded row into ``L - 1``, because the legacy TorchScript exporter lowers
 ``hidden[arange(B), positions]`` to a gather over flattened indices, where a negative
 position reads *another row's* token (it warns so while exporting). The fix never
-returns a negative position, so it needs no modulo, and it exports with either exporter.
-
-Needs the ``onnx`` extra (onnx, onnxscript, onnxruntime); imported lazily so the core
+returns a negative position, so it needs no modulo and exports with either exporter.
+Needs the ``onnx`` extra (onnx, onnxscript, onnxruntime), imported lazily so the core
 package does not.
 """
 

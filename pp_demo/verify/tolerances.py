@@ -1,20 +1,16 @@
-"""How far logits may be from ``model.forward`` and still count as the same: one rule for
-every verdict of the workbook (the comparison, the matrix, the checker and the CLI).
+"""How far logits may be from ``model.forward`` and still count as the same: one rule for every
+verdict of the workbook (the comparison, the matrix, the checker and the CLI).
 
-fp32 on a CPU: 1e-6. A pipeline runs the same arithmetic as ``model.forward``; scoring one
-pooled position instead of every position moves logits by about 1e-7 at most.
-fp32 on a GPU: 1e-5. Kernels may reduce in another order there.
-bf16 and fp16: 1e-2. The tiny models' logits are under 1 in size, where one bf16 step (8
-significant bits) is at most 2**-8, about 4e-3, and one fp16 step (11 bits) 8 times less; the
-same forward computed in another order lands a step or two apart. 1e-2 keeps every verdict of
-fp32 in both (the bug's smallest difference in half precision is 0.047; tests/verify/
-test_precision.py). For a model whose logits are larger, the steps are too: ``check --atol``.
-Every bound sits below the pooled-token bug's differences (0.047 and up on the tiny models);
-a wrong pooled position is never within it.
-
-A tolerance given by hand is bounded the same way (``check_separates``): it must stay below the
-smallest difference between the reference's logits and those of any other position of the
-battery, or a forward pooling that other position would pass.
+fp32 on a CPU: 1e-6 (a pipeline runs ``model.forward``'s arithmetic; scoring one pooled
+position instead of every position moves logits by about 1e-7 at most). fp32 on a GPU: 1e-5
+(kernels may reduce in another order). bf16 and fp16: 1e-2. The tiny models' logits are under 1
+in size, where one bf16 step (8 significant bits) is at most 2**-8, about 4e-3, and one fp16
+step (11 bits) 8 times less; the same forward computed in another order lands a step or two
+apart. 1e-2 keeps every verdict of fp32 in both (tests/verify/test_precision.py); larger logits
+have larger steps: ``check --atol``. Every bound sits below the pooled-token bug's differences
+(0.047 and up on the tiny models, in half precision too): a wrong pooled position is never
+within it, nor within a tolerance given by hand (``check_separates`` bounds it by the battery's
+nearest other position).
 """
 
 import torch
@@ -43,10 +39,10 @@ def dtype_named(name: str) -> torch.dtype:
 
 
 def check_separates(atol: float, separation: float, logit_size: float, dtype: torch.dtype) -> None:
-    """Refuse an ``atol`` at or above ``separation``: the smallest max |logit difference|
-    between the reference's logits and another position's on the battery, so a forward that
-    pools that position would pass. The refusal suggests tolerances of a step or two of
-    ``dtype`` at the logits' size (``logit_size``: their largest |value|)."""
+    """Refuse an ``atol`` at or above ``separation`` (the smallest max |logit difference|
+    between the reference's logits and another position's on the battery): a forward
+    pooling there would pass. The refusal suggests two steps of each precision at
+    ``logit_size`` (the largest |logit|)."""
     if atol < separation:
         return
     steps = ", ".join(

@@ -1,13 +1,11 @@
 """Where was a row pooled? The one answer every verdict of the workbook uses.
 
-A classifier's logits for a row are its score head applied at one position. So the position a
-forward pooled can be read back from its logits alone: run the model's own score head at every
-position (the per-position logits, from ``model.forward``'s own computation), and see which
-positions' logits equal the row's. No framework has to say which index it used; the checker,
-``verify-pr`` and the ColossalAI engine run all read positions this way.
-
-Usually one position matches. Masked positions of a left-padded row can share logits with one
-another, and then all of them are listed.
+A classifier's logits for a row are its score head applied at one position, so the position a
+forward pooled can be read back from its logits alone: score every position with the model's
+own head (within ``model.forward``'s own computation) and see whose logits equal the row's. No
+framework has to say which index it used; the checker, ``verify-pr`` and the ColossalAI engine
+run all read positions this way. Usually one position matches; masked positions of a
+left-padded row can share logits, and then all of them are listed.
 """
 
 from typing import Any

@@ -1,10 +1,10 @@
 """``python -m pp_demo doctor`` (``make doctor``): the preflight an attendee runs before a workshop.
 
-One line per check: ``ok``, ``WARN`` (it works, with the consequence stated), ``FAIL`` (with
-the exact fix) or ``skip`` (it needs something that failed above); exit 1 on any FAIL. This
-module imports only the standard library, so it runs, and says what is missing, on a laptop
-without torch. Whatever needs torch runs in a child process with a time bound, so a broken or
-hanging install is reported, never inherited or waited on forever.
+One line per check: ``ok``, ``WARN`` (it works, with the consequence stated), ``FAIL`` (with the
+exact fix) or ``skip`` (it needs something that failed above); exit 1 on any FAIL. Standard library
+only, so it runs, and says what is missing, on a laptop without torch. Whatever needs torch runs in
+a child process with a time bound: a broken or hanging install is reported, never inherited or
+waited on.
 """
 
 from __future__ import annotations  # the doctor runs on an old Python too, to say which to install
@@ -28,8 +28,7 @@ from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 __all__ = ["Check", "read_pins", "run_checks", "add_doctor_options", "run_doctor", "main"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
-# In the checkout (``--checkout``, default: the current folder), never beside the package: an
-# installed pp_demo has no checkout around it.
+# In the checkout (``--checkout``, default: .), never beside the package: an installed one has none around it.
 PINS = Path("constraints") / "pinned.txt"
 SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
 REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")
@@ -115,9 +114,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
     pinned = pins.get(_normal(name))
     if pinned is None or found.split("+")[0] == pinned:
         return Check(OK, name, found)
-    why = "other versions are untested here"
-    if name == "transformers":
-        why = "the reproduction's stored outputs assume it"
+    why = {"transformers": "the reproduction's stored outputs assume it"}.get(name, "other versions are untested here")
     return Check(WARN, name, f"{found}, pinned {pinned}: {why}; `make setup` installs the pins")
 
 

@@ -1,11 +1,10 @@
 """The explorer: type a row of token ids (and its mask), see where every pooling rule lands.
 
 No Jupyter needed: ``explore`` returns the answer as data, ``format_exploration`` as text
-(``python -m pp_demo explore 0 0 5 6 7 8``), and ``exploration_html`` as the HTML that the
-widgets of notebook 01 show. By default every rule that reads the ids or the mask runs
-(``PADDED_RULES``); ``rules=`` names fewer (notebook 01 offers the five core rules it
-teaches, ``CORE_RULES``). ``known_lengths`` never runs: it needs a packed batch, not a
-padded row.
+(``python -m pp_demo explore 0 0 5 6 7 8``), ``exploration_html`` as the HTML notebook 01's
+widgets show. By default every rule that reads the ids or the mask runs (``PADDED_RULES``);
+``rules=`` names fewer (notebook 01 offers the five core rules it teaches, ``CORE_RULES``).
+``known_lengths`` never runs: it needs a packed batch, not a padded row.
 """
 
 import base64
@@ -48,8 +47,8 @@ class Exploration:
 
 
 def parse_row(text: str, what: str = "token ids") -> tuple[int, ...]:
-    """``"0 0 5 6"``, ``"0,0,5,6"`` or ``"[0, 0, 5, 6]"`` as a tuple of ints; a one-line
-    ``ValueError`` for anything else."""
+    """``"0 0 5 6"``, ``"0,0,5,6"`` or ``"[0, 0, 5, 6]"`` as a tuple of ints; else a
+    one-line ``ValueError``."""
     items = [item for item in re.split(r"[\s,]+", text.strip().strip("[]()")) if item]
     for item in items:
         if not re.fullmatch(r"[+-]?\d+", item):
@@ -77,7 +76,27 @@ def _as_whole_numbers(values: Iterable[Any] | str, what: str) -> tuple[int, ...]
     return tuple(int(value) for value in items)
 
 
-def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id: object) -> None:
+def explore(
+    input_ids: Sequence[int] | str,
+    attention_mask: Sequence[int] | str | None = None,
+    pad_token_id: int = 0,
+    rules: Sequence[str] = PADDED_RULES,
+) -> Exploration:
+    """Run the id- or mask-reading rules (every one, or those ``rules`` names, in its
+    order) on one row, a batch of one. ``attention_mask`` defaults to all ones (every token
+    real). The true last real token is the mask's rightmost 1 (``None`` without one);
+    ``model.forward`` pools where the fix rule does."""
+    names = tuple(get_rule(r).name for r in rules)
+    if not names:
+        raise BadInput(f"name at least one rule to explore, of {', '.join(PADDED_RULES)}")
+    packed = [r for r in names if r not in PADDED_RULES]
+    if packed:
+        raise BadInput(
+            f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the explorer "
+            f"takes one padded row: explore {', '.join(PADDED_RULES)}"
+        )
+    ids = _as_whole_numbers(input_ids, "token ids")
+    mask = (1,) * len(ids) if attention_mask in (None, "") else _as_whole_numbers(attention_mask, "mask values")
     if not ids:
         raise BadInput("the row is empty: type at least one token id")
     if any(not 0 <= i < 2**63 for i in ids):  # a long tensor holds them
@@ -90,38 +109,6 @@ def _refuse_a_bad_row(ids: tuple[int, ...], mask: tuple[int, ...], pad_token_id:
         raise BadInput(
             f"the pad id must be a whole number in 0..2**63-1 (a long tensor holds it), got {pad_token_id!r}"
         )
-
-
-def _padded_rules(rules: Sequence[str]) -> tuple[str, ...]:
-    names = tuple(get_rule(r).name for r in rules)
-    if not names:
-        raise BadInput(f"name at least one rule to explore, of {', '.join(PADDED_RULES)}")
-    packed = [r for r in names if r not in PADDED_RULES]
-    if packed:
-        raise BadInput(
-            f"rule {packed[0]!r} pools packed batches from their lengths (cu_seqlens); the explorer "
-            f"takes one padded row: explore {', '.join(PADDED_RULES)}"
-        )
-    return names
-
-
-def explore(
-    input_ids: Sequence[int] | str,
-    attention_mask: Sequence[int] | str | None = None,
-    pad_token_id: int = 0,
-    rules: Sequence[str] = PADDED_RULES,
-) -> Exploration:
-    """Run the id- or mask-reading rules on one row (a batch of one): every one by default,
-    or those ``rules`` names, in its order.
-
-    ``attention_mask`` defaults to all ones (every token real). The true last real token is
-    the rightmost 1 of the mask (``None`` when the mask has none); ``model.forward`` pools
-    where the fix rule does.
-    """
-    names = _padded_rules(rules)
-    ids = _as_whole_numbers(input_ids, "token ids")
-    mask = (1,) * len(ids) if attention_mask in (None, "") else _as_whole_numbers(attention_mask, "mask values")
-    _refuse_a_bad_row(ids, mask, pad_token_id)
     real = [k for k, m in enumerate(mask) if m]
     probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
     ids_tensor, mask_tensor = probe.tensors()

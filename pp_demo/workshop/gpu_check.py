@@ -64,25 +64,10 @@ def visible_gpus() -> list[str]:
         import torch
     except ImportError:
         return []
-    with warnings.catch_warnings():  # an old or broken driver warns, then answers False
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(action="ignore"):  # an old or broken driver warns, then answers False
         if not torch.cuda.is_available():
             return []
         return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-
-
-def _in_this_tree(argv: tuple[str, ...], parser: argparse.ArgumentParser) -> bool:
-    """Does this tree's ``python -m pp_demo`` (its ``parser``) know the job and its options?
-    Parsed only, nothing runs: a job another branch adds is "not available" until it is merged.
-    ``cuda`` is read as ``cpu`` here: the parser refuses cuda where there is none, and whether
-    the device works is the step's own question."""
-    known = [("cpu" if word == "cuda" else word) for word in argv[2:]]  # after "-m pp_demo"
-    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            parser.parse_args(known)
-        except SystemExit:
-            return False
-    return True
 
 
 def _job(*words: str) -> tuple[str, ...]:
@@ -121,19 +106,25 @@ def _notebook_steps(root: Path) -> list[Step]:
 def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:
     if step.skip or step.argv[:2] != ("-m", "pp_demo"):
         return step.skip
-    if not _in_this_tree(step.argv, parser):
-        return "not available in this tree"
+    # Does this tree's parser know the job and its options? Parsed only, nothing runs: a job another branch
+    # adds is "not available" until merged. ``cuda`` is read as ``cpu``: the parser refuses cuda where there
+    # is none, and whether the device works is the step's own question.
+    known = [("cpu" if word == "cuda" else word) for word in step.argv[2:]]  # after "-m pp_demo"
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            parser.parse_args(known)
+        except SystemExit:
+            return "not available in this tree"
     if "colossalai-engine" in step.argv and not installed("colossalai"):
         return "ColossalAI is not installed in this environment (make colossalai)"
     return f"needs {step.needs_gpus} GPUs" if step.needs_gpus > n_gpus else None
 
 
 def plan(n_gpus: int, parser: argparse.ArgumentParser, root: Path = Path(".")) -> list[Step]:
-    """Every step, each with the reason it is skipped on a machine with ``n_gpus`` GPUs;
-    ``parser`` is ``python -m pp_demo``'s, which says which jobs this tree has; ``root`` the
+    """Every step, each with why it is skipped on a machine with ``n_gpus`` GPUs;
+    ``parser``, ``python -m pp_demo``'s, says which jobs this tree has; ``root`` is the
     checkout whose notebooks are run."""
-    steps = [*_pp_demo_steps(), *_notebook_steps(root)]
-    return [replace(s, skip=_why_not(s, n_gpus, parser)) for s in steps]
+    return [replace(s, skip=_why_not(s, n_gpus, parser)) for s in (*_pp_demo_steps(), *_notebook_steps(root))]
 
 
 def command_text(argv: tuple[str, ...]) -> str:
@@ -142,7 +133,7 @@ def command_text(argv: tuple[str, ...]) -> str:
 
 def _clean(text: str, root: Path) -> str:
     """No machine paths or terminal colours in the record: the checkout becomes '.', the
-    environment '<env>', the home folder '~'."""
+    env '<env>', home '~'."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     return text.replace(str(root.resolve()), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
 
@@ -238,22 +229,18 @@ def format_table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
-def _dry_run(steps: list[Step], n_gpus: int) -> None:
-    if n_gpus == 0:
-        print("this machine sees no CUDA GPU; on a box with 2 GPUs the check would run:")
-    else:
-        print(f"on this machine ({n_gpus} GPU{'s' if n_gpus > 1 else ''}) the check would run:")
-    for step in steps:
-        what = f"skip: {step.skip}" if step.skip else f"timeout {step.timeout_s} s"
-        print(f"  {step.name} ({what})\n      {command_text(step.argv)}")
-
-
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """The check: 0 when every step passed or was skipped (or there is no GPU), else 1.
-    ``parser`` is ``python -m pp_demo``'s (see ``plan``)."""
+    """The check: 0 when every step passed or was skipped (or there is no GPU), else 1;
+    ``parser`` as in ``plan``."""
     gpus = visible_gpus()
     if args.dry_run:
-        _dry_run(plan(len(gpus) or 2, parser, Path(args.checkout)), len(gpus))
+        if not gpus:
+            print("this machine sees no CUDA GPU; on a box with 2 GPUs the check would run:")
+        else:
+            print(f"on this machine ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''}) the check would run:")
+        for step in plan(len(gpus) or 2, parser, Path(args.checkout)):
+            what = f"skip: {step.skip}" if step.skip else f"timeout {step.timeout_s} s"
+            print(f"  {step.name} ({what})\n      {command_text(step.argv)}")
         return 0
     if not gpus:
         print("gpu-check: this torch sees no CUDA GPU, so there is nothing to check here (nothing written)")

@@ -33,25 +33,19 @@ def platform_support(
     libc: tuple[str, str] = platform_module.libc_ver(),
 ) -> tuple[str, str, str]:
     """Whether the lock and torch's wheels cover this operating system and processor."""
-    name = "platform"
-    arch = machine.lower()
+    name, arch = "platform", machine.lower()
     if system == "linux" and arch in ("x86_64", "aarch64", "arm64"):
         glibc = libc[1] if libc[0] == "glibc" else ""
         if glibc and tuple(int(p) for p in glibc.split(".")[:2]) < (2, 28):
             return FAIL, name, f"Linux {arch} with glibc {glibc}: torch's wheels need glibc 2.28 or newer; {SITE}"
         return OK, name, f"Linux {arch}: supported"
     if system == "darwin" and arch == "arm64":
-        major = int(mac_version.split(".")[0]) if mac_version else 0
-        if major and major < 14:
+        if mac_version and int(mac_version.split(".")[0]) < 14:
             return FAIL, name, f"macOS {mac_version}: torch 2.13's wheels need macOS 14 or newer; {SITE}"
         return OK, name, f"macOS {mac_version or '?'} on Apple silicon: supported"
     if system == "darwin":
-        return (
-            FAIL,
-            name,
-            f"Intel macOS is not supported: torch 2.13 has no wheel for it, and ColossalAI is unavailable "
-            f"there (bitsandbytes has none either); {SITE}",
-        )
+        why = "torch 2.13 has no wheel for it, and ColossalAI is unavailable there (bitsandbytes has none either)"
+        return FAIL, name, f"Intel macOS is not supported: {why}; {SITE}"
     if system == "win32" and arch in ("amd64", "x86_64"):
         return OK, name, "Windows x86_64: supported"
     return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
@@ -91,7 +85,6 @@ def visible_gpu() -> str | None:
 
 def torch_build(version: str, requires: list[str], system: str | None = None) -> str:
     """``CPU``, ``CUDA 12.8`` or ``MPS`` (with CPU): from the version's label or its requirements."""
-    system = system or sys.platform
     label = version.partition("+")[2]
     if label.startswith("cu"):
         digits = label[2:]
@@ -102,7 +95,7 @@ def torch_build(version: str, requires: list[str], system: str | None = None) ->
         return f"CUDA {match[1]}.{match[2]}" if match else "CUDA"
     if any(r.startswith("nvidia-") and "extra ==" not in r for r in requires):
         return "CUDA"
-    return "MPS (and CPU)" if system == "darwin" else "CPU"
+    return "MPS (and CPU)" if (system or sys.platform) == "darwin" else "CPU"
 
 
 def torch_build_check(
@@ -112,11 +105,8 @@ def torch_build_check(
     system = system or sys.platform
     name, build = "torch build", torch_build(version, requires, system)
     if system == "darwin":
-        return (
-            WARN,
-            name,
-            f"{version}, {build}: the workbook runs on the CPU on macOS (MPS is not a pipeline backend here)",
-        )
+        why = "the workbook runs on the CPU on macOS (MPS is not a pipeline backend here)"
+        return WARN, name, f"{version}, {build}: {why}"
     if build == "CPU" and gpu:
         return WARN, name, f"{version}, CPU build, but a GPU is visible ({gpu}): for the GPU runs, `{GPU_FIX}`"
     if build.startswith("CUDA") and not gpu:

@@ -1,13 +1,12 @@
 """The pull request's fifth claim, the multi-stage sentence, judged on ColossalAI's own engine.
 
 The sentence: "the pipeline schedule passes the whole micro batch, input_ids included, to every
-stage". What the engine run records per case (``engine.worker``) is the evidence: the keyword
-arguments each stage's forward received, and the tensors each rank sent to its peer. The
-sentence holds if every call of every stage's forward received ``input_ids``. How they get there
-is the documented difference: they never cross between the ranks. Each rank's schedule cuts the
-micro-batch from its own copy of the batch (ColossalAI 0.5.0 ``one_f_one_b.py:267-270``, then
-``_utils.py:126``); only ``hidden_states`` (forward) and their gradient (backward) are sent. So
-the claim needs every rank to be fed the same batch.
+stage". It holds if every call of every stage's forward received ``input_ids``, as the engine
+run records per case (``engine.worker``), with the tensors each rank sent to its peer. How they
+get there is the documented difference: they never cross between the ranks. Each rank's schedule
+cuts the micro-batch from its own copy of the batch (ColossalAI 0.5.0
+``one_f_one_b.py:267-270``, then ``_utils.py:126``); only ``hidden_states`` (forward) and their
+gradient (backward) are sent, so the claim needs every rank to be fed the same batch.
 """
 
 import re

@@ -105,25 +105,20 @@ def run_trees(args: argparse.Namespace, say: Any = print) -> dict[str, Any]:
 
 
 def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
-    print()
-    print(f"ColossalAI's engine (HybridParallelPlugin pp_size=2), two {args.backend} ranks, {args.dtype},")
-    print("against model.forward (the reference)")
-    for line in _batch_lines(args.family):
-        print(line)
+    engine = f"ColossalAI's engine (HybridParallelPlugin pp_size=2), two {args.backend} ranks, {args.dtype},"
+    print("", engine, "against model.forward (the reference)", *_batch_lines(args.family), sep="\n")
     for family in args.family:
         for schedule in args.schedule:
             why = not_run(family, schedule)
             if why:
                 print(f"{'tried anyway' if args.also_not_run else 'not run'}: {family} {schedule}: {why}")
-    failed = False
     for tree, run in runs.items():
         print(f"\ntree {tree}: colossalai imported from it: {run['colossalai.__file__ inside the tree']}")
         for record in run["records"]:
             print("\n".join(verdict_lines(record)))
         if run["failure"]:
-            failed = True
             print(f"stopped: {run['failure']}")
-    return 1 if failed else 0
+    return 1 if any(run["failure"] for run in runs.values()) else 0
 
 
 def _under_torchrun(args: argparse.Namespace) -> int:
@@ -143,7 +138,6 @@ def _under_torchrun(args: argparse.Namespace) -> int:
         sys.path.insert(0, str(folder))
     colossalai = prepare_colossalai(rank, world, args.backend, args.case_timeout)
     cases = engine_cases(args.family, args.schedule, args.mode, args.also_not_run)
-    last = rank == world - 1
     imported = pathlib.Path(colossalai.__file__).resolve()
     inside = imported.is_relative_to(folder.resolve()) if folder else "site-packages" in str(imported)
     records: list[dict[str, Any]] = []
@@ -161,7 +155,7 @@ def _under_torchrun(args: argparse.Namespace) -> int:
         finally:
             timer.cancel()
     dist.destroy_process_group()
-    if not last:
+    if rank != world - 1:  # the last rank reports
         return 0
     runs = {args.tree[0]: {"colossalai.__file__ inside the tree": inside, "records": records, "failure": None}}
     if args.out:

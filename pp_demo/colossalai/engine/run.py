@@ -1,16 +1,15 @@
 """The bug on ColossalAI's own pipeline engine: ``HybridParallelPlugin(pp_size=2)`` on two ranks.
 
-notebook 06 and ``verify-pr`` call ColossalAI's pipeline *forwards* as one stage in one process.
-A ColossalAI user runs the plugin: ``Booster.boost``, ``booster.execute_pipeline``, one process
-per stage. ``run_engine(tree, cases)`` does that on two ranks (gloo on the CPU by default) for
-one ColossalAI tree: the installed package (``tree=None``) or a ``verify-pr`` variant of the
-0.5.0 sdist (``pp_demo.colossalai.pull_request.sdists``). A process imports one tree, so the ranks start once
-per tree and run all its cases (``pp_demo.colossalai.engine.worker``), and each run proves which
-tree it imported by ``colossalai.__file__``.
+notebook 06 and ``verify-pr`` call ColossalAI's pipeline *forwards* as one stage in one process; a
+ColossalAI user runs the plugin (``Booster.boost``, ``booster.execute_pipeline``, a process per
+stage), as ``run_engine(tree, cases)`` does on two ranks (gloo on the CPU by default) for one tree:
+the installed package (``tree=None``) or a ``verify-pr`` variant of the 0.5.0 sdist
+(``pull_request.sdists``). A process imports one tree, so the ranks start once per tree for all its
+cases (``engine.worker``), and each run proves which tree it imported by ``colossalai.__file__``.
 
 Never a hang: the ranks get ``start_timeout_s`` to import and join, then ``case_timeout_s`` per
-case; a rank that hangs, dies or raises ends the run with a one-line ``failure`` (the records of
-the cases before it are kept) and both ranks are stopped.
+case; a rank that hangs, dies or raises ends the run with a one-line ``failure`` (earlier cases'
+records are kept) and both ranks are stopped.
 """
 
 import json
@@ -154,8 +153,8 @@ def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
 
 
 def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
-    """Ask every live rank for its stack (faulthandler on SIGUSR1) and name, per rank, the
-    innermost line of ColossalAI it is in, as ``file:line``."""
+    """Per live rank, the innermost ColossalAI line (``file:line``) of its stack
+    (faulthandler on SIGUSR1)."""
     live = [r for r, p in enumerate(processes) if p.poll() is None]
     for rank in live:
         processes[rank].send_signal(signal.SIGUSR1)
@@ -189,11 +188,9 @@ def run_engine(
     case_timeout_s: float = 60,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases.
-
-    ``records`` holds one record per finished case (see ``engine.worker``), ``failure`` the line
-    that says which rank hung, died or failed in which case (``None`` when all finished).
-    """
+    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases: a
+    record per finished case (``engine.worker``), and the line saying which rank hung, died or
+    failed in which case (``None`` when all finished)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_engine_") as name:
         folder = pathlib.Path(name)
         job = folder / "job.json"
@@ -206,8 +203,7 @@ def run_engine(
         imported = (_read(folder / "ready0.json") or {}).get("colossalai.__file__")
     inside = None
     if imported is not None:
-        expected = pathlib.Path(tree).resolve() if tree else None
-        inside = pathlib.Path(imported).is_relative_to(expected) if expected else "site-packages" in imported
+        inside = pathlib.Path(imported).is_relative_to(tree.resolve()) if tree else "site-packages" in imported
     return {"colossalai.__file__ inside the tree": inside, "records": records, "failure": failure}
 
 
@@ -230,12 +226,9 @@ def _watch(
             if progress:
                 progress(f"[{len(records)}/{len(cases)}] {case_name(record)}: done")
             continue
-        what = f"case {case_name(cases[len(records)])}"
-        doing = f"in {what}"
-        if not all((folder / f"ready{r}.json").exists() for r in range(len(processes))):
-            what = "importing ColossalAI and joining the group"
-            doing = f"while {what}"
-        failure = _died(processes, folder, doing)
+        ready = all((folder / f"ready{r}.json").exists() for r in range(len(processes)))
+        what = f"case {case_name(cases[len(records)])}" if ready else "importing ColossalAI and joining the group"
+        failure = _died(processes, folder, f"{'in' if ready else 'while'} {what}")
         if failure is None and time.monotonic() > deadline:
             stuck = _where_stuck(processes, folder)
             failure = f"no rank finished {what} within {case_timeout_s:g} s"

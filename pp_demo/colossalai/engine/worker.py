@@ -1,13 +1,13 @@
 """One rank of ColossalAI's own pipeline engine: ``HybridParallelPlugin(pp_size=2)``, ``Booster``,
 ``booster.execute_pipeline``, on every case of a job, in one process start.
 
-Started by ``pp_demo.colossalai.engine.run`` (``python -m pp_demo.colossalai.engine.worker JOB OUT``,
-with ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set and the tree to test first on
-``PYTHONPATH``), or called in-process under torchrun (``run_cases``). Per case the last rank
-records, against ``model.forward`` of the same seeded model: the logits, where each row was
-pooled (``pp_demo.verify.where_pooled``), the loss, and for a training step the largest gradient
-difference over both stages; plus what crossed between the ranks and what each stage's forward
-received (the evidence for the pull request's multi-stage sentence).
+Started by ``engine.run`` as ``python -m pp_demo.colossalai.engine.worker JOB OUT`` (``RANK``,
+``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set, the tree to test first on ``PYTHONPATH``), or
+called in-process under torchrun (``run_cases``). Per case the last rank records, against the same
+seeded model's ``model.forward``: the logits, where each row was pooled
+(``pp_demo.verify.where_pooled``), the loss, a training step's largest gradient difference over both
+stages, what crossed between the ranks and what each stage's forward received (the evidence for the
+pull request's multi-stage sentence).
 """
 
 import contextlib
@@ -46,13 +46,11 @@ Tensors = dict[str, torch.Tensor]  # a batch, or gradients by parameter name
 
 
 def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: float) -> Any:
-    """Join the process group and import ColossalAI as the engine needs it on this machine.
-
+    """Join the process group (here, not in ``colossalai.launch``, so that the backend, gloo
+    or NCCL, and the timeout are the caller's) and import ColossalAI as the engine needs it.
     torch 2.13 has no ``torch.distributed.is_hccl_available``, which ColossalAI 0.5.0's
     ``pipeline/p2p.py:159`` calls before its first send; a CPU (or NCCL) process has no HCCL,
-    so ``False`` is the true answer. The group is made here, not by ``colossalai.launch``, so
-    that the backend (gloo here, NCCL on GPUs) and the timeout are the caller's.
-    """
+    so ``False`` is the answer."""
     if not hasattr(dist, "is_hccl_available"):
         setattr(dist, "is_hccl_available", lambda: False)  # noqa: B010 - torch's stubs lack it
     if not dist.is_initialized():
@@ -67,9 +65,9 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
 
 
 def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
-    """The plugin for one schedule: two stages, no tensor parallelism.
-    Interleaved: two model chunks per stage and ``overlap_p2p=False`` (the default hangs on
-    gloo: docs/colossalai-interleaved-hang.md)."""
+    """The plugin for one schedule: two stages, no tensor parallelism; interleaved, two
+    model chunks per stage and ``overlap_p2p=False`` (the default hangs on gloo:
+    docs/colossalai-interleaved-hang.md)."""
     plugins = import_quietly("colossalai.booster.plugin")
     settings = dict(
         tp_size=1, pp_size=2, precision=precision, microbatch_size=microbatch_size, enable_metadata_cache=False
@@ -124,8 +122,8 @@ def _reference(model: Any, batch: Tensors, training: bool) -> tuple[Any, Tensors
 
 
 def _largest_grad_difference(module: Any, grads: Tensors) -> tuple[float, int]:
-    """Over this stage's parameters that received a gradient: the largest |difference| from
-    ``model.forward``'s, and how many there were."""
+    """Over this stage's parameters with a gradient: the largest |difference| from
+    ``model.forward``'s, and how many."""
     largest, count = 0.0, 0
     for name, parameter in module.named_parameters():
         if parameter.grad is not None and name in grads:
@@ -143,15 +141,6 @@ def _where(error: BaseException) -> str:
     return text + (f" at {' -> '.join(where[-2:])}" if where else "")
 
 
-def _boost(booster: Any, model: Any, optimizer: Any) -> tuple[Any, str | None]:
-    """``booster.boost``'s model and optimizer, or why the plugin refused this model."""
-    try:
-        with quiet():
-            return booster.boost(model, optimizer), None
-    except Exception as error:  # reported as the case's result, on every rank
-        return None, _where(error)
-
-
 def _names(case: Case) -> Case:
     return {k: case[k] for k in ("family", "schedule", "mode")}
 
@@ -164,7 +153,11 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     expected, grads = _reference(model, batch, training)
     engine_model = copy.deepcopy(model).train(training)
     optimizer = torch.optim.SGD(engine_model.parameters(), lr=0.0) if training else None
-    pair, refused = _boost(booster, engine_model, optimizer)
+    try:  # booster.boost's model and optimizer, or why the plugin refused this model
+        with quiet():
+            pair, refused = booster.boost(engine_model, optimizer), None
+    except Exception as error:  # reported as the case's result, on every rank
+        pair, refused = None, _where(error)
     refusals = [None] * world
     dist.all_gather_object(refusals, refused)  # every rank skips the case, or none does
     if any(refusals):

@@ -1,13 +1,12 @@
 """ColossalAI source trees for ``verify-pr``: the two sdists, extracted and patched as variants.
 
-The pull request is judged on ColossalAI's released source, not on pp_demo's model of it.
-Two sdists are used: ``colossalai==0.5.0`` (eight pooling forwards) and
-``colossalai-nightly==2025.7.12`` (the registry's only build with ``qwen3.py``: nine).
-Each is found in a cache folder, else anywhere under a wheelhouse folder (``make wheelhouse``
-puts them there), else fetched with ``pip download``. Its ``colossalai`` package is extracted
-once and copied into one folder per variant, to which diffs from
-``pp_demo/colossalai/pull_request/patches/`` are applied with ``patch -p1``. Nothing is
-installed: a variant is imported by putting its folder on the path.
+The pull request is judged on ColossalAI's released source, not on pp_demo's model of it, in two
+sdists: ``colossalai==0.5.0`` (eight pooling forwards) and ``colossalai-nightly==2025.7.12``
+(the registry's only build with ``qwen3.py``: nine). Each is found in a cache folder, else
+anywhere under a wheelhouse folder (``make wheelhouse`` puts them there), else fetched with
+``pip download``. Its ``colossalai`` package is extracted once and copied into a folder per
+variant, patched with diffs from ``pp_demo/colossalai/pull_request/patches/`` (``patch -p1``).
+Nothing is installed: a variant is imported by putting its folder on the path.
 """
 
 import os
@@ -25,10 +24,9 @@ __all__ += ["find_sdist", "variant_tree", "split_patch", "extract_package", "NoS
 PATCHES = pathlib.Path(__file__).resolve().parent / "patches"
 CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
 FOLLOW_UP = "0002-rightmost-non-pad-first-pad-forwards.patch"
-# The modeling files each diff touches, as history wrote them (the pull request's change, then
-# its follow-up): the 0.5.0 forwards that count the non-pad ids, and those that look for the
-# first pad id. Literals, not read from the families table, which may grow: the tests check
-# them against its colossalai_rule column.
+# The modeling files each diff touches, as history wrote them (the pull request's change, then its
+# follow-up): the 0.5.0 forwards that count the non-pad ids, and those that look for the first pad
+# id. Literals, not read from the families table (it may grow): tests check them against its colossalai_rule.
 CHANGE_FILES = ("llama", "qwen2", "opt")
 FOLLOW_UP_FILES = ("mistral", "gpt2", "bloom", "falcon", "gptj")
 
@@ -36,17 +34,11 @@ FOLLOW_UP_FILES = ("mistral", "gpt2", "bloom", "falcon", "gptj")
 SDISTS = {"colossalai==0.5.0": "colossalai-0.5.0", "colossalai-nightly==2025.7.12": "colossalai-nightly-2025.7.12"}
 
 
-def _change_without(family: str) -> list[tuple[str, list[str]]]:
-    return [(CHANGE, [f for f in CHANGE_FILES if f != family])]
-
-
 # variant -> [(patch file, the modeling files of it to apply)]
-VARIANTS = {
+VARIANTS: dict[str, list[tuple[str, list[str]]]] = {
     "unpatched": [],
     "change": [(CHANGE, list(CHANGE_FILES))],
-    "change minus llama.py": _change_without("llama"),
-    "change minus qwen2.py": _change_without("qwen2"),
-    "change minus opt.py": _change_without("opt"),
+    **{f"change minus {family}.py": [(CHANGE, [f for f in CHANGE_FILES if f != family])] for family in CHANGE_FILES},
     "change + follow-up": [(CHANGE, list(CHANGE_FILES)), (FOLLOW_UP, list(FOLLOW_UP_FILES))],
 }
 
@@ -66,8 +58,7 @@ def _look_in(folder: str | pathlib.Path | None, stem: str, recursive: bool) -> p
     # pip may write the nightly's name with an underscore
     names = sorted({f"{stem}.tar.gz", f"{stem.replace('colossalai-nightly', 'colossalai_nightly')}.tar.gz"})
     look = pathlib.Path(folder).rglob if recursive else pathlib.Path(folder).glob
-    hits = [hit for name in names for hit in sorted(look(name))]
-    return hits[0] if hits else None
+    return next((hit for name in names for hit in sorted(look(name))), None)
 
 
 def find_sdist(
@@ -137,7 +128,7 @@ def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
     """The changed lines of a unified diff, for reading off a projector: each hunk as
     ``file:line`` (its first changed line in the old file) and its ``-``/``+`` lines dedented,
     hunks with the same lines under one heading, each ``alias`` key written as its value
-    (``PAD_ALIAS`` by default, named in the first line)."""
+    (``PAD_ALIAS`` by default, said first)."""
     alias = PAD_ALIAS if alias is None else alias
     grouped: dict[tuple[str, ...], list[str]] = {}
     for path, line, changed in _hunks(text):
@@ -178,10 +169,8 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
 def variant_tree(
     requirement: str, variant: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None
 ) -> pathlib.Path:
-    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use.
-
-    A folder is rebuilt when the diff it was made from changed (kept in ``.applied``).
-    """
+    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use,
+    rebuilt when the diff it was made from changed (kept in ``.applied``)."""
     stem = SDISTS[requirement]
     tree = cache / "trees" / stem / variant.replace(" ", "_").replace("+", "plus")
     parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]

@@ -1,11 +1,11 @@
 """``python -m pp_demo verify-pr``: the pull request's claims judged on ColossalAI's own source.
 
-For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``colossalai_trees`` are
-built in the cache and one worker process runs them all (``pull_request.worker``); the two
-workers run side by side. ``pr_claims`` judges what they saw. The fifth claim, the multi-stage
+For each sdist (0.5.0 and the nightly with qwen3.py) the variants of ``pull_request.sdists`` are
+built in the cache and one worker process runs them all (``pull_request.worker``), the two workers
+side by side; ``pull_request.claims`` judges what they saw. The fifth claim, the multi-stage
 sentence, is judged on ColossalAI's own engine (two ranks per tree of 0.5.0, ``engine.claim``).
-The table goes to stdout and everything seen to ``results/verify_pr.json``: no times, no paths,
-so a rerun writes the same file. Exit 0 only when every row is verified (or verified with its documented difference).
+The table goes to stdout, everything seen to ``results/verify_pr.json`` (no times, no paths: a
+rerun writes the same file). Exit 0 only when every row is verified (or with its documented difference).
 """
 
 import itertools
@@ -24,7 +24,7 @@ from pp_demo.colossalai.pull_request import worker
 from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, VERIFIED, claim_row, judge_all
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.errors import BadInput
-from pp_demo.output_paths import check_folder_writable, output_path
+from pp_demo.output_paths import check_folder_writable, output_path, write_json
 from pp_demo.pooling.cases import row_text
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
@@ -192,7 +192,6 @@ def main(cache: str | None = None, wheelhouse: str | None = None, out: str = "re
         return 2
     print(format_verdicts(record))
     if record_path is not None:
-        record_path.parent.mkdir(parents=True, exist_ok=True)
-        record_path.write_text(json.dumps(record, indent=1) + "\n")
+        write_json(record_path, record)
         print(f"wrote {record_path}", file=sys.stderr)
     return 0 if all(row["verdict"] != NOT_AS_STATED for row in record["claims"]) else 1

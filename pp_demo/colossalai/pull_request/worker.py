@@ -31,11 +31,9 @@ ATOL = tolerance("cpu")
 
 
 def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Seeded rows from the checker battery's row generator (``pp_demo.verify.checker.batches``):
-    left- or right-padded, some with a pad id among the real tokens (pad == eos), some ending in
-    a real token equal to pad. Rows of pad ids only are skipped: every position of such a row
-    holds the same id, so logits cannot tell where it was pooled (claim 4 judges positions by
-    logits). Returns ``(input_ids, attention_mask)``."""
+    """``(input_ids, attention_mask)``: seeded rows of the checker battery's ``random_row``
+    (``pp_demo.verify.checker.batches``). Rows of pad ids only are skipped: every position holds
+    the same id, so logits cannot tell where such a row was pooled (claim 4 judges by logits)."""
     generator = torch.Generator().manual_seed(seed)
     vocab = min(family.tiny["vocab_size"] for family in FAMILIES.values())  # ids every tiny model takes
     rows: list[tuple[torch.Tensor, torch.Tensor]] = []

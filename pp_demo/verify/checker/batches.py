@@ -2,15 +2,12 @@
 
 The named cases of ``pp_demo.pooling.cases`` use pad id 0 and small token ids; a maintainer's
 model has its own pad id and vocabulary. So the battery rebuilds each case for a given
-``pad_token_id`` and ``vocab_size`` (real tokens drawn from the other ids, seeded), and
-adds seeded random padding patterns at several lengths and batch sizes: rows padded
-on the left or on the right, some with a pad id among their real tokens (pad == eos),
-some ending in a real token equal to pad.
-
-A pipeline splits each batch into micro-batches, so ``micro_batches=M`` makes every batch a
-multiple of M rows: a named case's rows are repeated, the random sizes must be multiples.
-A model without a pad id still gets every padding pattern: the masked positions hold
-``filler`` (its eos id, say), and only the mask says where the real tokens are.
+``pad_token_id`` and ``vocab_size`` (real tokens drawn from the other ids, seeded), and adds
+seeded random padding patterns (``random_row``) at several lengths and batch sizes. A
+pipeline splits each batch into micro-batches, so ``micro_batches=M`` makes every batch a
+multiple of M rows: a named case's rows are repeated, the random sizes must be multiples. A
+model without a pad id still gets every padding pattern: the masked positions hold ``filler``
+(its eos id, say), and only the mask says where the real tokens are.
 """
 
 from collections.abc import Sequence
@@ -63,8 +60,8 @@ def _repeat_to(ids: torch.Tensor, mask: torch.Tensor, multiple: int) -> tuple[to
 def named_batches(
     pad_token_id: int, vocab_size: int, seed: int = 0, micro_batches: int = 1, names: Sequence[str] | None = None
 ) -> list[Batch]:
-    """The named cases, with pad id 0 replaced by ``pad_token_id`` and the real tokens
-    redrawn from the model's vocabulary. Each case's shape and pad positions are kept."""
+    """The named cases, pad id 0 made ``pad_token_id`` and real tokens redrawn (shape and
+    pads kept)."""
     generator = torch.Generator().manual_seed(seed)
     batches = []
     for name, case_names in NAMED.items():

@@ -31,7 +31,7 @@ def _speaks() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """The guard, which starts the checker as its child; or, in the child, the checker."""
     from pp_demo.errors import BadInput
-    from pp_demo.verify.checker.guard import JOURNAL, Journal, guard
+    from pp_demo.verify.checker.guard import EXIT_INTERRUPTED, JOURNAL, Journal, guard
 
     argv = getattr(args, "argv", None)
     if os.environ.get(JOURNAL) is None and argv is not None:
@@ -41,24 +41,17 @@ def run_check(args: argparse.Namespace) -> int:
         return code
     journal = Journal(os.environ.get(JOURNAL))
     try:
-        code = _check_interruptible(args, journal)
+        code = _check(args, _speaks(), journal)
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C (the guard's) changes nothing now
+        if _speaks():
+            print("interrupted (Ctrl-C): no verdict", file=sys.stderr, flush=True)
+        code = EXIT_INTERRUPTED
     except BadInput:
         journal.write("end", 2)
         raise
     journal.write("end", code)
     return code
-
-
-def _check_interruptible(args: argparse.Namespace, journal: "Journal") -> int:
-    from pp_demo.verify.checker.report import EXIT_INTERRUPTED
-
-    try:
-        return _check(args, _speaks(), journal)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C (the guard's) changes nothing now
-        if _speaks():
-            print("interrupted (Ctrl-C): no verdict", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
 
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:

@@ -1,17 +1,16 @@
 """``python -m pp_demo check`` judges from outside the process the callable runs in.
 
-A callable can end its process in ways no Python handler sees: ``os._exit(0)``, a crash in C
-(a segfault), a signal. Had it run in the command's own process, the command would end with
-the callable's exit status, and ``os._exit(0)`` would read as a pass to a CI job. So the
-command (the *guard*) starts the checker again as a child process and relays its output; the
-child writes a journal as it goes (which batch it is calling, each batch's verdict, its exit
-code at the end). A child that ends without writing its exit code ended because of the callable
-(or of the import of its module): the guard names the batch it was on and how the process
-ended, and exits 3, never 0.
+A callable can end its process in ways no Python handler sees (``os._exit(0)``, a crash in C
+such as a segfault, a signal); in the command's own process it would end the command with its
+own exit status, and ``os._exit(0)`` would read as a pass to a CI job. So the command (the
+*guard*) starts the checker again as a child, relays its output and reads the journal the child
+writes as it goes (the batch it is calling, each batch's verdict, its exit code at the end). A
+child that ends without its exit code ended because of the callable (or its module's import):
+the guard names the batch it was on and how the process ended, and exits 3, never 0.
 
-The guard needs only the standard library: it never imports the user's module, torch or the
-model. Under torchrun every rank is a guard with its own child, which joins the rendezvous with
-the rank's variables.
+The guard needs only the standard library (never the user's module, torch or the model). Under
+torchrun every rank is a guard with its own child, which joins the rendezvous with the rank's
+variables.
 """
 
 import os

@@ -1,9 +1,8 @@
 """What the checker accepts, checked before anything runs: one line (``BadInput``) per mistake.
 
-The Python API and ``python -m pp_demo check`` share these checks, so a value the command line
-refuses is refused in Python with the same sentence, and nothing wrong reaches torch as a
-traceback. Only pp_demo's own inputs are judged here; what the user's callable does is a
-verdict of the checker, never a ``BadInput``.
+The Python API and ``python -m pp_demo check`` share these checks (both refuse a value with the
+same sentence), and nothing wrong reaches torch as a traceback. Only pp_demo's own inputs are
+judged here; what the user's callable does is a verdict of the checker, never a ``BadInput``.
 """
 
 import importlib
@@ -75,7 +74,7 @@ def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batche
 
 def check_model(model: Any) -> None:
     """A sequence classifier with the score head the checker reads positions from, and a pad id
-    inside its vocabulary."""
+    in range."""
     name = type(model).__name__
     if model is None or not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise BadInput(f"model must be a transformers *ForSequenceClassification model, got {name}")

@@ -1,19 +1,19 @@
 """Check any framework's pooled forward against ``model.forward`` on the padding battery.
 
 Give a ``*ForSequenceClassification`` model and a callable
-``forward(model, input_ids, attention_mask) -> logits`` that computes the same logits another
-way (your pipeline's last stage, a reward head, a serving path). For every batch of the battery
-the report says which rows match the reference, by how much they differ, and at which position
-each row was pooled, read back from the logits (``pp_demo.verify.where_pooled``). From those
-positions it names the pooling rules the callable is consistent with. Two stages are enough to
-find pooling bugs: pooling happens on the last stage only, so more stages change nothing there.
+``forward(model, input_ids, attention_mask) -> logits`` computing the same logits another way
+(your pipeline's last stage, a reward head, a serving path). Per batch the report says which
+rows match the reference, by how much they differ, and where each row was pooled, read back from
+the logits (``pp_demo.verify.where_pooled``), and so which pooling rules the callable is
+consistent with. Two stages are enough to find pooling bugs: pooling happens on the last stage
+only.
 
-The reference is the checker's own: computed for every batch before the callable first runs, on
+The reference is the checker's own, computed for every batch before the callable first runs, on
 a copy of the model the callable never sees. The callable gets a fresh deep copy of the model
 per batch (trace it, wrap it, change it in place) and clones of the ids and mask; the caller's
-model is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in the
-callable's signature receives the checkpoint folder (so each rank can load its own weights) or
-the micro-batch count. Under torchrun see ``pp_demo.verify.checker.ranks``.
+model is never changed, not even its dtype. A keyword ``model_path`` or ``micro_batches`` in its
+signature receives the checkpoint folder (so each rank can load its own weights) or the
+micro-batch count. Under torchrun see ``pp_demo.verify.checker.ranks``.
 """
 
 import contextlib
@@ -128,12 +128,6 @@ def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> Cas
     return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, rows)
 
 
-def _consistent_rules(cases: list[CaseCheck], pad_token_id: int | None) -> list[str]:
-    judged = [case for case in cases if case.failure is None]
-    rules = PADDED_RULES if pad_token_id is not None else _MASK_RULES
-    return [name for name in rules if all(_pooled_as(name, case, pad_token_id) for case in judged)]
-
-
 def _pooled_as(rule: str, case: CaseCheck, pad_token_id: int | None) -> bool:
     """Every row of ``case`` was pooled (maybe among tied positions) where ``rule`` pools it."""
     ids, mask = case.input_ids, case.attention_mask
@@ -193,7 +187,12 @@ def check_forward(
     hand must stay below the difference between the reference and any other position on the battery (refused
     otherwise, with the tolerances that fit the logits). ``progress`` receives one line per batch."""
     dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
-    timeout_s, cases = _checked_options(atol, seed, timeout_s, cases)
+    if atol is not None:
+        tolerance_value(atol, "atol")
+    seed_value(seed, "seed")
+    if cases is not None:
+        cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
+    timeout_s = None if timeout_s is None else seconds(timeout_s, "timeout_s")
     inputs.check_sizes(lengths, (1,) if batch_sizes is None else batch_sizes, micro_batches)
     sizes = default_batch_sizes(micro_batches) if batch_sizes is None else batch_sizes
     inputs.check_attention(attn_implementation)
@@ -218,26 +217,15 @@ def check_forward(
     return report
 
 
-def _checked_options(
-    atol: float | None, seed: int, timeout_s: float | None, cases: Sequence[str] | None
-) -> tuple[float | None, Sequence[str] | None]:
-    """Refuse a bad tolerance, seed, timeout or case list in one line; the timeout and the cases as used."""
-    if atol is not None:
-        tolerance_value(atol, "atol")
-    seed_value(seed, "seed")
-    if cases is not None:
-        cases = strings(cases, "cases", '["left", "right"] (a list, even of one case)')
-    return (None if timeout_s is None else seconds(timeout_s, "timeout_s")), cases
-
-
 def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, notes: list[str]) -> Report:
-    """The verdicts judged by the reference the model defines: ``model.forward``'s pooled position
-    where it has a pad id, else the true last real token; batches a stop left unchecked named."""
+    """The verdicts by the reference the model defines (``FORWARD``, or ``TRUE_LAST`` without a
+    pad id)."""
     pad = model.config.pad_token_id
+    judged = [case for case in checked if case.failure is None]
+    rules = PADDED_RULES if pad is not None else _MASK_RULES
+    consistent = [name for name in rules if all(_pooled_as(name, case, pad) for case in judged)]
     not_run = [b.name for b in batches[len(checked) :]]
-    return Report(
-        checked, atol, _consistent_rules(checked, pad), FORWARD if pad is not None else TRUE_LAST, notes, not_run
-    )
+    return Report(checked, atol, consistent, FORWARD if pad is not None else TRUE_LAST, notes, not_run)
 
 
 def _separation(references: list[_Reference], default_atol: float) -> tuple[float, float]:
@@ -256,8 +244,7 @@ def _separation(references: list[_Reference], default_atol: float) -> tuple[floa
 
 @dataclasses.dataclass(frozen=True)
 class _Checking:
-    """What every batch's call needs: the callable, the model it copies, its extra keywords, the
-    tolerance, the timeout, the device, and torchrun's ranks (``None`` outside torchrun)."""
+    """What every batch's call needs (``ranks``: ``None`` outside torchrun)."""
 
     forward: Callable[..., Any]
     reference_model: Any
@@ -270,8 +257,8 @@ class _Checking:
     def run(
         self, batches: list[Batch], references: Sequence[_Reference | None], say: Callable[[str], None] | None
     ) -> list[CaseCheck]:
-        """Each batch in turn, telling the watchers (and ``say``) as it goes; under torchrun the
-        batches after a failure are not run."""
+        """Each batch in turn, telling the watchers (and ``say``); under torchrun none after a
+        failure."""
         if say is not None:
             has_pad = self.reference_model.config.pad_token_id is not None
             against = "model.forward" if has_pad else "the true last real token (no pad id)"

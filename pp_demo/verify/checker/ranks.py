@@ -1,15 +1,13 @@
 """The checker under torchrun: the callable runs on every rank, one rank judges and prints.
 
-``torchrun --nproc-per-node N -m pp_demo check MODULE:FUNC ...`` starts N copies of the checker.
-Each joins torchrun's process group (before the callable runs, so the callable can use it)
-and calls the callable on the same batch. A pipeline's logits exist on its last stage only, so
-the callable returns logits on the last rank and ``None`` on the others; the last rank compares.
-
-After every batch the ranks tell each other, on a group of the checker's own (apart from the
-callable's traffic), whether their call failed. After a failure the pipeline's state on the
-ranks is unknown (a peer may still wait for a message), so the remaining batches are not run.
-At the end the last rank's report is sent to every rank: every rank returns the same verdict
-and exit code, and only the last rank prints.
+``torchrun --nproc-per-node N -m pp_demo check MODULE:FUNC ...`` starts N checkers. Each joins
+torchrun's process group (before the callable runs, so the callable can use it) and calls the
+callable on the same batch. A pipeline's logits exist on its last stage only, so the callable
+returns logits on the last rank and ``None`` on the others; the last rank compares. After every
+batch the ranks tell each other, on a group of the checker's own (apart from the callable's
+traffic), whether their call failed; after a failure the ranks' pipeline state is unknown (a
+peer may still wait for a message), so the remaining batches are not run. At the end every rank
+gets the last rank's report and returns its verdict and exit code; only the last prints.
 """
 
 import os
@@ -50,8 +48,8 @@ class Ranks:
 
 
 def join_ranks(device: str, timeout_s: float) -> Ranks | None:
-    """Torchrun's process group, joined (if the callable has not yet), and the checker's group;
-    ``None`` outside torchrun."""
+    """Torchrun's process group, joined if the callable has not, and the checker's; ``None``
+    outside torchrun."""
     if not launched_by_torchrun():
         return None
     check_torchrun_env()  # a rank outside the world would wait at the rendezvous

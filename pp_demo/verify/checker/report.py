@@ -1,12 +1,12 @@
 """The checker's verdict: per batch, per row, and the exit code a CI job reads.
 
-Exit codes (``python -m pp_demo check`` returns them; ``Report.exit_code`` too):
+Exit codes (of ``python -m pp_demo check`` and ``Report.exit_code``):
 
 * ``0`` PASS: every batch ran and every row's logits match the reference.
 * ``1`` MISMATCH: the callable returned logits for every batch, and some rows differ.
 * ``2`` usage error: pp_demo refused an input before running (``pp_demo.errors.BadInput``).
-* ``3`` the callable failed: on some batch it raised (``SystemExit`` too), ran past the
-  timeout, or returned something that is not logits; nothing is judged on that batch.
+* ``3`` the callable failed on some batch, nothing judged there: it raised (``SystemExit`` too),
+  ran past the timeout, or returned something that is not logits.
 * ``130`` interrupted (Ctrl-C).
 
 The reference is named in every report: the position ``model.forward`` pools, or, for a model

@@ -2,11 +2,10 @@
 
 The callable runs in a daemon thread the checker waits on for at most ``timeout_s``. A thread,
 not ``SIGALRM``: signals only reach the main thread and do not exist on every platform, and a
-hung forward (a pipeline waiting for a peer that died) is then simply abandoned: the checker
-gives its verdict and moves on, and the thread dies with the process. Whatever leaves the
-callable, ``SystemExit`` included, becomes one line naming the exception and where it was
-raised. What it returns is then checked to be logits: a tensor of the reference's shape, with
-values (not on the meta device), on the reference's device.
+hung forward (a pipeline waiting for a dead peer) is simply abandoned, dying with the process.
+Whatever leaves the callable, ``SystemExit`` included, becomes one line naming the exception
+and where it was raised; what it returns must be logits: a tensor of the reference's shape,
+with values (not on the meta device), on the reference's device.
 """
 
 import inspect
@@ -29,9 +28,9 @@ class Outcome:
 
 
 def describe_exception(error: BaseException, callable_: Callable[..., Any] | None = None) -> str:
-    """``TYPE: message (file:line)`` at the innermost frame outside this module (the call site
-    of the callable itself when the call failed before entering it, e.g. a wrong signature), or
-    for a ``SyntaxError`` the line it names (it is raised where the code was compiled)."""
+    """``TYPE: message (file:line)`` at the innermost frame outside this module (the callable's
+    own line when the call failed before entering it, e.g. a wrong signature); a
+    ``SyntaxError`` at the line it names (it is raised where the code was compiled)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__]
     code = getattr(callable_, "__code__", None)
     if isinstance(error, SyntaxError):
@@ -58,8 +57,8 @@ def _first_line(text: str, limit: int) -> str:
 def call_in_worker(
     function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], timeout_s: float | None
 ) -> Outcome:
-    """``function(*args, **kwargs)`` in a daemon thread, under ``torch.no_grad`` (a check
-    needs no graph); the failure line when it raised or ran past ``timeout_s``."""
+    """``function(*args, **kwargs)`` in a daemon thread under ``torch.no_grad`` (a check
+    needs no graph)."""
     box: dict[str, Outcome] = {}
 
     def work() -> None:
