@@ -37,8 +37,7 @@ NOTEBOOKS = Path("notebooks")  # the workbook, relative to the checkout too; an 
 
 def in_checkout(path: Path) -> Path:
     """``path`` of the checkout from the working directory: its root, or a folder of it (notebooks/)."""
-    found = [base / path for base in (Path("."), Path("..")) if (base / path).exists()]
-    return found[0] if found else path
+    return next((base / path for base in (Path("."), Path("..")) if (base / path).exists()), path)
 
 
 def _can_write_in(folder: Path) -> bool:

@@ -40,9 +40,8 @@ def _record(module: torch.nn.Module, log: list[str]) -> Any:
 
 @dataclass(frozen=True)
 class OrderProbe:
-    """One training step of a tiny Llama classifier, ``n_micro`` micro-batches of one row,
-    on ``n_stages`` ranks with ``schedule`` ("gpipe" or "1f1b"). Result: per stage, the
-    ops its stage ran, in order (gathered on the last rank)."""
+    """One training step of a tiny Llama classifier, ``n_micro`` one-row micro-batches, on ``n_stages`` ranks
+    with ``schedule`` ("gpipe" or "1f1b"). Result: per stage, the ops it ran, in order (gathered on the last rank)."""
 
     schedule: str
     n_stages: int

@@ -135,9 +135,8 @@ def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
 
 
 def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
-    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
-    known place, a timeout > 0; a fault only where there are ranks to inject it into. The jobs
-    as a list."""
+    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a known place,
+    a timeout > 0; a fault only where there are ranks to inject it into. Returns the jobs as a list."""
     if isinstance(jobs, kinds):
         raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
     if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):
@@ -156,10 +155,9 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
 
 
 def check_main_guard() -> None:
-    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
-
-    Each rank imports the script it was started from again (that is how a function of it can
-    run there); without the guard every rank would reach this call and start ranks itself."""
+    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``: each rank
+    imports the script it was started from again (that is how a function of it can run there), so without
+    the guard every rank would reach this call and start ranks itself."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None) or ""

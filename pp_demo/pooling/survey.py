@@ -1,9 +1,8 @@
 """The bug class across projects, as data: five ways to find the last real token.
 
-Notebook 07 renders its comparison table from here rather than from a markdown cell,
-so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
-names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
-and issue threads, read in November 2026); the wording is this workbook's own.
+Notebook 07 renders its comparison table from here rather than from a markdown cell, so the table is
+tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it names. The facts come from
+``shared/SURVEY.md`` (projects' public sources and issue threads, read in November 2026), in the workbook's words.
 """
 
 import re
