@@ -66,9 +66,8 @@ class OrderProbe:
 
 @dataclass(frozen=True)
 class ShapeTrapProbe:
-    """A 2-stage inference schedule built for notebook 10's (6, 6) batch, stepped on that
-    batch and then, reused, on its last 4 columns. Result: the (6, 4) batch and the logits
-    the reused engine returned for it (to compare with ``model.forward``)."""
+    """A 2-stage inference schedule built for notebook 10's (6, 6) batch, stepped on it, then reused on its last 4
+    columns. Result: the (6, 4) batch and the reused engine's logits for it (to compare with ``model.forward``)."""
 
     n_stages: int = 2
 

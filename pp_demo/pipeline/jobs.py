@@ -5,9 +5,8 @@
 * ``"train"`` -> ``Training``: Adam steps, one per batch, from the model's weights as they are:
   the loss and logits per step, the trained parameters (with ``keep_params_every=k``, also after every k-th step).
 
-Every result says on which device it was computed, so its tolerance can follow it.
-Jobs, batches and results hold tensors, so they compare by identity (``eq=False``).
-Jobs are checked here, before any process starts, so a bad one is a one-line error.
+Every result names its device, so its tolerance can follow it. Jobs, batches and results hold tensors, so they
+compare by identity (``eq=False``). Jobs are checked here, before any process starts: a bad one is a one-line error.
 """
 
 from collections.abc import Callable, Iterable

@@ -1,20 +1,18 @@
 """Being one of torchrun's ranks: a whole environment or none, one line for all ranks, Ctrl-C.
 
-torchrun starts every rank with the same command line, so every rank finds an input error at once;
-printed by each it would repeat, printed by rank 0 only it would vanish when rank 0 is not the one that
-failed (or when a leaked ``RANK=1`` fakes a rank). ``say_once`` lets the first rank that gets there print,
-whatever its number: the ranks of one torchrun share a parent (the agent) and a run id, and the first to
-create a marker file for that pair speaks.
+torchrun starts every rank with the same command line, so every rank finds an input error at once; printed by each it
+would repeat, printed by rank 0 only it would vanish when rank 0 is not the one that failed (or when a leaked
+``RANK=1`` fakes a rank). ``say_once`` lets the first rank that gets there print, whatever its number: the ranks of
+one torchrun share a parent (the agent) and a run id, and the first to create a marker file for that pair speaks.
 
 A half-set environment (``RANK`` left over in a shell, without ``MASTER_ADDR``) would make
 ``torch.distributed`` fail deep inside about the missing variable, or hang on a rendezvous;
 ``check_torchrun_env`` names what is set and what is missing first.
 
-Ctrl-C reaches every rank of the terminal's process group. A rank blocked inside a gloo receive runs no
-Python until the receive returns, so a Python handler would wait for the peer just interrupted, and
-torchrun SIGKILLs it 30 s later. ``stop_on_interrupt`` has the signal written to a pipe the moment it
-arrives (``signal.set_wakeup_fd``, done in C) and a thread waiting on that pipe say one line and end the
-rank at once.
+Ctrl-C reaches every rank of the terminal's process group. A rank blocked inside a gloo receive runs no Python until
+the receive returns, so a Python handler would wait for the peer just interrupted, and torchrun SIGKILLs it 30 s
+later. ``stop_on_interrupt`` has the signal written to a pipe the moment it arrives (``signal.set_wakeup_fd``, done
+in C) and a thread waiting on that pipe say one line and end the rank at once.
 """
 
 import contextlib

@@ -1,10 +1,9 @@
 """What a job and a run are given, checked in one line each before anything is built or started.
 
-Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids
-in the embedding, an id past the vocabulary as ``index out of range`` on some rank, a label
-past the class count in the loss, a timeout of 0 as "did not finish within 0 s", a fault
-that never fires, a script without the main guard as a cascade of "bootstrapping phase"
-errors from every rank. Each function raises ``BadInput`` with the value and what would do.
+Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids in the embedding, an id
+past the vocabulary as ``index out of range`` on some rank, a label past the class count in the loss, a timeout of 0
+as "did not finish within 0 s", a fault that never fires, a script without the main guard as a cascade of
+"bootstrapping phase" errors from every rank. Each function raises ``BadInput`` with the value and what would do.
 """
 
 import ast
@@ -69,9 +68,8 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
 
 
 def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
-    """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
-    empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
-    (or ``ignored``: a row left out of the loss); all on one device."""
+    """A batch against the model's ``config``: 2-D integer ids, not empty, in the vocabulary; a 0/1 mask of their
+    shape; labels in ``num_labels`` (or ``ignored``: a row left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
         raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")

@@ -1,10 +1,9 @@
 """Pooling rules: which position of each row a sequence classifier reads its logits from.
 
-A decoder classifier scores every position and keeps one per row, the "pooled token". Each rule below is
-one way real code finds it. They all return a 1-D ``long`` tensor with one position per row (per sequence
-of a packed batch, for ``known_lengths``), on the device of their input. Positions are returned raw: a rule
-that yields ``-1`` returns ``-1``, because that is what the code it models hands to tensor indexing (where
-``-1`` means the last position).
+A decoder classifier scores every position and keeps one per row, the "pooled token". Each rule below is one way real
+code finds it. They all return a 1-D ``long`` tensor with one position per row (per sequence of a packed batch, for
+``known_lengths``), on the device of their input. Positions are returned raw: a rule that yields ``-1`` returns
+``-1``, because that is what the code it models hands to tensor indexing (where ``-1`` means the last position).
 
 Rules are looked up by a short, stable name (``get_rule``). A rule declares which
 inputs it needs (``input_ids`` and ``pad_token_id``, the ``attention_mask``, or a packed
@@ -281,10 +280,9 @@ def pooled_positions(
     attention_mask: torch.Tensor | None = None,
     cu_seqlens: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Run one rule by name on whatever inputs the caller has, checking what it needs. When both
-    ``input_ids`` and ``attention_mask`` are given their shapes must agree, whichever rule runs, so a batch
-    with a stale mask is caught early; with ``cu_seqlens``, the ids must be the packed row it describes: one
-    row of its total length."""
+    """Run one rule by name on whatever inputs the caller has, checking what it needs. When both ``input_ids`` and
+    ``attention_mask`` are given their shapes must agree, whichever rule runs, so a batch with a stale mask is caught
+    early; with ``cu_seqlens``, the ids must be the packed row it describes: one row of its total length."""
     found = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)

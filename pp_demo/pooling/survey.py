@@ -133,9 +133,8 @@ NO_RULE_OF_THEIR_OWN = ("Megatron-LM", "nanotron", "torchtitan", "unsloth")
 
 
 def projects_with_a_rule() -> list[str]:
-    """The projects counted wherever the workbook says "N projects": one per GitHub
-    repository of ``SURVEY`` (a repository with several rows, such as transformers before
-    and after 4.49, counts once), in survey order. ``NO_RULE_OF_THEIR_OWN`` is not counted."""
+    """The projects counted wherever the workbook says "N projects": one per GitHub repository of ``SURVEY``, in
+    survey order (a repository of several rows, as transformers', counts once), ``NO_RULE_OF_THEIR_OWN`` not."""
     return list(dict.fromkeys(row.repository for row in SURVEY))
 
 
