@@ -228,26 +228,39 @@ class Rule:
 _IDS = ("input_ids", "pad_token_id")
 _MASK = ("attention_mask",)
 
-# A table, a row or two per rule (the formatter would put one value per line).
-# fmt: off
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in [
         Rule("count", count_minus_one, _IDS, "ColossalAI 0.5.0 llama, qwen2, opt"),
-        Rule("first_pad_mod", first_pad_minus_one_wrapped, _IDS,
-             "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48"),
+        Rule(
+            "first_pad_mod",
+            first_pad_minus_one_wrapped,
+            _IDS,
+            "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48",
+        ),
         Rule("first_pad", first_pad_minus_one, _IDS, "ColossalAI 0.5.0 mistral"),
-        Rule("rightmost_non_pad", rightmost_non_pad, _IDS,
-             "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)"),
+        Rule(
+            "rightmost_non_pad",
+            rightmost_non_pad,
+            _IDS,
+            "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)",
+        ),
         Rule("rightmost_attended", rightmost_attended, _MASK, "attention mask; none of the pipeline forwards"),
         Rule("attended_flip", attended_flip, _MASK, "attention mask, flipped: the same class as rightmost_attended"),
-        Rule("attended_cumsum", attended_cumsum, _MASK,
-             "attention mask, running count: the same class as rightmost_attended"),
-        Rule("known_lengths", known_lengths, ("cu_seqlens",),
-             "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers"),
+        Rule(
+            "attended_cumsum",
+            attended_cumsum,
+            _MASK,
+            "attention mask, running count: the same class as rightmost_attended",
+        ),
+        Rule(
+            "known_lengths",
+            known_lengths,
+            ("cu_seqlens",),
+            "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers",
+        ),
     ]
 }
-# fmt: on
 
 CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
 """The review table's five core rules, ``pp_demo.pooling.padding_table``'s default: the three pipeline-forward
