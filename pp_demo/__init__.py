@@ -20,10 +20,11 @@ other are independent: ``training/``, ``bench/`` and ``exercises/`` know nothing
 - ``exercises/`` [``colossalai``]: the exercises and their judges.
 - ``cli/`` [``training``, ``workshop``]: ``python -m pp_demo``, on top.
 
-Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``. This file
-and ``__main__.py`` parse on any Python, 2.7 included (no f-strings, no annotations): ``python -m pp_demo``
-on a Python too old then says in one line which Python to use, instead of ending in a SyntaxError
-(``tests/workshop/test_doctor.py``).
+Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
+
+This file and ``__main__.py`` parse on any Python, 2.7 included (no f-strings, no annotations):
+``python -m pp_demo`` on a Python too old then says in one line which Python to use, instead of
+ending in a SyntaxError (``tests/workshop/test_doctor.py``).
 """
 
 import importlib

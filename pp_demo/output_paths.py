@@ -1,10 +1,11 @@
 """Where a command writes: checked before it works, and never over what the notebooks read.
 
-The writing commands run for minutes and then write, so ``output_path`` checks the path first: a folder given as
-``--out`` means "write inside it", and the file's folder must take a file. The files in ``results/`` are committed
-and read by the notebooks: a run without ``--out`` writes under ``results/tmp/`` (ignored by git) instead. A record
-of more seeds or runs is never replaced by one of fewer without ``--force`` (``check_not_fewer``): minutes or hours
-of runs are not lost to a quick try with the same ``--out`` (``docs/cli.md``, "Where the writing commands write").
+The writing commands run for minutes and then write, so ``output_path`` checks the path first:
+a folder given as ``--out`` means "write inside it", and the file's folder must take a file.
+The files in ``results/`` are committed and read by the notebooks: a run without ``--out``
+writes under ``results/tmp/`` (ignored by git) instead. A record of more seeds or runs is never
+replaced by one of fewer without ``--force`` (``check_not_fewer``): minutes or hours of runs are
+not lost to a quick try with the same ``--out`` (``docs/cli.md``, "Where the writing commands write").
 """
 
 import json
@@ -81,8 +82,9 @@ def is_committed_result(path: Path) -> bool:
 
 
 def check_not_fewer(path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool) -> None:
-    """Refuse to replace the record at ``path`` holding more ``what`` (seeds, runs) than this run's ``count`` (read
-    with ``count_of(record)``) unless ``force``; other files (no JSON, another shape) are left to the writer."""
+    """Refuse to replace the record at ``path`` holding more ``what`` (seeds, runs) than this
+    run's ``count`` (read with ``count_of(record)``) unless ``force``; other files (no JSON,
+    another shape) are left to the writer."""
     if force or not path.is_file():
         return
     try:

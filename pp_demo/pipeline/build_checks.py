@@ -1,9 +1,10 @@
 """What ``build_model`` is given, checked in one line each before a model is built.
 
-A config class takes any keyword: a misspelt one (``num_hidden_layer=2``) is stored as an attribute nobody reads, and
-the model is built with the default instead. And it takes values no model can run with (``num_labels=0``,
-``num_hidden_layers=-1``), which end later in a shape error, or in a model without a layer. So the keys are checked
-against what the family's config knows (its fields and their aliases), and the sizes against what a classifier needs.
+A config class takes any keyword: a misspelt one (``num_hidden_layer=2``) is stored as an
+attribute nobody reads, and the model is built with the default instead. And it takes values
+no model can run with (``num_labels=0``, ``num_hidden_layers=-1``), which end later in a shape
+error, or in a model without a layer. So the keys are checked against what the family's config
+knows (its fields and their aliases), and the sizes against what a classifier needs.
 """
 
 import difflib

@@ -1,18 +1,19 @@
-"""The model families as rows of one table: a tiny config, and the attribute names the two-stage split
-needs. This is the only module that knows a family's attribute names. Each row says, for one transformers
-``*ForSequenceClassification`` class:
+"""The model families as rows of one table: a tiny config, and the attribute names the
+two-stage split needs. This is the only module that knows a family's attribute names. Each row
+says, for one transformers ``*ForSequenceClassification`` class:
 
-* ``body``: dotted path from the classifier to the module whose ``forward`` the stages reuse (``model``,
-  ``transformer``, or OPT's ``model.decoder``); ``layers``: the ``ModuleList`` of decoder layers inside it;
-* ``final``: modules applied after the last layer (final norm, OPT's ``project_out``), turned into
-  identities in the first stage;
-* ``zeroed`` / ``bypassed``: embedding-side modules that would run a second time in the last stage (it calls
-  the same forward with ``inputs_embeds``): learned position embeddings must add zero, input-side norms and
-  projections become identities;
-* ``colossalai_rule``: the pooling rule ColossalAI's pipeline forward for it uses (0.5.0's, or the nightly's
-  for qwen3), or ``None`` where ColossalAI has none. Which forwards the pull request changed is history,
-  written as literals where it is used (``sdists.CHANGE_FILES``), never derived from this column: a row
-  added here joins no ColossalAI list.
+* ``body``: dotted path from the classifier to the module whose ``forward`` the stages reuse
+  (``model``, ``transformer``, or OPT's ``model.decoder``); ``layers``: the ``ModuleList`` of
+  decoder layers inside it;
+* ``final``: modules applied after the last layer (final norm, OPT's ``project_out``), turned
+  into identities in the first stage;
+* ``zeroed`` / ``bypassed``: embedding-side modules that would run a second time in the last
+  stage (it calls the same forward with ``inputs_embeds``): learned position embeddings must
+  add zero, input-side norms and projections become identities;
+* ``colossalai_rule``: the pooling rule ColossalAI's pipeline forward for it uses (0.5.0's, or
+  the nightly's for qwen3), or ``None`` where ColossalAI has none. Which forwards the pull
+  request changed is history, written as literals where it is used (``sdists.CHANGE_FILES``),
+  never derived from this column: a row added here joins no ColossalAI list.
 """
 
 from collections.abc import Sequence
@@ -123,9 +124,11 @@ def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
 def build_model(
     family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None, **overrides: Any
 ) -> Any:  # a transformers *ForSequenceClassification
-    """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally. Same seed, same
-    family, same weights, on any machine: weights are drawn on the CPU. ``overrides`` change config fields
-    (e.g. ``pad_token_id=None`` to see the error)."""
+    """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally.
+
+    Same seed, same family, same weights, on any machine: weights are drawn on the CPU.
+    ``overrides`` change config fields (e.g. ``pad_token_id=None`` to see the error).
+    """
     row = get_family(family)
     config_class = getattr(transformers, row.config)
     check_overrides(family, config_class, overrides, seed, num_labels)  # known fields only, sane values

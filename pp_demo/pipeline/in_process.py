@@ -42,8 +42,9 @@ Forward = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.device) -> tuple[torch.Tensor, float]:
-    """Forward and backward of every micro-batch, each one's loss (``micro_batch_loss``) divided by their
-    count, as a pipeline schedule accumulates gradients. Returns the batch's logits (CPU) and the mean loss."""
+    """Forward and backward of every micro-batch, each one's loss (``micro_batch_loss``)
+    divided by their count, as a pipeline schedule accumulates gradients. Returns the
+    batch's logits (CPU) and the mean loss."""
     ids, mask, labels = batch.as_tuple()
     if labels is None:
         raise ValueError("a training batch needs one label per row")
@@ -61,9 +62,10 @@ def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.devic
 def train_steps(
     model: nn.Module, forward: Forward, batches: Iterable[Batch], n_micro: int, lr: float, keep_params_every: int = 0
 ) -> Training:
-    """The one optimiser loop: one Adam step per batch, its gradient accumulated over the micro-batches
-    (``accumulate``), ``forward`` computing with ``model``'s parameters. Every way to train in one process
-    runs it: the stages here, ``model.forward`` in ``pp_demo.training.loop.train_unpipelined``."""
+    """The one optimiser loop: one Adam step per batch, its gradient accumulated over the
+    micro-batches (``accumulate``), ``forward`` computing with ``model``'s parameters. Every
+    way to train in one process runs it: the stages here, ``model.forward`` in
+    ``pp_demo.training.loop.train_unpipelined``."""
     device = next(model.parameters()).device
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses: list[float] = []

@@ -99,9 +99,10 @@ _PEER_LOST = ("Connection reset by peer", "Connection closed by peer", "Broken p
 
 
 def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineError:
-    """One clear sentence: which rank failed first and how. The first failure the caller hears of may be another
-    rank's, which only saw its peer disappear, so each rank's own account (its error file, or the signal that ended
-    it) is weighed: a real error first, then a death by a signal, and a lost peer only when nothing else is known."""
+    """One clear sentence: which rank failed first and how. The first failure the caller
+    hears of may be another rank's, which only saw its peer disappear, so each rank's
+    own account (its error file, or the signal that ended it) is weighed: a real error
+    first, then a death by a signal, and a lost peer only when nothing else is known."""
     files = {rank: Path(out_dir, f"rank{rank}.error") for rank in range(len(processes))}
     causes = {rank: f.read_text().strip().splitlines()[0].strip() for rank, f in files.items() if f.exists()}
     others = "the other rank was stopped" if len(processes) == 2 else "the other ranks were stopped"
@@ -121,8 +122,9 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
 
 
 def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
-    """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts. ``PipelineError`` if a rank
-    raises or dies, or the run takes over ``timeout_s`` (survivors are stopped, never left hanging)."""
+    """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
+    ``PipelineError`` if a rank raises or dies, or the run takes over ``timeout_s``
+    (survivors are stopped, never left hanging)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
         prepare_fork_server()

@@ -1,11 +1,12 @@
-"""What each rank does: where it computes, its stages of the split model, one engine per shape, one step
-helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask from stage to stage; the
-schedule, resolved by name, orders the micro-batches.
+"""What each rank does: where it computes, its stages of the split model, one engine per
+shape, one step helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask
+from stage to stage; the schedule, resolved by name, orders the micro-batches.
 
-The engine fixes its shapes at a stage's first step and afterwards gives wrong logits, aborts or returns
-extra rows for other shapes, so a stage and its schedule are built per shape (``StageCache``); a batch that
-does not split evenly is refused earlier. Each rank returns a plain dict per job (its own stage's gradients
-or parameters; the logits and losses on the last rank); ``merge`` makes the job's typed result from them.
+The engine fixes its shapes at a stage's first step and afterwards gives wrong logits, aborts
+or returns extra rows for other shapes, so a stage and its schedule are built per shape
+(``StageCache``); a batch that does not split evenly is refused earlier. Each rank returns a
+plain dict per job (its own stage's gradients or parameters; the logits and losses on the
+last rank); ``merge`` makes the job's typed result from them.
 """
 
 import functools
@@ -32,14 +33,15 @@ __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_
 def backend_and_device(
     rank: int, world_size: int, env: Mapping[str, str] | None = None
 ) -> tuple[str, torch.device, str | None]:
-    """``(backend, device, note)`` for global rank ``rank`` of ``world_size``: NCCL on ``cuda:LOCAL_RANK``
-    when this node has a GPU for each of its ranks; otherwise gloo on the CPU, and ``note`` says why in one
-    line when there are GPUs (``None`` otherwise).
+    """``(backend, device, note)`` for global rank ``rank`` of ``world_size``: NCCL on
+    ``cuda:LOCAL_RANK`` when this node has a GPU for each of its ranks; otherwise gloo on the
+    CPU, and ``note`` says why in one line when there are GPUs (``None`` otherwise).
 
-    Ranks never share a GPU under NCCL (it refuses two ranks on one device), so with one GPU and two ranks the
-    ranks run gloo on the CPU; an in-process run still uses the GPU. ``env`` is where ``LOCAL_RANK`` /
-    ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default (torchrun's ranks, one node or many); spawned ranks
-    pass ``{}``: all on this node. Each node decides from its own GPUs, so the nodes of one run need the same number."""
+    Ranks never share a GPU under NCCL (it refuses two ranks on one device), so with one
+    GPU and two ranks the ranks run gloo on the CPU; an in-process run still uses the GPU.
+    ``env`` is where ``LOCAL_RANK`` / ``LOCAL_WORLD_SIZE`` are read: ``os.environ`` by default
+    (torchrun's ranks, one node or many); spawned ranks pass ``{}``: all on this node. Each
+    node decides from its own GPUs, so the nodes of one run need the same number."""
     env = os.environ if env is None else env
     local_size = int(env.get("LOCAL_WORLD_SIZE", world_size))  # unset: one node, the global size
     with warnings.catch_warnings():  # a broken CUDA driver warns when asked: none it is
@@ -74,10 +76,11 @@ class _Faulty(nn.Module):
 
 
 def _share_of_the_batch(n_micro: int, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """A micro-batch's loss divided by the micro-batch count, as the in-process engine and ColossalAI's schedule
-    divide it: the gradients come out as the whole batch's with no pass over them after the step (the engine's
-    ``scale_grads``, measured at 3-4 ms a step per rank in the benchmark's model), and a parameter that several
-    stages of one rank hold (the token embedding, under a looped schedule) is never divided twice."""
+    """A micro-batch's loss divided by the micro-batch count, as the in-process engine and
+    ColossalAI's schedule divide it: the gradients come out as the whole batch's with no pass
+    over them after the step (the engine's ``scale_grads``, measured at 3-4 ms a step per rank in
+    the benchmark's model), and a parameter that several stages of one rank hold (the token
+    embedding, under a looped schedule) is never divided twice."""
     return micro_batch_loss(logits, labels) / n_micro
 
 
@@ -142,9 +145,10 @@ class StageCache:
 @runtime_checkable
 class RankJob(Protocol):
     """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s ``BenchJob``,
-    ``pp_demo.pipeline.engine_probes``): every rank calls its ``run_on_rank`` with the rank's ``StageCache``;
-    the last rank's answer is the job's result. Not a ``Job``, never checked or prepared: it builds its own
-    ``Job``s on the ranks. Defined here, not in ``pp_demo.pipeline.jobs``: its signature needs ``StageCache``."""
+    ``pp_demo.pipeline.engine_probes``): every rank calls its ``run_on_rank`` with the rank's
+    ``StageCache``; the last rank's answer is the job's result. Not a ``Job``, never checked or
+    prepared: it builds its own ``Job``s on the ranks. Defined here, not in
+    ``pp_demo.pipeline.jobs``: its signature needs ``StageCache``."""
 
     @property
     def n_stages(self) -> int:
@@ -165,8 +169,9 @@ def pipeline_step(
     labels: torch.Tensor | None = None,
     losses: list[torch.Tensor] | None = None,
 ) -> Any:
-    """One step of the schedule on this rank, for inference, training and the benchmark alike: the first
-    stage feeds the batch, the last gets the target (when training) and returns the logits; a middle relays."""
+    """One step of the schedule on this rank, for inference, training and the benchmark
+    alike: the first stage feeds the batch, the last gets the target (when training) and
+    returns the logits; a middle relays."""
     args = (ids, mask) if rank == 0 else ()
     kwargs = {"target": labels, "losses": losses} if rank == world_size - 1 and labels is not None else {}
     return schedule.step(*args, **kwargs)

@@ -1,13 +1,14 @@
 """``run(jobs, on=...)``: the one way to run a pipeline, in this process or as ranks.
 
 * ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.pipeline.in_process``);
-* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining`` (two stages per rank under a looped
-  schedule). Spawned here (from Python or a notebook; the ranks start once per rank count for all the jobs),
-  or, when this process is one of torchrun's ranks, those ranks: then ``--nproc-per-node`` must be the number
-  of ranks the stages need, and jobs without split points are cut into as many stages as those ranks hold.
+* ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining`` (two stages per
+  rank under a looped schedule). Spawned here (from Python or a notebook; the ranks start
+  once per rank count for all the jobs), or, when this process is one of torchrun's ranks,
+  those ranks: then ``--nproc-per-node`` must be the number of ranks the stages need, and
+  jobs without split points are cut into as many stages as those ranks hold.
 
-Every job is checked before anything starts, so bad input is a one-line ``BadInput``; a rank that fails,
-dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
+Every job is checked before anything starts, so bad input is a one-line ``BadInput``;
+a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
 """
 
 from collections.abc import Iterable
@@ -40,8 +41,9 @@ def _n_ranks(job: Job | RankJob) -> int:
 def run(
     jobs: Iterable[Job | RankJob], on: Literal["process", "ranks"] = "process", timeout_s: float = 120
 ) -> list[Result] | None:
-    """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's mode, or a ``RankJob``'s
-    own answer (``on="ranks"`` only). Under torchrun, ``None`` on every rank but the last, which gathers them."""
+    """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
+    mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
+    every rank but the last, which gathers them."""
     jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
         rank_job = next((job for job in jobs if isinstance(job, RankJob)), None)

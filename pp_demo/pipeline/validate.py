@@ -1,9 +1,10 @@
 """What a job and a run are given, checked in one line each before anything is built or started.
 
-Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids in the embedding, an id
-past the vocabulary as ``index out of range`` on some rank, a label past the class count in the loss, a timeout of 0
-as "did not finish within 0 s", a fault that never fires, a script without the main guard as a cascade of
-"bootstrapping phase" errors from every rank. Each function raises ``BadInput`` with the value and what would do.
+Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids
+in the embedding, an id past the vocabulary as ``index out of range`` on some rank, a label
+past the class count in the loss, a timeout of 0 as "did not finish within 0 s", a fault
+that never fires, a script without the main guard as a cascade of "bootstrapping phase"
+errors from every rank. Each function raises ``BadInput`` with the value and what would do.
 """
 
 import ast
@@ -68,8 +69,9 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
 
 
 def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
-    """A batch against the model's ``config``: 2-D integer ids, not empty, in the vocabulary; a 0/1 mask of their
-    shape; labels in ``num_labels`` (or ``ignored``: a row left out of the loss); all on one device."""
+    """A batch against the model's ``config``: 2-D integer ids, not empty, in the
+    vocabulary; a 0/1 mask of their shape; labels in ``num_labels`` (or ``ignored``: a row
+    left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
         raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
@@ -133,8 +135,9 @@ def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
 
 
 def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
-    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a known place,
-    a timeout > 0; a fault only where there are ranks to inject it into. Returns the jobs as a list."""
+    """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
+    known place, a timeout > 0; a fault only where there are ranks to inject it into. Returns
+    the jobs as a list."""
     if isinstance(jobs, kinds):
         raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
     if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):
@@ -153,9 +156,10 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
 
 
 def check_main_guard() -> None:
-    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``: each rank
-    imports the script it was started from again (that is how a function of it can run there), so without
-    the guard every rank would reach this call and start ranks itself."""
+    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``:
+    each rank imports the script it was started from again (that is how a function of it can
+    run there), so without the guard every rank would reach this call and start ranks
+    itself."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None) or ""

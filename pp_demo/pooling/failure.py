@@ -1,9 +1,10 @@
 """When each pooling rule is wrong, as one sentence and one predicate, per reference.
 
-A key point that says "right-padded rows match" is a claim about every row there is. This module writes
-each such claim once, as a predicate over a row's *shape*, and ``tests/pooling/test_failure.py`` checks
-every predicate against the rule itself on every row of length 1 to 8. Sentences elsewhere (notebooks, the
-README, the guide) are rendered from ``SENTENCES`` or tested against the predicates.
+A key point that says "right-padded rows match" is a claim about every row there is. This module
+writes each such claim once, as a predicate over a row's *shape*, and
+``tests/pooling/test_failure.py`` checks every predicate against the rule itself on every row of
+length 1 to 8. Sentences elsewhere (notebooks, the README, the guide) are rendered from
+``SENTENCES`` or tested against the predicates.
 
 A row's shape is a string with one letter per position:
 
@@ -139,9 +140,10 @@ _PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
 
 
 def render_failures(text: str) -> str:
-    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``: key points, objectives
-    and the guide write a failure condition this way, so that what a learner takes home is the sentence the
-    exhaustive test checked, never a paraphrase of it."""
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``: key
+    points, objectives and the guide write a failure condition this way, so that what a
+    learner takes home is the sentence the exhaustive test checked, never a paraphrase of
+    it."""
 
     def sentence(match: re.Match[str]) -> str:
         rule, reference = match.groups()

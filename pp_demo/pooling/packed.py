@@ -1,9 +1,10 @@
 """Packed batches, and every registered rule judged on every case (notebook 07).
 
-Padding is one way to batch sequences of different lengths; packing is the other: the sequences sit end
-to end in a single row, with no pad at all, and cumulative lengths ``cu_seqlens = [0, n0, n0 + n1, ...]``
-record where each ends. Inference servers batch this way, so the last token of each sequence is known
-rather than inferred (class e). A rule that reads ids or a mask sees one long row and answers one position for it.
+Padding is one way to batch sequences of different lengths; packing is the other: the
+sequences sit end to end in a single row, with no pad at all, and cumulative lengths
+``cu_seqlens = [0, n0, n0 + n1, ...]`` record where each ends. Inference servers batch
+this way, so the last token of each sequence is known rather than inferred (class e).
+A rule that reads ids or a mask sees one long row and answers one position for it.
 """
 
 from collections.abc import Callable, Sequence
@@ -42,15 +43,17 @@ class PackedBatch:
         return self.cu_seqlens[-1]
 
     def tensors(self, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(input_ids, attention_mask, cu_seqlens)``: one ``(1, total)`` row, a mask of ones (nothing in a
-        packed row is padding), and the ``int32`` offsets that variable-length attention kernels take."""
+        """``(input_ids, attention_mask, cu_seqlens)``: one ``(1, total)`` row, a mask of
+        ones (nothing in a packed row is padding), and the ``int32`` offsets that
+        variable-length attention kernels take."""
         return pack(self.sequences, device)
 
 
 def pack(
     sequences: Sequence[Sequence[int]], device: str | torch.device = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``, none empty (no last token to pool)."""
+    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``, none
+    empty (no last token to pool)."""
     sequences = [list(seq) for seq in sequences]
     if not sequences or any(len(seq) == 0 for seq in sequences):
         raise BadInput("pack needs at least one sequence, and no empty sequence")
@@ -81,8 +84,9 @@ def class_grid(
     packed: PackedBatch | None = PACKED,
     pad_token_id: int = PAD,
 ) -> list[list[Verdict]]:
-    """Every rule on every padding case (judged by the true last real token) and on ``packed`` (``None``
-    leaves it out): one list of ``Verdict`` per rule, ``pp_demo.pooling.padding_table``'s grid transposed."""
+    """Every rule on every padding case (judged by the true last real token) and on ``packed``
+    (``None`` leaves it out): one list of ``Verdict`` per rule, ``pp_demo.pooling.padding_table``'s
+    grid transposed."""
     resolved = resolve_cases(cases)
     grid = []
     for rule in (get_rule(r) for r in (rules or RULES)):

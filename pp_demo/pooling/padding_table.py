@@ -41,10 +41,12 @@ def mark(right: bool | None) -> str:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One rule on one batch (a padding case or a packed batch), the one cell type of every grid. ``positions`` are
-    raw, one per sequence (``None`` when the rule cannot run on that kind of batch); ``expected`` is the reference's
-    answer (``None`` when there is none); ``right`` is ``None`` when there is nothing to be right about. It judges
-    positions, not logits: ``pp_demo.verify.compare.RowComparison`` says why the verdict types stay apart."""
+    """One rule on one batch (a padding case or a packed batch), the one cell type of every grid.
+
+    ``positions`` are raw, one per sequence (``None`` when the rule cannot run on that kind
+    of batch); ``expected`` is the reference's answer (``None`` when there is none);
+    ``right`` is ``None`` when there is nothing to be right about. It judges positions, not
+    logits: ``pp_demo.verify.compare.RowComparison`` says why the verdict types stay apart."""
 
     rule: str
     case: str
@@ -111,9 +113,11 @@ def padding_table(
     reference: str = "true_last",
     pad_token_id: int = 0,
 ) -> list[list[Verdict]]:
-    """Every rule on every case, one row of ``Verdict`` per case. Each case runs as a batch of one, so no
-    rule sees another row's padding. By default the five core rules of the review table (``CORE_RULES``); a
-    packed-batch rule cannot run here."""
+    """Every rule on every case, one row of ``Verdict`` per case.
+
+    Each case runs as a batch of one, so no rule sees another row's padding. By default
+    the five core rules of the review table (``CORE_RULES``); a packed-batch rule cannot run here.
+    """
     for what, given in (("rule", rules), ("case", cases)):  # a string is a sequence too: read letter by letter
         if isinstance(given, str | bytes):
             raise BadInput(f"{what}s takes a list of {what} names, got the string {given!r}: give [{given!r}]")
@@ -129,11 +133,13 @@ def padding_table(
 
 
 def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:
-    """A column heading over two lines, so a column is as wide as its wider half, not its name. A name
-    longer than ``fits`` is cut at the underscore or space that balances the two halves best; an underscore
-    stays with one half (``first_pad_mod`` as ``first_`` over ``pad_mod``, ``rightmost_non_pad`` as
-    ``rightmost`` over ``_non_pad``), a space goes. A shorter name, or one with nothing to cut at, stays whole
-    on the second line."""
+    """A column heading over two lines, so a column is as wide as its wider half, not its name.
+
+    A name longer than ``fits`` is cut at the underscore or space that balances the two
+    halves best; an underscore stays with one half (``first_pad_mod`` as ``first_`` over
+    ``pad_mod``, ``rightmost_non_pad`` as ``rightmost`` over ``_non_pad``), a space goes.
+    A shorter name, or one with nothing to cut at, stays whole on the second line.
+    """
     halves = []
     for i, char in enumerate(name):
         if char == " ":
@@ -164,9 +170,12 @@ def format_padding_table(
     reference: str = "true_last",
     pad_token_id: int = 0,
 ) -> str:
-    """The table as text: raw position and a mark per cell, the reference named on top. Headings take two
-    lines (``two_line_heading``); when the rules still do not fit in ``PROJECTOR_WIDTH`` columns, they are
-    printed in blocks, one under the other, each with the case, its ids and the reference again."""
+    """The table as text: raw position and a mark per cell, the reference named on top.
+
+    Headings take two lines (``two_line_heading``); when the rules still do not fit in
+    ``PROJECTOR_WIDTH`` columns, they are printed in blocks, one under the other, each
+    with the case, its ids and the reference again.
+    """
     resolved = resolve_cases(cases)
     table = padding_table(rules, resolved, reference, pad_token_id)
     ids_text = {case.name: row_text(case.input_ids) for case in resolved}

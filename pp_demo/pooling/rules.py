@@ -1,9 +1,11 @@
 """Pooling rules: which position of each row a sequence classifier reads its logits from.
 
-A decoder classifier scores every position and keeps one per row, the "pooled token". Each rule below is one way real
-code finds it. They all return a 1-D ``long`` tensor with one position per row (per sequence of a packed batch, for
-``known_lengths``), on the device of their input. Positions are returned raw: a rule that yields ``-1`` returns
-``-1``, because that is what the code it models hands to tensor indexing (where ``-1`` means the last position).
+A decoder classifier scores every position and keeps one per row, the "pooled token".
+Each rule below is one way real code finds it. They all return a 1-D ``long`` tensor
+with one position per row (per sequence of a packed batch, for ``known_lengths``), on the
+device of their input. Positions are returned raw: a rule that yields ``-1`` returns ``-1``,
+because that is what the code it models hands to tensor indexing (where ``-1`` means the
+last position).
 
 Rules are looked up by a short, stable name (``get_rule``). A rule declares which
 inputs it needs (``input_ids`` and ``pad_token_id``, the ``attention_mask``, or a packed
@@ -155,28 +157,32 @@ def rightmost_non_pad(
 
 
 def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Rightmost position the attention mask marks as real: ``(arange(L) * mask).argmax(-1)``. Needs no pad
-    id, so it stays right when a real eos equal to pad ends a row, where every pad-id rule (the fix included)
-    pools the token before it. None of the pipeline forwards studied here does this. 0 on a row with no
-    attended token."""
+    """Rightmost position the attention mask marks as real: ``(arange(L) * mask).argmax(-1)``.
+
+    Needs no pad id, so it stays right when a real eos equal to pad ends a row, where
+    every pad-id rule (the fix included) pools the token before it. None of the
+    pipeline forwards studied here does this. 0 on a row with no attended token.
+    """
     _check_mask(attention_mask)
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
     return (positions * attention_mask.long()).argmax(-1)
 
 
 def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``, the first attended entry
-    of the reversed mask as a forward position. Same answer as ``rightmost_attended`` whenever a row has an
-    attended token; on a row with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0."""
+    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``, the
+    first attended entry of the reversed mask as a forward position. Same answer as
+    ``rightmost_attended`` whenever a row has an attended token; on a row with none,
+    argmax of all zeros is 0 and the result is ``L - 1``, not 0."""
     _check_mask(attention_mask)
     length = attention_mask.shape[-1]
     return length - 1 - attention_mask.long().flip(-1).argmax(-1)
 
 
 def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``. The count of attended tokens
-    peaks at the last attended position, and ``argmax`` returns the first index of a tie, so the pads after
-    it do not move the answer. 0 on a row with no attended token (all counts are 0)."""
+    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``. The
+    count of attended tokens peaks at the last attended position, and ``argmax``
+    returns the first index of a tie, so the pads after it do not move the answer.
+    0 on a row with no attended token (all counts are 0)."""
     _check_mask(attention_mask)
     return attention_mask.long().cumsum(-1).argmax(-1)
 
@@ -293,9 +299,10 @@ def pooled_positions(
     attention_mask: torch.Tensor | None = None,
     cu_seqlens: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Run one rule by name on whatever inputs the caller has, checking what it needs. When both ``input_ids`` and
-    ``attention_mask`` are given their shapes must agree, whichever rule runs, so a batch with a stale mask is caught
-    early; with ``cu_seqlens``, the ids must be the packed row it describes: one row of its total length."""
+    """Run one rule by name on whatever inputs the caller has, checking what it needs. When
+    both ``input_ids`` and ``attention_mask`` are given their shapes must agree, whichever
+    rule runs, so a batch with a stale mask is caught early; with ``cu_seqlens``, the ids
+    must be the packed row it describes: one row of its total length."""
     found = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)
