@@ -1,14 +1,14 @@
 """The bounds of the numbers a user types: one place, one sentence per bound, standard library only.
 
 Each function takes the value and the name the user knows it by (``--timeout``, ``timeout_s``),
-returns the value when it is in range, and raises ``BadInput`` naming the value, the bound and
-what to give instead. The command line and the Python API call the same function, so a value is
-refused in both with the same sentence.
+returns the value when it is in range, and else raises ``BadInput`` naming the value, the bound and
+what to give instead. The command line and the Python API call the same function: both refuse a
+value with the same sentence.
 
-Why these bounds: a timeout of ``inf`` (or anything past what the platform's clock holds)
-makes ``threading``'s wait raise ``OverflowError`` inside C and aborts the interpreter; a day
-is longer than any check or run of the workbook and far inside every platform's range. A seed
-is what ``torch.manual_seed`` takes (0 up to 2**64 - 1).
+Why these bounds: a timeout of ``inf`` (or anything past what the platform's clock holds) makes
+``threading``'s wait raise ``OverflowError`` inside C and aborts the interpreter; a day is longer
+than any check or run of the workbook and far inside every platform's range. A seed is what
+``torch.manual_seed`` takes (0 up to 2**64 - 1).
 """
 
 import math

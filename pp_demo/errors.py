@@ -1,8 +1,8 @@
 """The one exception type for pp_demo's own input errors.
 
 Why one type: the command line turns exactly these into ``python -m pp_demo: error: ...`` and
-exit 2 (a usage error), and lets every other exception keep its type, message and traceback. A
-``ValueError`` raised inside a user's forward, or inside torch, is then never mistaken for a
+exit 2 (a usage error), and lets every other exception keep its type, message and traceback: a
+``ValueError`` raised inside a user's forward, or inside torch, is never mistaken for a
 mistake in the command line. ``BadInput`` subclasses ``ValueError`` so that callers who catch
 ``ValueError`` keep working.
 """

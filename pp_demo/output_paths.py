@@ -37,8 +37,7 @@ NOTEBOOKS = Path("notebooks")  # the workbook, relative to the checkout too; an 
 
 def in_checkout(path: Path) -> Path:
     """``path`` of the checkout from the working directory: its root, or a folder of it (notebooks/)."""
-    found = [base / path for base in (Path("."), Path("..")) if (base / path).exists()]
-    return found[0] if found else path
+    return next((base / path for base in (Path("."), Path("..")) if (base / path).exists()), path)
 
 
 def _can_write_in(folder: Path) -> bool:
@@ -83,9 +82,9 @@ def is_committed_result(path: Path) -> bool:
 
 
 def check_not_fewer(path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool) -> None:
-    """Refuse to replace the record at ``path`` that holds more ``what`` (seeds, runs) than
-    this run's ``count``, read with ``count_of(record)``; ``force`` replaces it anyway. A file
-    that is not such a record (no JSON, another shape) is left to the writer as before."""
+    """Refuse to replace the record at ``path`` holding more ``what`` (seeds, runs) than this
+    run's ``count`` (read with ``count_of(record)``) unless ``force``; other files (no JSON,
+    another shape) are left to the writer."""
     if force or not path.is_file():
         return
     try:

@@ -1,12 +1,12 @@
 """Imports that print nothing, whatever the machine they run on.
 
-Some dependencies talk at import, and only on some machines: bitsandbytes 0.50.2 (imported
-by ColossalAI's import chain) logs a failed kernel probe when the CPU has avx512_bf16; others
+Some dependencies talk at import, and only on some machines: bitsandbytes 0.50.2 (imported by
+ColossalAI's import chain) logs a failed kernel probe when the CPU has avx512_bf16; others
 warn about missing CUDA add-ons, or print from C code. Strict nbval fails a notebook cell on
 any stderr output, and a CLI user reads it as an error, so an import that may talk goes
 through ``quiet()``: Python warnings filtered, ``logging`` disabled, and file descriptor 2
 pointed at the null device for C-level writes. Everything is restored afterwards, so later
-warnings and log records are shown as usual. Standard library only.
+warnings and log records show as usual. Standard library only.
 """
 
 import contextlib

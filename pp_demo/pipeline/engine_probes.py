@@ -40,9 +40,9 @@ def _record(module: torch.nn.Module, log: list[str]) -> Any:
 
 @dataclass(frozen=True)
 class OrderProbe:
-    """One training step of a tiny Llama classifier, ``n_micro`` micro-batches of one row,
-    on ``n_stages`` ranks with ``schedule`` ("gpipe" or "1f1b"). Result: per stage, the
-    ops its stage ran, in order (gathered on the last rank)."""
+    """One training step of a tiny Llama classifier, ``n_micro`` one-row micro-batches, on
+    ``n_stages`` ranks with ``schedule`` ("gpipe" or "1f1b"). Result: per stage, the ops
+    it ran, in order (gathered on the last rank)."""
 
     schedule: str
     n_stages: int
@@ -67,9 +67,9 @@ class OrderProbe:
 
 @dataclass(frozen=True)
 class ShapeTrapProbe:
-    """A 2-stage inference schedule built for notebook 10's (6, 6) batch, stepped on that
-    batch and then, reused, on its last 4 columns. Result: the (6, 4) batch and the logits
-    the reused engine returned for it (to compare with ``model.forward``)."""
+    """A 2-stage inference schedule built for notebook 10's (6, 6) batch, stepped on it,
+    then reused on its last 4 columns. Result: the (6, 4) batch and the reused engine's
+    logits for it (to compare with ``model.forward``)."""
 
     n_stages: int = 2
 

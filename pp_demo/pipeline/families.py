@@ -1,16 +1,15 @@
 """The model families as rows of one table: a tiny config, and the attribute names the
-two-stage split needs. This is the only module that knows a family's attribute names.
+two-stage split needs. This is the only module that knows a family's attribute names. Each row
+says, for one transformers ``*ForSequenceClassification`` class:
 
-Each row says, for one transformers ``*ForSequenceClassification`` class:
-
-* ``body``: dotted path from the classifier to the module whose ``forward`` the stages
-  reuse (``model``, ``transformer``, or OPT's ``model.decoder``);
-* ``layers``: the ``ModuleList`` of decoder layers inside it;
-* ``final``: modules applied after the last layer (final norm, OPT's ``project_out``),
-  turned into identities in the first stage;
-* ``zeroed`` / ``bypassed``: embedding-side modules that would run a second time in the
-  last stage (it calls the same forward with ``inputs_embeds``): learned position
-  embeddings must add zero, input-side norms and projections become identities;
+* ``body``: dotted path from the classifier to the module whose ``forward`` the stages reuse
+  (``model``, ``transformer``, or OPT's ``model.decoder``); ``layers``: the ``ModuleList`` of
+  decoder layers inside it;
+* ``final``: modules applied after the last layer (final norm, OPT's ``project_out``), turned
+  into identities in the first stage;
+* ``zeroed`` / ``bypassed``: embedding-side modules that would run a second time in the last
+  stage (it calls the same forward with ``inputs_embeds``): learned position embeddings must
+  add zero, input-side norms and projections become identities;
 * ``colossalai_rule``: the pooling rule ColossalAI's pipeline forward for it uses (0.5.0's, or
   the nightly's for qwen3), or ``None`` where ColossalAI has none. Which forwards the pull
   request changed is history, written as literals where it is used (``sdists.CHANGE_FILES``),
@@ -48,16 +47,14 @@ class Family:
 
 # Tables, one row per line (the formatter would put one value per line).
 # fmt: off
-# Every tiny model: 4 decoder layers (so there are three split points), hidden size 16,
-# 2 heads, pad id 0 as in the padding cases, 3 labels, and no dropout anywhere, so a
-# training step is deterministic and the stages can be compared with model.forward exactly.
+# Every tiny model: 4 decoder layers (so three split points), hidden size 16, 2 heads, pad id 0 as in the padding
+# cases, 3 labels, no dropout anywhere: a training step is deterministic, the stages match model.forward exactly.
 _LLAMA_LIKE = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=4, num_attention_heads=2,
                    num_key_value_heads=1, max_position_embeddings=64)
 # Qwen configs carry a sliding window even when it is off, and warn about it on every build.
 _NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
-# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary, and
-# transformers 5.x warns about it on every model built; 0 is the pad id, as pad == eos is for them
-# in practice. No classifier forward reads bos or eos.
+# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary (transformers 5.x
+# warns on every model built): 0 is the pad id, as pad == eos for them in practice. No classifier forward reads them.
 _EOS_IN_VOCAB = {"bos_token_id": 0, "eos_token_id": 0}
 
 FAMILIES: dict[str, Family] = {

@@ -3,9 +3,9 @@
 Ctrl-C reaches every process of the terminal's group: the fork server too, which may still be
 importing torch and transformers (seconds) and would print the interrupted import's traceback,
 some sixty lines around the caller's one ``interrupted`` line. The server ignores SIGINT from
-its very first import on; the ranks it forks inherit that, and the caller, which is told by
-its own ``KeyboardInterrupt``, stops them (``spawn_ranks``' clean-up). Imported anywhere else,
-this module does nothing.
+its very first import on; the ranks it forks inherit that, and the caller, told by its own
+``KeyboardInterrupt``, stops them (``spawn_ranks``' clean-up). Imported anywhere else, this
+module does nothing.
 """
 
 import signal

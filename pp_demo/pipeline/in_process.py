@@ -43,8 +43,8 @@ Forward = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 def accumulate(forward: Forward, batch: Batch, n_micro: int, device: torch.device) -> tuple[torch.Tensor, float]:
     """Forward and backward of every micro-batch, each one's loss (``micro_batch_loss``)
-    divided by their count, as a pipeline schedule accumulates gradients. Returns the whole
-    batch's logits (on the CPU) and the mean loss over the micro-batches."""
+    divided by their count, as a pipeline schedule accumulates gradients. Returns the
+    batch's logits (CPU) and the mean loss."""
     ids, mask, labels = batch.as_tuple()
     if labels is None:
         raise ValueError("a training batch needs one label per row")

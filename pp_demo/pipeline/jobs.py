@@ -1,14 +1,14 @@
 """What the pipeline runner is asked to do (``Job``) and what it answers, one type per mode:
 
 * ``"infer"`` -> ``Inference``: the last stage's logits for one batch;
-* ``"step"``  -> ``Step``: one forward and backward (no optimizer): loss and gradients;
-* ``"train"`` -> ``Training``: Adam steps, one per batch, from the model's weights as
-  they are: the loss and logits per step and the trained parameters (and, with
-  ``keep_params_every=k``, the parameters after every k-th step).
+* ``"step"`` -> ``Step``: one forward and backward (no optimizer): loss and gradients;
+* ``"train"`` -> ``Training``: Adam steps, one per batch, from the model's weights as they
+  are: the loss and logits per step, the trained parameters (with ``keep_params_every=k``,
+  also after every k-th step).
 
-Every result says on which device it was computed, so its tolerance can follow it.
-Jobs, batches and results hold tensors, so they compare by identity (``eq=False``).
-Jobs are checked here, before any process starts, so a bad one is a one-line error.
+Every result names its device, so its tolerance can follow it. Jobs, batches and results
+hold tensors, so they compare by identity (``eq=False``). Jobs are checked here, before any
+process starts: a bad one is a one-line error.
 """
 
 from collections.abc import Callable, Iterable
@@ -76,15 +76,13 @@ class Fault:
 
 @dataclass(frozen=True, eq=False)
 class Job:
-    """One run of the pipeline. Build it with ``Job.infer``, ``Job.step`` or ``Job.train``.
-
-    ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least
-    one micro-batch per stage: with fewer, stage 0's warm-up would already be every forward,
-    so there is no steady state, and the engine refuses it. The runner then uses GPipe,
-    whose gradients are the same (``pp_demo.pipeline.schedules.schedule_order`` shows both orders).
-    A looped schedule (``"interleaved-1f1b"``) holds several stages per rank
-    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks.
-    """
+    """One run of the pipeline, built with ``Job.infer``, ``Job.step`` or ``Job.train``.
+    ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least one
+    micro-batch per stage: with fewer, stage 0's warm-up would already be every forward (no steady
+    state), and the engine refuses it; the runner then uses GPipe, whose gradients are the same
+    (``pp_demo.pipeline.schedules.schedule_order`` shows both orders). A looped schedule
+    (``"interleaved-1f1b"``) holds several stages per rank
+    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks."""
 
     model: nn.Module
     batches: tuple[Batch, ...]
@@ -116,8 +114,8 @@ class Job:
     def train(
         cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2, **options: Any
     ) -> "Job":
-        """``batches``: ``Batch`` objects (``pp_demo.training.loop.TrainingBatch`` included) or
-        ``(ids, mask, labels)`` tuples."""
+        """``batches``: ``Batch``s (``pp_demo.training.loop.TrainingBatch`` included) or
+        ``(ids, mask, labels)``."""
         rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
         return cls(model, rows, "train", lr=lr, **options)
 
@@ -182,18 +180,18 @@ IGNORED = -100
 
 def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The loss of one micro-batch, on every engine: the mean over its rows of each row's
-    cross-entropy, a row labelled ``IGNORED`` counting as 0 (it is left out of the loss but
-    not of the count). Every engine divides it by the micro-batch count before the backward,
-    so equal micro-batches give the gradient of the mean over the whole batch."""
+    cross-entropy, a row labelled ``IGNORED`` counting as 0 (left out of the loss but not of
+    the count). Every engine divides it by the micro-batch count before the backward, so
+    equal micro-batches give the whole batch's mean gradient."""
     return F.cross_entropy(logits, labels, reduction="none").mean()
 
 
 def parameter_copies(
     model: nn.Module, tensor: Callable[[nn.Parameter], torch.Tensor | None], only: set[int] | None = None
 ) -> dict[str, torch.Tensor]:
-    """``tensor(p)`` (a parameter itself, or its gradient) for each of the model's parameters, by
-    name, detached and copied to the CPU: what a ``Step`` or ``Training`` result carries. A rank
-    passes ``only``, the ``id``s of the parameters its stage owns; ``None`` values are left out."""
+    """``tensor(p)`` (a parameter or its gradient) of each of the model's parameters by name,
+    detached and copied to the CPU, as a ``Step`` or ``Training`` result carries. A rank passes
+    ``only``, the ``id``s of the parameters its stage owns; ``None`` values are left out."""
     named = {n: tensor(p) for n, p in model.named_parameters() if only is None or id(p) in only}
     return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 
@@ -223,8 +221,8 @@ def check_job(job: Job, n_stages: int) -> None:
 
 def _check_looped(job: Job, n_stages: int) -> None:
     """A known schedule; a looped one needs a whole number of ranks, and torch's interleaved
-    1F1B runs its micro-batches in rounds of equal size (``ScheduleInterleaved1F1B``: m //
-    ranks rounds, at least one, must divide m) or refuses on the ranks."""
+    1F1B runs its micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks
+    rounds, at least one, must divide m) or refuses on the ranks."""
     per_rank = job.stages_per_rank  # an unknown name is refused here
     if per_rank == 1:
         return
@@ -241,26 +239,21 @@ def _check_looped(job: Job, n_stages: int) -> None:
         )
 
 
-def _points_for_ranks(num_layers: int, n_ranks: int | None, per_rank: int) -> tuple[int, ...]:
-    """Even split points for ``n_ranks`` ranks (default 2) holding ``per_rank`` stages each."""
-    ranks = n_ranks or 2
-    try:
-        return even_split_points(num_layers, ranks * per_rank)
-    except ValueError as error:
-        each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
-        started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
-        raise BadInput(f"{started}, {each}, but {error}") from None
-
-
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
-    """``job`` with its split points as a tuple, checked; ``n_ranks`` (torchrun's world
-    size) fixes the stage count: points are chosen evenly when the job has none (and for a
-    looped schedule's job without points, for 2 ranks)."""
+    """``job`` with its split points as a tuple, checked. ``n_ranks`` (torchrun's world
+    size) fixes the stage count: points are chosen evenly when the job has none (a looped
+    schedule's job without points: for 2 ranks)."""
     get_rule(job.rule)
     num_layers = count_layers(job.model)
     per_rank = job.stages_per_rank
     if job.split_points is None and (n_ranks is not None or per_rank > 1):
-        points = _points_for_ranks(num_layers, n_ranks, per_rank)
+        ranks = n_ranks or 2
+        try:
+            points = even_split_points(num_layers, ranks * per_rank)
+        except ValueError as error:
+            each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
+            started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
+            raise BadInput(f"{started}, {each}, but {error}") from None
     else:
         points = check_split_points(job.split_points, num_layers)
     n_stages = len(points) + 1

@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -44,9 +45,8 @@ class PipelineError(RuntimeError):
 
 def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, timeout_s: float) -> None:
     torch.set_num_threads(1)  # torchrun does this; a started process does not
-    # the jobs come through a file, not as arguments: passed as arguments, every tensor
-    # would travel as its own file descriptor, and a few models exceed what one message
-    # to the fork server may carry
+    # the jobs come through a file, not as arguments: as arguments, every tensor would travel as its own
+    # file descriptor, and a few models exceed what one message to the fork server may carry
     jobs = torch.load(os.path.join(out_dir, "jobs.pt"), weights_only=False)
     backend, device, _ = backend_and_device(rank, world_size, env={})  # spawned: all on this node
     if device.type == "cuda":
@@ -62,10 +62,9 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
         cause = error
         while cause.__cause__ is not None:  # the engine wraps stage errors in its own
             cause = cause.__cause__
-        path = os.path.join(out_dir, f"rank{rank}.error")
-        with open(path + ".tmp", "w") as f:
-            f.write(f"{type(cause).__name__}: {' '.join(str(cause).split())}")
-        os.replace(path + ".tmp", path)  # whole or absent: the caller may read it any moment
+        written = Path(out_dir, f"rank{rank}.error.tmp")
+        written.write_text(f"{type(cause).__name__}: {' '.join(str(cause).split())}")
+        written.replace(written.with_suffix(""))  # whole or absent: the caller may read it any moment
         raise
     finally:
         dist.destroy_process_group()
@@ -73,11 +72,10 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
 
 # ------------------------------------------------------------------ spawned ranks
 
-# Ranks start from a fork server that has already imported torch, its pipelining engine and
-# transformers (seconds of imports per rank): the first start pays for them once, each later
-# start of the same session forks in a fraction of a second. Unlike a plain fork, the server
-# is a fresh single-threaded process, not the caller (a notebook kernel with threads).
-# (Windows has no fork server: there each start spawns fresh interpreters.)
+# Ranks start from a fork server that has already imported torch, its pipelining engine and transformers
+# (seconds of imports per rank): the first start pays for them once, each later start of the same session
+# forks in a fraction of a second. Unlike a plain fork, the server is a fresh single-threaded process, not
+# the caller (a notebook kernel with threads). Windows has no fork server: each start spawns fresh interpreters.
 _START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 # the first one makes the server (and the ranks it forks) ignore Ctrl-C: the caller stops them
 _PRELOAD = ["pp_demo.pipeline.fork_server_signals", "pp_demo.pipeline.on_rank", "pp_demo.pipeline.families"]
@@ -105,12 +103,8 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
     hears of may be another rank's, which only saw its peer disappear, so each rank's
     own account (its error file, or the signal that ended it) is weighed: a real error
     first, then a death by a signal, and a lost peer only when nothing else is known."""
-    causes: dict[int, str] = {}
-    for rank in range(len(processes)):
-        path = os.path.join(out_dir, f"rank{rank}.error")
-        if os.path.exists(path):
-            with open(path) as f:
-                causes[rank] = f.read().strip().splitlines()[0].strip()
+    files = {rank: Path(out_dir, f"rank{rank}.error") for rank in range(len(processes))}
+    causes = {rank: f.read_text().strip().splitlines()[0].strip() for rank, f in files.items() if f.exists()}
     others = "the other rank was stopped" if len(processes) == 2 else "the other ranks were stopped"
     lost_peer = {r for r, c in causes.items() if any(p in c for p in _PEER_LOST)}
     for rank, cause in sorted(causes.items()):
@@ -129,10 +123,8 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
 
 def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
     """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
-
-    Raises ``PipelineError`` if a rank raises, dies, or the whole run takes longer
-    than ``timeout_s`` (the surviving ranks are stopped, never left hanging).
-    """
+    ``PipelineError`` if a rank raises or dies, or the run takes over ``timeout_s``
+    (survivors are stopped, never left hanging)."""
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
         prepare_fork_server()

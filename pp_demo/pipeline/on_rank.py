@@ -2,11 +2,11 @@
 shape, one step helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask
 from stage to stage; the schedule, resolved by name, orders the micro-batches.
 
-The engine fixes its shapes at a stage's first step and afterwards gives wrong logits,
-aborts or returns extra rows for other shapes. So a stage and its schedule are built
-per shape (``StageCache``); a batch that does not split evenly is refused earlier.
-Each rank returns a plain dict per job (its own stage's gradients or parameters; the
-logits and losses on the last rank); ``merge`` makes the job's typed result from them.
+The engine fixes its shapes at a stage's first step and afterwards gives wrong logits, aborts
+or returns extra rows for other shapes, so a stage and its schedule are built per shape
+(``StageCache``); a batch that does not split evenly is refused earlier. Each rank returns a
+plain dict per job (its own stage's gradients or parameters; the logits and losses on the
+last rank); ``merge`` makes the job's typed result from them.
 """
 
 import functools
@@ -144,11 +144,11 @@ class StageCache:
 
 @runtime_checkable
 class RankJob(Protocol):
-    """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s
-    ``BenchJob``, ``pp_demo.pipeline.engine_probes``): every rank calls its ``run_on_rank`` with the
-    rank's ``StageCache``, and the last rank's answer is the job's result. It is not a
-    ``Job`` and is never checked or prepared: it builds its own ``Job``s on the ranks.
-    Defined here, not in ``pp_demo.pipeline.jobs``, because its signature needs ``StageCache``."""
+    """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s ``BenchJob``,
+    ``pp_demo.pipeline.engine_probes``): every rank calls its ``run_on_rank`` with the rank's
+    ``StageCache``; the last rank's answer is the job's result. Not a ``Job``, never checked or
+    prepared: it builds its own ``Job``s on the ranks. Defined here, not in
+    ``pp_demo.pipeline.jobs``: its signature needs ``StageCache``."""
 
     @property
     def n_stages(self) -> int:
@@ -171,7 +171,7 @@ def pipeline_step(
 ) -> Any:
     """One step of the schedule on this rank, for inference, training and the benchmark
     alike: the first stage feeds the batch, the last gets the target (when training) and
-    returns the logits; a middle stage only relays."""
+    returns the logits; a middle relays."""
     args = (ids, mask) if rank == 0 else ()
     kwargs = {"target": labels, "losses": losses} if rank == world_size - 1 and labels is not None else {}
     return schedule.step(*args, **kwargs)

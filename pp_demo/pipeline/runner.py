@@ -43,7 +43,7 @@ def run(
 ) -> list[Result] | None:
     """One result per job, in order: ``Inference``, ``Step`` or ``Training`` by the job's
     mode, or a ``RankJob``'s own answer (``on="ranks"`` only). Under torchrun, ``None`` on
-    every rank but the last (which gathers the results)."""
+    every rank but the last, which gathers them."""
     jobs = check_run_arguments(jobs, on, timeout_s, kinds=(Job, RankJob))
     if on == "process":
         rank_job = next((job for job in jobs if isinstance(job, RankJob)), None)

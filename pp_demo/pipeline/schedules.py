@@ -3,20 +3,20 @@
 ``SCHEDULES`` is the registry: a name the user gives (``Job(schedule=...)``) -> the engine's
 class, by its name in ``torch.distributed.pipelining.schedules.get_schedule_class`` (as
 torchtitan resolves its schedules), and how many stages each rank holds. A looped schedule
-holds several: rank r of p holds stages r, r + p, r + 2p, ... (``stage_ids_of_rank``, the
-"loop" placement torchtitan uses), so the first stage is on rank 0 and the last on rank
-p - 1, as with one stage per rank. A new schedule of torch's is one more row.
+holds several: rank r of p holds stages r, r + p, r + 2p, ... (``stage_ids_of_rank``,
+torchtitan's "loop" placement), so the first stage is on rank 0 and the last on rank p - 1,
+as with one stage per rank. A new schedule of torch's is one more row.
 
 What ``torch.distributed.pipelining``'s ``ScheduleGPipe`` and ``Schedule1F1B`` execute on
-one rank during a training step (their ``_step_microbatches``), written out so notebooks
-and figures can show it without starting ranks. (The engine's own ``pipeline_order``
-tables are meant for its simulator and are not this execution order.)
-``tests/pipeline/test_engine_order.py`` records real ranks running both and compares.
+one rank during a training step (their ``_step_microbatches``), written out so notebooks and
+figures can show it without starting ranks (the engine's own ``pipeline_order`` tables are
+for its simulator, not this execution order). ``tests/pipeline/test_engine_order.py``
+records real ranks running both and compares.
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
-* 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one
-  forward, then the remaining backwards: at most p - s activations are kept alive
-  (with m < p there is no steady state: ``pp_demo.pipeline.jobs.Job`` says what runs then).
+* 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one forward,
+  then the remaining backwards: at most p - s activations are kept alive (with m < p there
+  is no steady state: ``pp_demo.pipeline.jobs.Job`` says what runs then).
 """
 
 from dataclasses import dataclass
@@ -120,10 +120,9 @@ def timeline(kind: str, n_stages: int, n_micro: int) -> list[tuple[int, int, str
 
 
 def peak_in_flight(ops: list[str]) -> int:
-    """The most micro-batches whose activations one stage holds at once: a forward keeps
-    them until the same micro-batch's backward frees them."""
-    held = accumulate((1 if op[0] == "F" else -1 for op in ops), initial=0)  # after each op, from none
-    return max(held)
+    """The most micro-batches whose activations one stage holds at once (a forward's,
+    until its backward)."""
+    return max(accumulate((1 if op[0] == "F" else -1 for op in ops), initial=0))  # held after each op, from none
 
 
 def gpipe_slots(n_micro: int, n_stages: int = 2, backward: bool = False) -> list[tuple[int, int, str, int]]:

@@ -1,17 +1,17 @@
 """Split a ``*ForSequenceClassification`` model into pipeline stages at given layers.
 
-The stages reuse the model's own modules and its own body ``forward`` (copy the body
-once per stage, prune each copy): no family's forward is rewritten, so positions, masks,
-rotary or alibi terms are computed by transformers itself. Parameters are *shared* with
-the model, not copied, so a training step through the stages trains the model itself.
+The stages reuse the model's own modules and body ``forward`` (the body copied once per stage,
+each copy pruned): no family's forward is rewritten, so transformers itself computes positions,
+masks, rotary or alibi terms. Parameters are *shared* with the model, not copied: a training
+step through the stages trains the model itself.
 
-    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
-    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
-    last stage:    layers[pk:] + final norm + pool + score -> logits
+    first stage: embeddings + layers[:p1] -> hidden, input_ids, attention_mask middle stage:
+    layers[p1:p2] -> hidden, input_ids, attention_mask last stage: layers[pk:] + final norm +
+    pool + score -> logits
 
-``input_ids`` and the mask travel with the hidden states through every stage because the
-last stage pools from them: ColossalAI's schedule hands every stage the whole micro-batch,
-so its last stage, however many stages come before it, runs the same pooling code.
+``input_ids`` and the mask travel with the hidden states through every stage: the last pools
+from them. ColossalAI's schedule hands every stage the whole micro-batch, so its last stage,
+however many precede it, runs the same pooling code.
 """
 
 import copy
@@ -170,9 +170,9 @@ def count_layers(model: nn.Module) -> int:
 
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
-    """The split points as a tuple: ``None`` is half the layers (two stages), an int is one
-    point (two stages). Each stage holds at least one layer, so the points are strictly
-    increasing ints in 1..num_layers-1; anything else is refused in one line."""
+    """The split points as a tuple: ``None`` is half the layers, an int one point (two
+    stages). Each stage holds at least one layer: the points are strictly increasing ints
+    in 1..num_layers-1, else refused in one line."""
     _check_splittable(num_layers)
     if split_points is None:
         return (num_layers // 2,)
@@ -224,9 +224,9 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
 def split_model(
     model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None, rule: str = FIX
 ) -> Stages:
-    """``len(split_points) + 1`` stages of ``model``: stage i holds layers
-    ``[points[i-1], points[i])``. ``split_points`` defaults to half the layers (two stages);
-    ``rule`` names the pooling rule of the last stage (``pp_demo.pooling.rules.RULES``)."""
+    """``len(split_points) + 1`` stages of ``model``, stage i holding layers
+    ``[points[i-1], points[i])`` (default: half the layers, two stages); ``rule`` names the
+    last stage's (``pp_demo.pooling.rules.RULES``)."""
     family = family_of(model)
     rule = get_rule(rule).name
     body = attrgetter(family.body)(model)

@@ -1,21 +1,20 @@
 """Being one of torchrun's ranks: a whole environment or none, one line for all ranks, Ctrl-C.
 
-torchrun starts every rank with the same command line, so an input error is found by every
-rank at once; printed by each it would repeat, printed by rank 0 only it would vanish when
-rank 0 is not the one that failed (or when a leaked ``RANK=1`` fakes a rank). ``say_once``
-lets the first rank that gets there print, whatever its number: the ranks of one torchrun
-share a parent (the agent) and a run id, and the first to create a marker file for that pair
-speaks.
+torchrun starts every rank with the same command line, so every rank finds an input error at
+once; printed by each it would repeat, printed by rank 0 only it would vanish when rank 0 is
+not the one that failed (or when a leaked ``RANK=1`` fakes a rank). ``say_once`` lets the
+first rank that gets there print, whatever its number: the ranks of one torchrun share a
+parent (the agent) and a run id, and the first to create a marker file for that pair speaks.
 
 A half-set environment (``RANK`` left over in a shell, without ``MASTER_ADDR``) would make
-``torch.distributed`` fail deep inside with a message about the missing variable or hang on a
-rendezvous; ``check_torchrun_env`` names what is set and what is missing first.
+``torch.distributed`` fail deep inside about the missing variable, or hang on a rendezvous;
+``check_torchrun_env`` names what is set and what is missing first.
 
 Ctrl-C reaches every rank of the terminal's process group. A rank blocked inside a gloo
-receive runs no Python until the receive returns, so a Python handler would wait for the
-peer that was just interrupted, and torchrun SIGKILLs it 30 s later. ``stop_on_interrupt``
-has the signal written to a pipe at the moment it arrives (``signal.set_wakeup_fd``, done in
-C) and a thread that waits on that pipe say one line and end the rank at once.
+receive runs no Python until the receive returns, so a Python handler would wait for the peer
+just interrupted, and torchrun SIGKILLs it 30 s later. ``stop_on_interrupt`` has the signal
+written to a pipe the moment it arrives (``signal.set_wakeup_fd``, done in C) and a thread
+waiting on that pipe say one line and end the rank at once.
 """
 
 import contextlib
@@ -49,23 +48,19 @@ _MARKER_LIFETIME_S = 60  # the ranks of one run find the same input error within
 
 
 def check_torchrun_env() -> None:
-    """Refuse, in one line, an environment that is partly torchrun's."""
+    """Refuse, in one line, an environment that is partly torchrun's, or
+    whose RANK and LOCAL_RANK are not inside WORLD_SIZE, or whose port
+    no socket can have: before any rendezvous, which would otherwise
+    wait for ranks that never come (then fail in c10d's C++ stack)."""
     present = [name for name in TORCHRUN_VARS if os.environ.get(name)]
     if not any(name in present for name in _RANK_VARS):
         return
-    if len(present) == len(TORCHRUN_VARS):
-        _check_numbers()
-        return
     missing = [name for name in TORCHRUN_VARS if name not in present]
-    raise BadInput(
-        f"a half-set torchrun environment: {', '.join(present)} set but {', '.join(missing)} not; "
-        "unset them (a leftover of another run?) or start the ranks with torchrun"
-    )
-
-
-def _check_numbers() -> None:
-    """RANK and LOCAL_RANK inside WORLD_SIZE, a port a socket can have: before any rendezvous,
-    which would otherwise wait for ranks that never come (then fail in c10d's C++ stack)."""
+    if missing:
+        raise BadInput(
+            f"a half-set torchrun environment: {', '.join(present)} set but {', '.join(missing)} not; "
+            "unset them (a leftover of another run?) or start the ranks with torchrun"
+        )
     values = {}
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"):
         text = os.environ[name]
@@ -155,10 +150,9 @@ def stop_on_interrupt() -> Iterator[None]:
 
 def port_taken(cause: str) -> str | None:
     """The sentence for a rank that could not listen on its rendezvous port, else None.
-
-    torchrun's own ``--master-port`` is bound by torchrun before any rank runs (the README's
-    table of errors covers it); the ports pp_demo picks for the ranks it starts itself are free
-    when picked, so a taken one was taken since, by another program."""
+    torchrun binds its own ``--master-port`` before any rank runs (the README's table of errors
+    covers it); the ports pp_demo picks for the ranks it starts itself are free when picked, so
+    a taken one was taken since, by another program."""
     if "EADDRINUSE" not in cause and "Address already in use" not in cause:
         return None
     return "the port picked for the ranks was taken by another program meanwhile: run again"

@@ -69,9 +69,9 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
 
 
 def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
-    """A batch's ids, mask and labels against the model's ``config``: 2-D integer ids, not
-    empty, inside the vocabulary; a 0/1 mask of their shape; labels inside ``num_labels``
-    (or ``ignored``: a row left out of the loss); all on one device."""
+    """A batch against the model's ``config``: 2-D integer ids, not empty, in the
+    vocabulary; a 0/1 mask of their shape; labels in ``num_labels`` (or ``ignored``: a row
+    left out of the loss); all on one device."""
     ids = _integer_tensor(batch.input_ids, "input_ids", 2)
     if ids.numel() == 0:
         raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
@@ -136,8 +136,8 @@ def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
 
 def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
     """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
-    known place, a timeout > 0; a fault only where there are ranks to inject it into. The jobs
-    as a list."""
+    known place, a timeout > 0; a fault only where there are ranks to inject it into. Returns
+    the jobs as a list."""
     if isinstance(jobs, kinds):
         raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
     if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):
@@ -156,10 +156,10 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
 
 
 def check_main_guard() -> None:
-    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
-
-    Each rank imports the script it was started from again (that is how a function of it can
-    run there); without the guard every rank would reach this call and start ranks itself."""
+    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``:
+    each rank imports the script it was started from again (that is how a function of it can
+    run there), so without the guard every rank would reach this call and start ranks
+    itself."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None) or ""

@@ -1,13 +1,13 @@
 """The padding cases as data, each with its two references kept apart.
 
-Every case is one row of token ids (pad id 0) with its attention mask and two
-answers that must never be confused:
+Every case is one row of token ids (pad id 0) with its attention mask and two answers
+never to be confused:
 
-* ``true_last``: the last real token, read from the attention mask. This is what a
-  classifier *should* pool. ``None`` for the all-pad row, which has no real token.
-* ``forward_pools``: the position ``model.forward`` pools in transformers 4.51.3
-  (and 5.x): the rightmost non-pad id. This is what a pipeline must *reproduce* to be
-  exact. It differs from ``true_last`` on the trailing-eos and all-pad rows.
+* ``true_last``: the last real token, read from the attention mask: what a classifier
+  *should* pool. ``None`` for the all-pad row, which has no real token.
+* ``forward_pools``: the position ``model.forward`` pools in transformers 4.51.3 (and
+  5.x), the rightmost non-pad id: what a pipeline must *reproduce* to be exact. It
+  differs from ``true_last`` on the trailing-eos and all-pad rows.
 """
 
 from collections.abc import Iterable

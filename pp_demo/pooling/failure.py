@@ -140,11 +140,10 @@ _PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
 
 
 def render_failures(text: str) -> str:
-    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``.
-
-    Key points, objectives and the guide write a failure condition this way, so that what a
-    learner takes home is the sentence the exhaustive test checked, never a paraphrase of it.
-    """
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``: key
+    points, objectives and the guide write a failure condition this way, so that what a
+    learner takes home is the sentence the exhaustive test checked, never a paraphrase of
+    it."""
 
     def sentence(match: re.Match[str]) -> str:
         rule, reference = match.groups()
@@ -157,11 +156,10 @@ def render_failures(text: str) -> str:
 
 # ---- plain claims: sentences to read aloud, each true on every row its pattern covers
 #
-# A failure condition above is exact, and reads like one. A claim is simpler and need not cover
-# every row: it says that on the rows its pattern matches the rule is wrong (or right), and
-# ``tests/pooling/test_class_claims.py`` checks that on every row of length 1 to 6. Notebook 07's
-# table of classes is written from these (``pp_demo.pooling.survey.format_classes``), with the
-# exact condition (``wrong_when``) as its footnote.
+# A failure condition above is exact, and reads like one. A claim is simpler and need not cover every row: it
+# says the rule is wrong (or right) on the rows its pattern matches; ``tests/pooling/test_class_claims.py``
+# checks that on every row of length 1 to 6. Notebook 07's table of classes is written from these
+# (``pp_demo.pooling.survey.format_classes``), with the exact condition (``wrong_when``) as its footnote.
 
 
 @dataclass(frozen=True)

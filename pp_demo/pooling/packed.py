@@ -52,9 +52,8 @@ class PackedBatch:
 def pack(
     sequences: Sequence[Sequence[int]], device: str | torch.device = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``.
-
-    Every sequence needs at least one token: an empty one has no last token to pool."""
+    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``, none
+    empty (no last token to pool)."""
     sequences = [list(seq) for seq in sequences]
     if not sequences or any(len(seq) == 0 for seq in sequences):
         raise BadInput("pack needs at least one sequence, and no empty sequence")
@@ -85,10 +84,9 @@ def class_grid(
     packed: PackedBatch | None = PACKED,
     pad_token_id: int = PAD,
 ) -> list[list[Verdict]]:
-    """Every rule on every padding case (judged by the true last real token) and on
-    ``packed``: one list of ``Verdict`` per rule, ``pp_demo.pooling.padding_table``'s grid transposed.
-
-    Pass ``packed=None`` to leave the packed batch out."""
+    """Every rule on every padding case (judged by the true last real token) and on ``packed``
+    (``None`` leaves it out): one list of ``Verdict`` per rule, ``pp_demo.pooling.padding_table``'s
+    grid transposed."""
     resolved = resolve_cases(cases)
     grid = []
     for rule in (get_rule(r) for r in (rules or RULES)):

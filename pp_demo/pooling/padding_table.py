@@ -178,11 +178,10 @@ def format_padding_table(
     """
     resolved = resolve_cases(cases)
     table = padding_table(rules, resolved, reference, pad_token_id)
-    names = [cell.rule for cell in table[0]]
     ids_text = {case.name: row_text(case.input_ids) for case in resolved}
     ref_top, ref_bottom = two_line_heading("true last" if reference == "true_last" else "forward")
     ref_w = max(len(ref_top), len(ref_bottom), 4)
-    headings = [two_line_heading(r) for r in names]
+    headings = [two_line_heading(cell.rule) for cell in table[0]]
     widths = [max(len(top), len(bottom), 4) for top, bottom in headings]
     case_w = max(len(c) for c in [*ids_text, "case"]) + 1
     ids_w = max(len(t) for t in [*ids_text.values(), "input_ids"]) + 1

@@ -72,8 +72,7 @@ def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) 
         raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
         raise BadInput("attention_mask has an empty sequence (length 0): there is no token to pool")
-    # a check on the values needs the data: skipped while torch.export traces the rule
-    # (ONNX export), where the tensors are symbolic
+    # checking values needs the data: skipped while torch.export traces the rule (ONNX export) on symbolic tensors
     if not torch.compiler.is_compiling() and ((attention_mask != 0) & (attention_mask != 1)).any():
         raise BadInput("attention_mask must contain only 0 and 1")
 
@@ -170,24 +169,20 @@ def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``.
-
-    Reverse the mask, find the first attended entry, convert back to a forward position.
-    Same answer as ``rightmost_attended`` whenever a row has an attended token; on a
-    row with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0.
-    """
+    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``, the
+    first attended entry of the reversed mask as a forward position. Same answer as
+    ``rightmost_attended`` whenever a row has an attended token; on a row with none,
+    argmax of all zeros is 0 and the result is ``L - 1``, not 0."""
     _check_mask(attention_mask)
     length = attention_mask.shape[-1]
     return length - 1 - attention_mask.long().flip(-1).argmax(-1)
 
 
 def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``.
-
-    The running count of attended tokens reaches its maximum at the last attended
-    position, and ``argmax`` returns the first index of a tie, so the pads after it
-    do not move the answer. 0 on a row with no attended token (all counts are 0).
-    """
+    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``. The
+    count of attended tokens peaks at the last attended position, and ``argmax``
+    returns the first index of a tie, so the pads after it do not move the answer.
+    0 on a row with no attended token (all counts are 0)."""
     _check_mask(attention_mask)
     return attention_mask.long().cumsum(-1).argmax(-1)
 
@@ -274,9 +269,8 @@ RULES: dict[str, Rule] = {
 }
 
 CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
-"""The five core rules, the review table's, shown by default in ``pp_demo.pooling.padding_table``: the three
-pipeline-forward rules, the fix, and the attention mask. The other spellings of the mask
-rule and the packed-batch rule are compared in notebook 07."""
+"""The review table's five core rules, ``pp_demo.pooling.padding_table``'s default: the three pipeline-forward
+rules, the fix and the attention mask. Notebook 07 compares the other mask spellings and the packed-batch rule."""
 
 PADDED_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs)
 """Every rule that reads a padded row (its ids with the pad id, or its attention mask): all
@@ -305,12 +299,10 @@ def pooled_positions(
     attention_mask: torch.Tensor | None = None,
     cu_seqlens: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Run one rule by name on whatever inputs the caller has, checking what it needs.
-
-    When both ``input_ids`` and ``attention_mask`` are given their shapes must agree,
-    whichever rule runs, so a batch with a stale mask is caught early. Likewise, with
-    ``cu_seqlens`` the ids must be the packed row it describes: one row of its total length.
-    """
+    """Run one rule by name on whatever inputs the caller has, checking what it needs. When
+    both ``input_ids`` and ``attention_mask`` are given their shapes must agree, whichever
+    rule runs, so a batch with a stale mask is caught early; with ``cu_seqlens``, the ids
+    must be the packed row it describes: one row of its total length."""
     found = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)

@@ -1,9 +1,9 @@
 """The bug class across projects, as data: five ways to find the last real token.
 
-Notebook 07 renders its comparison table from here rather than from a markdown cell,
-so the table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it
-names. The facts come from the survey in ``shared/SURVEY.md`` (projects' public sources
-and issue threads, read in November 2026); the wording is this workbook's own.
+Notebook 07 renders its comparison table from here rather than from a markdown cell, so the
+table is tested (``tests/pooling/test_survey.py``) and cannot drift from the rules it names.
+The facts come from ``shared/SURVEY.md`` (projects' public sources and issue threads, read
+in November 2026), in the workbook's words.
 """
 
 import re
@@ -134,9 +134,9 @@ NO_RULE_OF_THEIR_OWN = ("Megatron-LM", "nanotron", "torchtitan", "unsloth")
 
 
 def projects_with_a_rule() -> list[str]:
-    """The projects counted wherever the workbook says "N projects": one per GitHub
-    repository of ``SURVEY`` (a repository with several rows, such as transformers before
-    and after 4.49, counts once), in survey order. ``NO_RULE_OF_THEIR_OWN`` is not counted."""
+    """The projects counted wherever the workbook says "N projects": one per GitHub repository
+    of ``SURVEY``, in survey order (a repository of several rows, as transformers', counts
+    once), ``NO_RULE_OF_THEIR_OWN`` not."""
     return list(dict.fromkeys(row.repository for row in SURVEY))
 
 
