@@ -157,10 +157,11 @@ def run_bench(
     force: bool = False,
 ) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
-    It waits first, at most ``wait_s`` (None: ``quiet_start.WAIT_S``), for a quiet machine
-    (``quiet_start``); a busy start that would replace the committed file is refused unless
-    ``force``. Then ``rounds`` rounds (``_rounds``), each measurement keeping its fastest run
-    over them; last, the machine's capacity."""
+
+    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
+    committed file is refused unless ``force``. Then ``rounds`` rounds (``_rounds``); each
+    measurement keeps its fastest run over the rounds; last, the machine's capacity.
+    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:

@@ -76,13 +76,15 @@ class Fault:
 
 @dataclass(frozen=True, eq=False)
 class Job:
-    """One run of the pipeline, built with ``Job.infer``, ``Job.step`` or ``Job.train``.
-    ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least one
-    micro-batch per stage: with fewer, stage 0's warm-up would already be every forward (no steady
-    state), and the engine refuses it; the runner then uses GPipe, whose gradients are the same
-    (``pp_demo.pipeline.schedules.schedule_order`` shows both orders). A looped schedule
-    (``"interleaved-1f1b"``) holds several stages per rank
-    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks."""
+    """One run of the pipeline. Build it with ``Job.infer``, ``Job.step`` or ``Job.train``.
+
+    ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least
+    one micro-batch per stage: with fewer, stage 0's warm-up would already be every forward,
+    so there is no steady state, and the engine refuses it. The runner then uses GPipe,
+    whose gradients are the same (``pp_demo.pipeline.schedules.schedule_order`` shows both orders).
+    A looped schedule (``"interleaved-1f1b"``) holds several stages per rank
+    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks.
+    """
 
     model: nn.Module
     batches: tuple[Batch, ...]

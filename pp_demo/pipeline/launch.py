@@ -123,8 +123,10 @@ def _failure(error: Any, out_dir: str, processes: Sequence[Any]) -> PipelineErro
 
 def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 120) -> list[list[Any]]:
     """Start ``n_ranks`` ranks once, run every (checked) job, return each rank's parts.
-    ``PipelineError`` if a rank raises or dies, or the run takes over ``timeout_s``
-    (survivors are stopped, never left hanging)."""
+
+    Raises ``PipelineError`` if a rank raises, dies, or the whole run takes longer
+    than ``timeout_s`` (the surviving ranks are stopped, never left hanging).
+    """
     with tempfile.TemporaryDirectory(prefix="pp_demo_") as out_dir:
         torch.save(list(jobs), os.path.join(out_dir, "jobs.pt"))
         prepare_fork_server()

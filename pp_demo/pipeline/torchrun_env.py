@@ -150,9 +150,10 @@ def stop_on_interrupt() -> Iterator[None]:
 
 def port_taken(cause: str) -> str | None:
     """The sentence for a rank that could not listen on its rendezvous port, else None.
-    torchrun binds its own ``--master-port`` before any rank runs (the README's table of errors
-    covers it); the ports pp_demo picks for the ranks it starts itself are free when picked, so
-    a taken one was taken since, by another program."""
+
+    torchrun's own ``--master-port`` is bound by torchrun before any rank runs (the README's
+    table of errors covers it); the ports pp_demo picks for the ranks it starts itself are free
+    when picked, so a taken one was taken since, by another program."""
     if "EADDRINUSE" not in cause and "Address already in use" not in cause:
         return None
     return "the port picked for the ranks was taken by another program meanwhile: run again"

@@ -156,10 +156,10 @@ def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, .
 
 
 def check_main_guard() -> None:
-    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``:
-    each rank imports the script it was started from again (that is how a function of it can
-    run there), so without the guard every rank would reach this call and start ranks
-    itself."""
+    """Refuse to start ranks from a script's top level outside ``if __name__ == "__main__":``.
+
+    Each rank imports the script it was started from again (that is how a function of it can
+    run there); without the guard every rank would reach this call and start ranks itself."""
     main = sys.modules.get("__main__")
     path = getattr(main, "__file__", None)
     name = getattr(getattr(main, "__spec__", None), "name", None) or ""

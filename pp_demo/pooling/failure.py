@@ -140,10 +140,11 @@ _PLACEHOLDER = re.compile(r"\{fails: *(\w+) +vs +(\w+) *\}")
 
 
 def render_failures(text: str) -> str:
-    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``: key
-    points, objectives and the guide write a failure condition this way, so that what a
-    learner takes home is the sentence the exhaustive test checked, never a paraphrase of
-    it."""
+    """Replace every ``{fails: RULE vs REFERENCE}`` in ``text`` by ``plain_and_exact``.
+
+    Key points, objectives and the guide write a failure condition this way, so that what a
+    learner takes home is the sentence the exhaustive test checked, never a paraphrase of it.
+    """
 
     def sentence(match: re.Match[str]) -> str:
         rule, reference = match.groups()

@@ -52,8 +52,9 @@ class PackedBatch:
 def pack(
     sequences: Sequence[Sequence[int]], device: str | torch.device = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``, none
-    empty (no last token to pool)."""
+    """Pack token sequences into ``(input_ids, attention_mask, cu_seqlens)``.
+
+    Every sequence needs at least one token: an empty one has no last token to pool."""
     sequences = [list(seq) for seq in sequences]
     if not sequences or any(len(seq) == 0 for seq in sequences):
         raise BadInput("pack needs at least one sequence, and no empty sequence")

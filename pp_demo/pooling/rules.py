@@ -169,20 +169,24 @@ def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``, the
-    first attended entry of the reversed mask as a forward position. Same answer as
-    ``rightmost_attended`` whenever a row has an attended token; on a row with none,
-    argmax of all zeros is 0 and the result is ``L - 1``, not 0."""
+    """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``.
+
+    Reverse the mask, find the first attended entry, convert back to a forward position.
+    Same answer as ``rightmost_attended`` whenever a row has an attended token; on a
+    row with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0.
+    """
     _check_mask(attention_mask)
     length = attention_mask.shape[-1]
     return length - 1 - attention_mask.long().flip(-1).argmax(-1)
 
 
 def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``. The
-    count of attended tokens peaks at the last attended position, and ``argmax``
-    returns the first index of a tie, so the pads after it do not move the answer.
-    0 on a row with no attended token (all counts are 0)."""
+    """Class (d) spelled as a running count: ``mask.cumsum(-1).argmax(-1)``.
+
+    The running count of attended tokens reaches its maximum at the last attended
+    position, and ``argmax`` returns the first index of a tie, so the pads after it
+    do not move the answer. 0 on a row with no attended token (all counts are 0).
+    """
     _check_mask(attention_mask)
     return attention_mask.long().cumsum(-1).argmax(-1)
 
@@ -299,10 +303,12 @@ def pooled_positions(
     attention_mask: torch.Tensor | None = None,
     cu_seqlens: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Run one rule by name on whatever inputs the caller has, checking what it needs. When
-    both ``input_ids`` and ``attention_mask`` are given their shapes must agree, whichever
-    rule runs, so a batch with a stale mask is caught early; with ``cu_seqlens``, the ids
-    must be the packed row it describes: one row of its total length."""
+    """Run one rule by name on whatever inputs the caller has, checking what it needs.
+
+    When both ``input_ids`` and ``attention_mask`` are given their shapes must agree,
+    whichever rule runs, so a batch with a stale mask is caught early. Likewise, with
+    ``cu_seqlens`` the ids must be the packed row it describes: one row of its total length.
+    """
     found = get_rule(rule)
     if input_ids is not None and attention_mask is not None:
         _check_ids(input_ids)

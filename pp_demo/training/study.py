@@ -160,11 +160,11 @@ def _one_run(run: Run, seed: int, settings: StudySettings) -> dict[str, Any]:
 
 def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, float]:
     """Does what a left pad position computes change when the row's last real token changes?
-    Max |change| at the pads of one left-padded row (3 real tokens: the count rule pools a
-    pad) of the first stage's output, the count-rule pipeline's logits and
-    ``model.forward``'s body's hidden state; zero: the pad positions see none of the row.
-    Also the largest |value| of that hidden state at the pads (zero: nothing to train
-    there)."""
+
+    Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
+    pools a pad): the first stage's output, the count-rule pipeline's logits and the hidden
+    state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
+    the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()

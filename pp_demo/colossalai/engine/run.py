@@ -188,9 +188,11 @@ def run_engine(
     case_timeout_s: float = 60,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases: a
-    record per finished case (``engine.worker``), and the line saying which rank hung, died or
-    failed in which case (``None`` when all finished)."""
+    """``{"colossalai.__file__ inside the tree", "records", "failure"}`` for one tree's cases.
+
+    ``records`` holds one record per finished case (see ``engine.worker``), ``failure`` the line
+    that says which rank hung, died or failed in which case (``None`` when all finished).
+    """
     with tempfile.TemporaryDirectory(prefix="pp_demo_engine_") as name:
         folder = pathlib.Path(name)
         job = folder / "job.json"

@@ -46,11 +46,13 @@ Tensors = dict[str, torch.Tensor]  # a batch, or gradients by parameter name
 
 
 def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: float) -> Any:
-    """Join the process group (here, not in ``colossalai.launch``, so that the backend, gloo
-    or NCCL, and the timeout are the caller's) and import ColossalAI as the engine needs it.
+    """Join the process group and import ColossalAI as the engine needs it on this machine.
+
     torch 2.13 has no ``torch.distributed.is_hccl_available``, which ColossalAI 0.5.0's
     ``pipeline/p2p.py:159`` calls before its first send; a CPU (or NCCL) process has no HCCL,
-    so ``False`` is the answer."""
+    so ``False`` is the true answer. The group is made here, not by ``colossalai.launch``, so
+    that the backend (gloo here, NCCL on GPUs) and the timeout are the caller's.
+    """
     if not hasattr(dist, "is_hccl_available"):
         setattr(dist, "is_hccl_available", lambda: False)  # noqa: B010 - torch's stubs lack it
     if not dist.is_initialized():

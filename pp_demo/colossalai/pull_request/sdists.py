@@ -169,8 +169,10 @@ def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:
 def variant_tree(
     requirement: str, variant: str, cache: pathlib.Path, wheelhouse: str | pathlib.Path | None = None
 ) -> pathlib.Path:
-    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use,
-    rebuilt when the diff it was made from changed (kept in ``.applied``)."""
+    """The folder holding ``colossalai/`` of ``variant``, built in the cache on first use.
+
+    A folder is rebuilt when the diff it was made from changed (kept in ``.applied``).
+    """
     stem = SDISTS[requirement]
     tree = cache / "trees" / stem / variant.replace(" ", "_").replace("+", "plus")
     parts = [(split_patch((PATCHES / patch_file).read_text()), files) for patch_file, files in VARIANTS[variant]]
