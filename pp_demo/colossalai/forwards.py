@@ -1,16 +1,16 @@
 """ColossalAI 0.5.0's own pipeline forwards, run on the CPU beside pp_demo (notebook 06).
 
-ColossalAI is optional (``make colossalai`` installs it without its requirements, whose torch <=
-2.5.1 conflicts with the pinned torch, next to the few packages its import needs) and imported
-inside the functions below, so the rest of pp_demo never needs it.
+ColossalAI is optional (``make colossalai`` installs it without its requirements, whose torch
+<= 2.5.1 conflicts with the pinned torch, next to the few packages its import needs) and
+imported inside the functions below, so the rest of pp_demo never needs it.
 
-``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process, and
-returns per family a ``forward(model, input_ids, attention_mask) -> logits`` running the family's
-``*_for_sequence_classification_forward`` (``colossalai.shardformer.modeling``) on a one-stage
-pipeline holding every layer (``stage_index=[0, num_layers]``), as the pull request's test does:
-one call embeds, runs the layers and pools with ColossalAI's own last-stage code.
-``colossalai_forward`` picks the callable by the model's class, as ``pp_demo.verify.checker.judge``
-takes it::
+``colossalai_forwards()`` sets up what ColossalAI's code needs on a CPU, once per process,
+and returns per family a ``forward(model, input_ids, attention_mask) -> logits`` running the
+family's ``*_for_sequence_classification_forward`` (``colossalai.shardformer.modeling``) on a
+one-stage pipeline holding every layer (``stage_index=[0, num_layers]``), as the pull
+request's test does: one call embeds, runs the layers and pools with ColossalAI's own
+last-stage code. ``colossalai_forward`` picks the callable by the model's class, as
+``pp_demo.verify.checker.judge`` takes it::
 
     python -m pp_demo check pp_demo.colossalai.forwards:colossalai_forward --family opt
 """

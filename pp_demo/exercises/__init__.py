@@ -6,15 +6,17 @@ In a notebook an exercise is two cells. The first holds a stub the reader fills 
     def my_rule(input_ids, pad_token_id):
         return ...                    # an expression to write
 
-The second calls ``check("01.1", my_rule)``, which prints exactly one status line (``not attempted yet``,
-``correct``, or ``not yet: ...`` with a counterexample), returns nothing (so the cell shows only that
-line) and never raises, so a notebook stored with its stubs unfilled runs top to bottom and passes strict
-nbval. ``status`` returns the same text without printing. Reference answers: ``pp_demo.exercises.solutions``.
+The second calls ``check("01.1", my_rule)``, which prints exactly one status line
+(``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample), returns
+nothing (so the cell shows only that line) and never raises, so a notebook stored with
+its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
+same text without printing. Reference answers: ``pp_demo.exercises.solutions``.
 
-The machinery is in ``core``; each notebook's exercises are in their own module (``nb01`` ... ``nb10``),
-one record each (question, judge, reference answer, why, common wrong answers), registered when this
-package is imported. An exercise whose answer is a function refuses calls into the library that
-already implements it (``refusals``): the point is to write it.
+The machinery is in ``core``; each notebook's exercises are in their own module
+(``nb01`` ... ``nb10``), one record each (question, judge, reference answer, why, common
+wrong answers), registered when this package is imported. An exercise whose answer is a
+function refuses calls into the library that already implements it (``refusals``): the
+point is to write it.
 """
 
 from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10  # noqa: F401  (they register the exercises)
