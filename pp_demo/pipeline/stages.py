@@ -73,8 +73,7 @@ class FirstStage(nn.Module):
 
 
 class MiddleStage(nn.Module):
-    """Decoder layers between two split points: hidden states in, hidden states out; the
-    ids and the mask pass through untouched, for the stages after it."""
+    """Decoder layers between two split points; the ids and the mask pass on to later stages."""
 
     def __init__(self, body: nn.Module) -> None:
         super().__init__()
@@ -171,8 +170,7 @@ def count_layers(model: nn.Module) -> int:
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
     """The split points as a tuple: ``None`` is half the layers, an int one point (two
-    stages). Each stage holds at least one layer: the points are strictly increasing ints
-    in 1..num_layers-1, else refused in one line."""
+    stages); each stage must hold at least one layer."""
     _check_splittable(num_layers)
     if split_points is None:
         return (num_layers // 2,)
