@@ -5,9 +5,9 @@ each copy pruned): no family's forward is rewritten, so transformers itself comp
 masks, rotary or alibi terms. Parameters are *shared* with the model, not copied: a training
 step through the stages trains the model itself.
 
-    first stage: embeddings + layers[:p1] -> hidden, input_ids, attention_mask middle stage:
-    layers[p1:p2] -> hidden, input_ids, attention_mask last stage: layers[pk:] + final norm +
-    pool + score -> logits
+    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
+    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
+    last stage:    layers[pk:] + final norm + pool + score -> logits
 
 ``input_ids`` and the mask travel with the hidden states through every stage: the last pools
 from them. ColossalAI's schedule hands every stage the whole micro-batch, so its last stage,
