@@ -168,8 +168,8 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's in the same run, in ms;
-    empty for a file whose ColossalAI rows were not timed by phase."""
+    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's in the same run, in
+    ms; empty for a file whose ColossalAI rows were not timed by phase."""
     table = []
     for peer in result.get("peers") or []:
         ours = _ours(result, peer)

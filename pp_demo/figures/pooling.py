@@ -215,12 +215,13 @@ def _grid_cell_text(verdict: Verdict) -> str:
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
-    """Rule x case, each cell filled by whether the rule finds the true last real token
-    and marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot
-    run on that kind of batch), followed by the raw position(s) it returns.
-    ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
+    """Rule x case, each cell filled by whether the rule finds the true last real token and
+    marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot run
+    on that kind of batch), followed by the raw position(s) it returns. ``grid`` is
+    ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
 
-    Laid out in inches from the measured labels: within ``MAX_WIDTH_IN`` at ``PROJECTOR_PT``."""
+    Laid out in inches from the measured labels: within ``MAX_WIDTH_IN`` at
+    ``PROJECTOR_PT``."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
     row_labels = [f"({row[0].rule_class}) {row[0].rule}" for row in grid]

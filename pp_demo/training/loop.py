@@ -60,8 +60,8 @@ def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
     """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one
-    process without stages (``pp_demo.pipeline.in_process.train_steps``). Returns each step's
-    loss (mean over micro-batches) and logits."""
+    process without stages (``pp_demo.pipeline.in_process.train_steps``). Returns each
+    step's loss (mean over micro-batches) and logits."""
 
     def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
         return model(input_ids=ids, attention_mask=mask).logits

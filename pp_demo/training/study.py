@@ -5,9 +5,10 @@ One seed tells a story; ten tell which part of it holds. Every run trains the ti
 pipeline computes the same, step for step: ``tests/training/test_training.py``), then serves it
 through ``model.forward`` on held-out rows, left- and right-padded apart.
 
-The runs per seed (``RUNS``): besides the count rule and the fix, the count rule with the rows it
-pools at a pad left out of the loss (testing the explanation of notebook 05), and a pad == eos
-variant of the task, where the first-pad rule's bug shows. ``pad_sight``: what a pad position sees.
+The runs per seed (``RUNS``): besides the count rule and the fix, the count rule with the rows
+it pools at a pad left out of the loss (testing the explanation of notebook 05), and a pad ==
+eos variant of the task, where the first-pad rule's bug shows. ``pad_sight``: what a pad
+position sees.
 """
 
 import sys
@@ -158,8 +159,9 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
     """Does what a left pad position computes change when the row's last real token changes?
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
-    pools a pad), of each value returned; zero means the pad positions see none of the row. Also
-    the largest |value| of the body's hidden state at the pads (zero: nothing to train there)."""
+    pools a pad), of each value returned; zero means the pad positions see none of the row.
+    Also the largest |value| of the body's hidden state at the pads (zero: nothing to train
+    there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()
