@@ -1,9 +1,8 @@
 """The bounds of the numbers a user types: one place, one sentence per bound, standard library only.
 
-Each function takes the value and the name the user knows it by (``--timeout``, ``timeout_s``),
-returns the value when it is in range, and else raises ``BadInput`` naming the value, the bound and
-what to give instead. The command line and the Python API call the same function: both refuse a
-value with the same sentence.
+Each takes the value and the name the user knows it by (``--timeout``, ``timeout_s``) and returns
+the value in range, else raises ``BadInput`` naming the value, the bound and what to give instead:
+the command line and the Python API call the same function, so both refuse in the same sentence.
 
 Why these bounds: a timeout of ``inf`` (or anything past what the platform's clock holds) makes
 ``threading``'s wait raise ``OverflowError`` inside C and aborts the interpreter; a day is longer

@@ -53,9 +53,8 @@ def check_folder_writable(folder: Path, flag: str, given: str | Path | None = No
     """``folder`` exists and takes files, or can be created: its nearest existing parent is a
     folder that takes files. The refusal names ``flag`` and the value ``given`` to it."""
     label = f"{flag} {folder if given is None else given}"
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    chain = [folder, *folder.parents]
+    existing = next((path for path in chain if path.exists()), chain[-1])
     if not existing.is_dir():
         raise BadInput(f"{label}: {existing} is a file, not a folder")
     if not _can_write_in(existing):
@@ -82,9 +81,8 @@ def is_committed_result(path: Path) -> bool:
 
 
 def check_not_fewer(path: Path, what: str, count: int, count_of: Callable[[Any], int], force: bool) -> None:
-    """Refuse to replace the record at ``path`` holding more ``what`` (seeds, runs) than this
-    run's ``count`` (read with ``count_of(record)``) unless ``force``; other files (no JSON,
-    another shape) are left to the writer."""
+    """Refuse, unless ``force``, to replace the record at ``path`` of more ``what`` (seeds, runs:
+    ``count_of(record)``) than ``count``; a file of no JSON or of another shape is the writer's."""
     if force or not path.is_file():
         return
     try:

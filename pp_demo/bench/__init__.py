@@ -55,24 +55,10 @@ MODES = ("inference", "training")
 _Key = tuple[int, int, str]  # a row's (p, m, mode)
 
 
-def _versions() -> dict[str, str]:
-    import torch
-    import transformers
-
-    return {
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(terse=True),
-        "processor": platform.processor() or platform.machine(),
-        "cpus": str(os.cpu_count()),
-    }
-
-
 def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int) -> None:
-    """Refuse, in one line and before anything starts, what the benchmark cannot run. Said in the
-    command's flags (each a field of ``BenchSize`` or an argument of ``run_bench``), as the command
-    line is where a size is most often mistyped; the bench's Llama has 8 attention heads."""
+    """Refuse, in one line and before anything starts, what the benchmark cannot run, in the
+    command's flags (where a size is most often mistyped); the bench's Llama has 8 attention
+    heads."""
     layers = size.layers
     if layers < 2:
         raise BadInput(f"--layers {layers}: a pipeline needs 2 layers or more (one per stage); give --layers 2 or more")
@@ -158,10 +144,13 @@ def run_bench(
 ) -> dict[str, Any]:
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
 
-    It waits first for a quiet machine (``quiet_start``); a busy start that would replace the
-    committed file is refused unless ``force``. Then ``rounds`` rounds (``_rounds``); each
-    measurement keeps its fastest run over the rounds; last, the machine's capacity.
-    ``wait_s``: the longest wait for a quiet start (None: ``quiet_start.WAIT_S``)."""
+    A busy start (``quiet_start``) that would replace the committed file is refused unless
+    ``force``; each measurement keeps its fastest run over the ``rounds`` rounds
+    (``_rounds``). ``wait_s``: the longest wait for a quiet start (None:
+    ``quiet_start.WAIT_S``)."""
+    import torch
+    import transformers
+
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
@@ -198,7 +187,14 @@ def run_bench(
         "quiet_start": start,
         # at the end, the load includes the benchmark's own ranks
         "load_average": {"start": start["load"], "end": load_average()},
-        "versions": _versions(),
+        "versions": {
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "python": platform.python_version(),
+            "platform": platform.platform(terse=True),
+            "processor": platform.processor() or platform.machine(),
+            "cpus": str(os.cpu_count()),
+        },
         "one_process_s": {k: round(v, 4) for k, v in best.items()},
         "capacity": {mode: {k: round(v, 4) for k, v in cap.items()} for mode, cap in caps.items()},
         "rows": rows,

@@ -7,9 +7,8 @@ varies by run and by process: one process and one rank of the same work differ b
 each fell into (``tools/page_faults.py`` counts them; docs/results.md gives its numbers). Fixed
 thresholds keep freed memory for the next micro-batch.
 
-``fix_malloc_thresholds`` runs first thing in every process the benchmark times (the one-process
-baselines and the capacity pair, pp_demo's ranks, ColossalAI's ranks), the same for all so the
-comparison stays fair. Elsewhere than glibc (macOS, musl) there is no such threshold to fix.
+``fix_malloc_thresholds`` runs first in every process the benchmark times (one-process baselines,
+the capacity pair, pp_demo's and ColossalAI's ranks); without glibc (macOS, musl) it does nothing.
 """
 
 import ctypes

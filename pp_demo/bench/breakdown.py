@@ -105,10 +105,9 @@ def pipeline_row(
 ) -> dict[str, Any]:
     """The row of (p, m, mode): the fastest step, the baseline, the ideal and the limit.
 
-    The baseline is the best one-thread run of the same work: one process on the whole
-    batch, one process on the same m micro-batches in turn (``one_process_s``: the best time
-    of each task, by ``"mode/m"``), or the pipeline's own compute summed over its ranks (the
-    same stage calls in sequence, as fast as the ranks ran them)."""
+    The baseline is the best one-thread run of the same work (``baseline_candidates_s``; the
+    pipeline's compute summed over its ranks is the same stage calls in sequence, as fast as
+    the ranks ran them); ``one_process_s``: the best time of each task, by ``"mode/m"``."""
     steps = [step_breakdown([rank[k] for rank in rank_steps]) for k in range(len(rank_steps[0]))]
     best = min(steps, key=lambda s: s["wall_s"])
     whole, in_turn = one_process_s[f"{mode}/0"], one_process_s[f"{mode}/{m}"]

@@ -123,8 +123,7 @@ def peer_rows(
     steps: dict[int, list[Any]], one_process_s: dict[str, float], rows: list[dict[str, Any]], c: float
 ) -> list[Any]:
     """One row per m from ColossalAI's timed steps (``time_colossalai``), made as pp_demo's rows are
-    (``pipeline_row``: its fastest step, the best baseline, the limits, the breakdown), with
-    pp_demo's two-rank training row beside it and the ratio of the two step times."""
+    (``pipeline_row``), with pp_demo's two-rank training step beside it and the ratio of the two."""
     out = []
     for m, rank_steps in sorted(steps.items()):
         row = pipeline_row(2, m, MODE, "1F1B", rank_steps, one_process_s, c)
@@ -137,9 +136,7 @@ def peer_rows(
 
 def peer_lines(peers: list[dict[str, Any]]) -> list[str]:
     """The peer rows as the benchmark prints them (nothing when there are none)."""
-    if not peers:
-        return []
-    lines = ["ColossalAI's plugin (1F1B, 2 ranks, training step) beside pp_demo's torch pipelining:"]
+    lines = ["ColossalAI's plugin (1F1B, 2 ranks, training step) beside pp_demo's torch pipelining:"] if peers else []
     for row in peers:
         ours = "" if row["pp_demo_s"] is None else f", pp_demo {row['pp_demo_s']:.3f} s (ColossalAI/pp_demo "
         ours += "" if row["pp_demo_s"] is None else f"{row['colossalai_over_pp_demo']:.2f})"

@@ -132,8 +132,7 @@ def one_process_times(size: BenchSize, tasks: list[Task], warmup: int, repeats: 
 def capacity(size: BenchSize, mode: str, alone: list[float], warmup: int, repeats: int) -> dict[str, Any]:
     """This machine's throughput for two one-thread processes, in one-process units (<= 2);
     ``alone``: the whole-batch run times of one process alone."""
-    pair = _run_processes(2, size, [(mode, 0)], warmup, repeats)
-    a, b = pair[0][f"{mode}/0"], pair[1][f"{mode}/0"]
+    a, b = (times[f"{mode}/0"] for times in _run_processes(2, size, [(mode, 0)], warmup, repeats))
     pair_s = min(max(x, y) for x, y in zip(a, b, strict=True))
     best_alone = min(*alone, *a, *b)
     return {"alone_s": best_alone, "pair_s": pair_s, "c": 2 * best_alone / pair_s}

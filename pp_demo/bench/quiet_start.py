@@ -37,8 +37,7 @@ def wait_for_quiet(
     clock: Callable[[], float] = time.monotonic,
 ) -> dict[str, Any]:
     """Wait until the 1-minute load is at most ``QUIET_LOAD`` or ``wait_s`` has passed; return the
-    results file's record: the load at the start (1, 5, 15 min), the threshold, the wait and
-    whether it was quiet."""
+    results file's record of the start (its load: 1, 5, 15 min)."""
     started, load = clock(), read()
     if load[0] > QUIET_LOAD and wait_s > 0:
         say(

@@ -3,8 +3,7 @@
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats, never measures
 or writes. docs/results.md's benchmark block is ``readme_block`` of the committed file
 (``python -m tools.bench_docs`` writes it), and a test checks the page holds it, so the two
-cannot drift. ``micro_batch`` derives the micro-batch limit for a row of a file from before it,
-from the one-process times the file holds.
+cannot drift.
 """
 
 from __future__ import annotations
@@ -100,9 +99,7 @@ def _ours(result: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any] | None
 
 def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
     """What a reader is told, each line at most 88 wide (notebook 10 prints it for a projector):
-    the load, c, a two-line legend, then a table with a row per run: the speedup over the best one
-    process, the GPipe ideal and this machine's limit, and the speedup's share of each. The
-    committed file when ``result`` is None."""
+    the load, c, a two-line legend, a row per run. ``result`` None: the committed file."""
     result = load_results() if result is None else result
     start, end = _loads(result)
     c = _capacities(result)
@@ -171,9 +168,8 @@ def _phases(row: dict[str, Any]) -> list[dict[str, float]]:
 
 
 def phase_table(result: dict[str, Any]) -> list[list[str]]:
-    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's, same model, batch, m
-    and run, in ms (pp_demo / ColossalAI); empty for a file whose ColossalAI rows were not timed
-    by phase."""
+    """Per m and rank: pp_demo's phases (``_phases``) beside ColossalAI's in the same run, in
+    ms; empty for a file whose ColossalAI rows were not timed by phase."""
     table = []
     for peer in result.get("peers") or []:
         ours = _ours(result, peer)
@@ -270,8 +266,7 @@ def readme_block(result: dict[str, Any] | None = None) -> str:
         "communication threads), in milliseconds, pp_demo / ColossalAI:",
         "",
     ]
-    table = phase_table(result)
-    if table:
+    if table := phase_table(result):
         lines += [_markdown(_PHASE_HEAD), "|" + "---|" * len(_PHASE_HEAD), *map(_markdown, table)]
     else:
         lines.append("(not in this file: its ColossalAI rows were timed as whole steps; a new run times them by phase)")

@@ -1,9 +1,8 @@
 """``python -m pp_demo``: the workbook's jobs from a shell.
 
-One module per group of commands, each command's parser beside its handler: ``padding`` (table,
-explore, reproduce, families), ``check``, ``records`` (the commands that write a record), ``room``
-(doctor, gpu-check). The options more than one command takes are stated once, in ``options``.
-A handler only calls the package, where the work and its checks live, and prints.
+One module per group of commands, each command's parser beside its handler: ``padding``,
+``check``, ``records``, ``room``. The options more than one command takes are stated once, in
+``options``. A handler only calls the package, where the work and its checks live, and prints.
 """
 
 import argparse

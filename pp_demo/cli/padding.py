@@ -75,8 +75,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     print(f"\nThe bug, reproduced: a {count}-stage pipeline ({where})")
     print(f"against model.forward (the reference{precision})")
     print(f"batch: {', '.join(f'{row_text(get_case(r).input_ids)} ({r}-padded)' for r in REPRO_ROWS)}; pad id 0")
-    note = ranks_placement(n)[2] if args.distributed else None  # ranks on the CPU although there are GPUs, and why
-    if note is not None:
+    if args.distributed and (note := ranks_placement(n)[2]):  # ranks on the CPU although there are GPUs, and why
         print(note)
     for (family, rule), result in zip(runs, results, strict=True):
         print(f"{family:<8} {rule:<18} {reproduction_line(result)}")

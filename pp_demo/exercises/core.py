@@ -60,7 +60,6 @@ class Exercise:
     solution: object
     why: str
     wrong_answers: tuple[WrongAnswer, ...]
-    # modules whose functions the answer may not call: the library's own implementation of it
     refuse: tuple[str, ...] = ()
 
 
@@ -70,9 +69,8 @@ EXERCISES: dict[str, Exercise] = {}
 def register(
     key: str, question: str, refuse: tuple[str, ...] = (), *, solution: object, why: str, wrong: Sequence[WrongAnswer]
 ) -> Callable[[Judge], Judge]:
-    """Decorator: file a judge as exercise ``key`` with the rest of its ``Exercise`` record. An
-    answer calling a function of a module in ``refuse`` is told to write it (``refusals``): a judge
-    must not call what it refuses."""
+    """File a judge as exercise ``key`` with its ``Exercise`` record. An answer calling a function
+    of a module in ``refuse`` is told to write it (``refusals``): a judge must not call one."""
 
     def add(judge: Judge) -> Judge:
         EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse)
@@ -102,7 +100,7 @@ def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str
         return f"no exercise {key!r}; known: {', '.join(EXERCISES)}"
     if answer is ...:
         return NOT_ATTEMPTED
-    box: list[str | None] = []
+    box: list[str] = []
     worker = threading.Thread(
         target=lambda: box.append(_judged(exercise, answer)), name=f"pp_demo-exercise-{key}", daemon=True
     )
@@ -116,15 +114,12 @@ def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str
             f"not yet: your answer did not return within {timeout_s:g} s (a loop that never ends?); "
             "it is left running in the background: restart the kernel if the notebook slows down"
         )
-    problem = box[0]
-    if problem == NOT_ATTEMPTED:
-        return NOT_ATTEMPTED
-    return CORRECT if problem is None else f"not yet: {problem}"
+    return box[0]
 
 
-def _judged(exercise: Exercise, answer: object) -> str | None:
-    """The judge's verdict on ``answer`` (None: right), ``NOT_ATTEMPTED``, or what the answer
-    did wrong (raised, exited, called a refused function)."""
+def _judged(exercise: Exercise, answer: object) -> str:
+    """The status line: the judge's verdict on ``answer``, or what the answer did wrong
+    (raised, exited, called a refused function)."""
     with calls_watched(refused_code(exercise.refuse)) as called:
         try:
             problem = exercise.judge(answer)
@@ -137,7 +132,7 @@ def _judged(exercise: Exercise, answer: object) -> str | None:
             problem = f"your answer raised {type(error).__name__}" + (f": {said}" if said else "")
     if called:  # whatever it returned, it was not written from the definition
         problem = f"your answer calls {called[0]}: write it yourself from the definition"
-    return problem
+    return CORRECT if problem is None else f"not yet: {problem}"
 
 
 def check(key: str, answer: object) -> None:
@@ -167,7 +162,6 @@ def int_list(answer: Any) -> list[int] | None:
 
 
 def int_pair(answer: Any) -> tuple[int, int] | None:
-    """The answer as a pair of ints, or None."""
     items = int_list(answer)
     return (items[0], items[1]) if items is not None and len(items) == 2 else None
 
@@ -209,8 +203,8 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:
-    """Where ``model.forward`` pools, by its definition: the rightmost position whose
-    id is not pad, else 0."""
+    """Where ``model.forward`` pools by definition: the rightmost non-pad position,
+    else 0."""
     return max((i for i, t in enumerate(ids) if t != pad), default=0)
 
 
@@ -228,19 +222,17 @@ def first_pad_pools(ids: Sequence[int], pad: int, wrap: bool = True) -> int:
 
 
 def count_misses(ids: Sequence[int]) -> bool:
-    """Whether the count rule pools another position than ``model.forward`` (pad id ``PAD``)."""
     return count_pools(ids, PAD) != forward_pools(ids, PAD)
 
 
 def first_pad_misses(ids: Sequence[int]) -> bool:
-    """Whether the first-pad rule pools another position than ``model.forward`` (pad id ``PAD``)."""
     return first_pad_pools(ids, PAD) != forward_pools(ids, PAD)
 
 
 def one_counterexample(misjudged: list[str]) -> str | None:
-    """The verdict on a per-row answer from ``misjudged``, each row it gets wrong with its
-    reason: the first, and how many more, one row at a time, so the reader works each out
-    rather than reading a list."""
+    """The verdict from ``misjudged``, the rows a per-row answer gets wrong with reasons:
+    the first and how many more, so the reader works each out rather than reading a
+    list."""
     if not misjudged:
         return None
     more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""
@@ -250,9 +242,8 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 def judge_picked_rows(
     answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
 ) -> str | None:
-    """The verdict on a list of row indices that should be the rows ``picks`` selects (from the
-    definition): a row it gets wrong (``shown`` as text) comes with ``how`` to work it out, never
-    where each rule lands."""
+    """The verdict on row indices meant to be those ``picks`` selects by definition: a wrong row
+    (``shown`` as text) comes with ``how`` to work it out, never where each rule lands."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked

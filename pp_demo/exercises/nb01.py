@@ -25,8 +25,7 @@ from .core import (
 
 
 def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
-    """Rows of one length, pad id 0 anywhere (left, right, inside, none), each with a non-pad id
-    (as 01.1 asks)."""
+    """Rows of one length, pad id 0 anywhere, each with a non-pad id (as 01.1 asks)."""
     pick = random.Random(seed)
     rows: list[list[int]] = []
     while len(rows) < count:
@@ -37,8 +36,7 @@ def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
 
 
 def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
-    """Multi-row batches, so a rule that answers for row 0 only is caught: every padding
-    case of length 6 with a non-pad id as one batch, then random batches of other lengths."""
+    """Multi-row batches, so a rule that answers for row 0 only is caught."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6 and any(case.input_ids)]
     randoms = [(_random_rows(5, n, seed), f"a random batch of length {n}") for seed, n in enumerate((3, 7, 9))]
     four = [list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]]
@@ -49,11 +47,9 @@ def _copies_the_fix(rule: Callable[..., object]) -> bool:
     """Whether the answer's code calls ``arange``, the expression notebook 01 prints. Its code,
     not its text: a comment or a string that mentions ``arange`` is no copy of the fix."""
     try:
-        source = textwrap.dedent(inspect.getsource(rule))
+        tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
     except (OSError, TypeError):  # no source to read (a builtin, a rule made on the fly): judge it
         return False
-    try:
-        tree = ast.parse(source)
     except SyntaxError:  # a lambda cut out of a longer line: fall back to its code object's names
         return "arange" in getattr(getattr(rule, "__code__", None), "co_names", ())
     names = {node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None) for node in ast.walk(tree)}

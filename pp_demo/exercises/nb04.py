@@ -82,7 +82,6 @@ def _true_last_rule(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_t
 def _judge_mask_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, attention_mask, pad_token_id) -> positions"
-    # every case with a real token, alone, then the batch of 04.1
     rows = [
         (case.tensors(), f"{case.name} {row_text(case.input_ids)} (mask {row_text(case.attention_mask)})")
         for case in CASES.values()

@@ -76,11 +76,6 @@ def _first_wrong_entry(got: torch.Tensor, mask: torch.Tensor) -> tuple[int, int,
     return None
 
 
-def _causal_only(attention_mask: torch.Tensor) -> torch.Tensor:
-    batch, length = attention_mask.shape
-    return torch.ones(length, length, dtype=torch.bool).tril().expand(batch, length, length)
-
-
 def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     length = attention_mask.shape[-1]
     causal = torch.ones(length, length, dtype=torch.bool, device=attention_mask.device).tril()
@@ -96,7 +91,11 @@ def _causal_padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     solution=_causal_padding_mask,
     why="position i sees j when j comes no later than i (causal) and j is a real token (padding)",
     wrong=(
-        wrong_answer(_causal_only, "keeps causality and forgets the padding", shown="a lower triangle for every row"),
+        wrong_answer(
+            lambda mask: torch.ones(mask.shape[-1], mask.shape[-1], dtype=torch.bool).tril().expand(*mask.shape, -1),
+            "keeps causality and forgets the padding",
+            shown="a lower triangle for every row",
+        ),
         wrong_answer(
             lambda mask: mask.bool()[:, None, :].expand(-1, mask.shape[-1], mask.shape[-1]),
             "keeps the padding and forgets causality: ColossalAI's GPT-2 bug",

@@ -32,8 +32,7 @@ def _class_counterexample(fn: Callable[[torch.Tensor, torch.Tensor, int], torch.
     """The first case with a real token where ``fn`` and class ``letter`` land apart, or None."""
     rule = CLASSES[letter].rule
     for case in (case for case in CASES.values() if case.true_last is not None):
-        ids, mask = case.tensors()
-        mine = int(fn(ids, mask, PAD).reshape(-1)[0]) % case.length
+        mine = int(fn(*case.tensors(), PAD).reshape(-1)[0]) % case.length
         theirs = _LANDS_ON[letter](case.input_ids, case.attention_mask)
         if mine != theirs:
             return (

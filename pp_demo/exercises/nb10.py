@@ -69,8 +69,7 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     ),
 )
 def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
-    # From the definition: the step lasts m + p - 1 slots (the last micro-batch enters
-    # stage p - 1 at slot m - 1 + p - 1); each stage works m of them and idles p - 1.
+    # the step lasts m + p - 1 slots: the last micro-batch enters stage p - 1 at slot m - 1 + p - 1
     if not callable(bubble_fraction):
         return "the answer should be a function (m, p) -> a number between 0 and 1"
     for p in range(2, 6):

@@ -6,8 +6,7 @@ catch that: a name imported earlier in the notebook (``from pp_demo.pooling.rule
 still points at the original function. So the judge runs under ``sys.setprofile`` and
 notes every call whose *code object* belongs to a refused module, however the reader
 reached it. The answer still runs to the end (a profiler cannot stop it cleanly); the
-verdict is then the refusal. A judge must not call the refused functions itself: the
-tests of the right answers would catch it, since the right answer would then be refused.
+verdict is then the refusal. A judge must not call them: its right answer's test would fail.
 """
 
 import importlib

@@ -1,8 +1,7 @@
 """Reference answers to the notebooks' exercises, keyed like ``pp_demo.exercises``.
 
-Each is part of its exercise's record, beside its judge in the notebook's module (``nb01`` ...
-``nb10``), with why it is right and the common wrong answers. They are not in the notebooks, so
-the stored notebooks keep their stubs; every one is tested
+Each is part of its exercise's record, beside its judge (``pp_demo.exercises``). They are not
+in the notebooks, so the stored notebooks keep their stubs; every one is tested
 (``tests/exercises/test_exercises.py``). Try the exercise first.
 """
 

@@ -56,8 +56,7 @@ def draw_stage_split(stages: Stages) -> Figure:
     tail = 0.6 + text_inches(LOGITS)  # the last arrow, then what comes out
     across = sum(box_w) + gap * (len(contents) - 1) + tail + 0.4
     if across <= MAX_WIDTH_IN:
-        height = box_h + _LINE_IN * 4 + 0.6  # the title above, the sent lines below
-        fig, ax = _canvas(across, height)
+        fig, ax = _canvas(across, box_h + _LINE_IN * 4 + 0.6)  # the title above, the sent lines below
         x, y = 0.2, _LINE_IN * 3 + 0.3
         for index, (title, lines, w) in enumerate(zip(titles, contents, box_w, strict=True)):
             _stage(ax, x, y, w, box_h, title, lines, index)

@@ -78,8 +78,7 @@ def _draw_blocks(
     ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
     ``(raw position, lands_on, right)`` of rule ``j`` on row ``i`` (``right`` None: no
     answer). Each pooled square is outlined, and beside the row its mark and raw position
-    are written, so no verdict is told by colour alone. Sized for a projector: at most
-    ``MAX_WIDTH_IN`` wide, text at ``PROJECTOR_PT``."""
+    are written, so no verdict is told by colour alone."""
     length = max(len(ids) for ids, _ in rows)
     unit = 0.5  # inches per square: a two-digit id at PROJECTOR_PT fits inside
     label_in = 0.125 * max(len(label) for label in row_labels) + 0.3
@@ -156,22 +155,11 @@ def draw_pad_eos_rows(
 _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 
-def _row_diff_key(axes: Any, atol: float) -> list[Any]:
-    """The bars and the tolerance line from the panels' own handles, then the two marks."""
-    handles, labels = axes[0].get_legend_handles_labels()
-    marks = [
-        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok), label=words)
-        for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within"))
-    ]
-    return [h for h, _ in sorted(zip(handles, labels, strict=True), key=lambda hl: hl[1].startswith("tol"))] + marks
-
-
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
     rows shared), log scale, the tolerance dashed; ``comparisons`` maps ``(family, rule)`` to a
-    ``RowComparison``. Each bar bears its verdict mark (within the tolerance or not). A log scale
-    has no 0: an exact 0 draws no bar, only a "0" at the floor, so it never looks like a small
-    measured value. The key sits above the panels."""
+    ``RowComparison``. Each bar bears its verdict mark. A log scale has no 0: an exact 0 draws no
+    bar, only a "0" at the floor, so it never looks like a small measured value."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
     colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
@@ -203,7 +191,13 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         ax.tick_params(labelsize=PROJECTOR_PT)
     axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
     fig.supylabel("largest logit difference from model.forward (log scale)", fontsize=PROJECTOR_PT)
-    key = _row_diff_key(axes[0], atol)
+    # the key: the bars and the tolerance line from the panels' own handles, then the two marks
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    marks = [
+        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok), label=words)
+        for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within"))
+    ]
+    key = [h for h, _ in sorted(zip(handles, labels, strict=True), key=lambda hl: hl[1].startswith("tol"))] + marks
     fig.legend(handles=key, loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
     return fig
 
@@ -221,13 +215,13 @@ def _grid_cell_text(verdict: Verdict) -> str:
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
-    """Rule x case, each cell filled by whether the rule finds the true last real token
-    and marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot
-    run on that kind of batch), followed by the raw position(s) it returns.
-    ``grid`` is ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
+    """Rule x case, each cell filled by whether the rule finds the true last real token and
+    marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot run
+    on that kind of batch), followed by the raw position(s) it returns. ``grid`` is
+    ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
 
-    Laid out in inches from the measured labels, so at ``PROJECTOR_PT`` it stays within
-    ``MAX_WIDTH_IN``: the case names run up at 45 degrees, the rule names on the left."""
+    Laid out in inches from the measured labels: within ``MAX_WIDTH_IN`` at
+    ``PROJECTOR_PT``."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
     row_labels = [f"({row[0].rule_class}) {row[0].rule}" for row in grid]

@@ -44,9 +44,8 @@ def draw_review_grid(
     length = max(case.length for case in resolved)
     width_data = length + (len(names) * _COLUMN) / _UNIT + 0.6
     columns = [length + 0.6 + (j + 0.5) * _COLUMN / _UNIT for j in range(len(names))]  # each rule's middle
-    inches = width_data * _UNIT
     height = _UNIT * (len(resolved) * 1.25 + 1.9) + 1.1
-    fig = plt.figure(figsize=(inches, height))
+    fig = plt.figure(figsize=(width_data * _UNIT, height))
     ax = fig.add_axes((0, 1.0 / height, 1, 1 - 1.6 / height))
     for i, (case, row) in enumerate(zip(resolved, table, strict=True)):
         y = -i * 1.25

@@ -20,12 +20,10 @@ _ON_HATCHING = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}  # a back
 
 
 def draw_timeline(kind: str = "gpipe", n_stages: int = 2, n_micro: int = 4, backward: bool = True) -> Figure:
-    """A schedule's training step as a timeline, built from ``pp_demo.pipeline.schedules.timeline``
-    (the order the engine runs): one row per stage (rank), one box per op, blank slots the bubble;
-    forwards plain boxes labelled F<i>, backwards hatched boxes labelled B<i>. At each row's end:
-    the most micro-batches whose activations that rank holds at once. ``backward=False`` draws
-    forwards only. The slot width is what is left of ``MAX_WIDTH_IN`` once the rank labels and the
-    "holds" column are measured, at most 0.62 inches."""
+    """A schedule's training step as a timeline: one row per stage (rank), one box per op (F<i>,
+    hatched B<i>), blank slots the bubble; at each row's end, the most micro-batches whose
+    activations that rank holds at once (``backward=False``: forwards only). The slot width is
+    what is left of ``MAX_WIDTH_IN`` once the rank labels and the "holds" column are measured."""
     slots = [t for t in timeline(kind, n_stages, n_micro) if backward or t[2][0] == "F"]
     order = schedule_order(kind, n_stages, n_micro)
     length = max(slot for _, slot, _ in slots) + 1

@@ -49,14 +49,10 @@ def check_heads(config_class: Any, kwargs: dict[str, Any]) -> None:
     """Heads that split the hidden size, before the config is built: transformers 5's configs
     refuse it themselves, in their own words, and 4.51.3's build it (``check_built_config``)."""
     names = getattr(config_class, "attribute_map", {})  # gpt2 and bloom spell them n_embd, n_head
-
-    def given(field: str) -> Any:
-        return kwargs.get(names.get(field, field), kwargs.get(field))
-
-    hidden, heads = given("hidden_size"), given("num_attention_heads")
-    sizes = [v for v in (hidden, heads) if isinstance(v, int) and not isinstance(v, bool) and v > 0]
-    if "head_dim" not in kwargs and len(sizes) == 2 and hidden % heads:
-        _heads_refused(hidden, heads)
+    given = [kwargs.get(names.get(f, f), kwargs.get(f)) for f in ("hidden_size", "num_attention_heads")]
+    sizes = [v for v in given if isinstance(v, int) and not isinstance(v, bool) and v > 0]  # hidden, heads
+    if "head_dim" not in kwargs and len(sizes) == 2 and sizes[0] % sizes[1]:
+        _heads_refused(*sizes)
 
 
 def _heads_refused(hidden: int, heads: int) -> None:

@@ -3,8 +3,7 @@ the order each rank's stage really runs its forwards and backwards in (``OrderPr
 ``pp_demo.pipeline.schedules`` writes down without starting ranks must be this), and a stage reused
 for a second sequence length (``ShapeTrapProbe``), which the runner never does
 (``pp_demo.pipeline.on_rank.StageCache`` builds one per shape): wrong logits, and no error.
-
-Both are ``RankJob``s: ``run([...], on="ranks")`` calls their ``run_on_rank`` on every rank.
+Both are ``RankJob``s, for ``run([...], on="ranks")``.
 """
 
 from dataclasses import dataclass
@@ -22,20 +21,6 @@ from pp_demo.pooling.cases import as_batch
 __all__ = ["OrderProbe", "ShapeTrapProbe"]
 
 _ROWS = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "left"]
-
-
-def _record(module: torch.nn.Module, log: list[str]) -> Any:
-    """Hooks on ``module``: "F<i>" when it runs forward i, "B<i>" when the gradient of
-    forward i's output arrives (the start of that micro-batch's backward on this stage)."""
-
-    def forward_hook(_module: torch.nn.Module, _args: Any, output: Any) -> None:
-        index = sum(op[0] == "F" for op in log)
-        log.append(f"F{index}")
-        first = output[0] if isinstance(output, tuple) else output
-        if first.requires_grad:
-            first.register_hook(lambda grad: log.append(f"B{index}"))
-
-    return module.register_forward_hook(forward_hook)
 
 
 @dataclass(frozen=True)
@@ -57,7 +42,17 @@ class OrderProbe:
         schedule, module = cache.get(job, ids.shape, training=True)
         module.train()
         log: list[str] = []
-        handle = _record(module, log)
+
+        def record(_module: torch.nn.Module, _args: Any, output: Any) -> None:
+            # "F<i>" when the stage runs forward i, "B<i>" when the gradient of forward i's output
+            # arrives (the start of that micro-batch's backward on this stage)
+            index = sum(op[0] == "F" for op in log)
+            log.append(f"F{index}")
+            first = output[0] if isinstance(output, tuple) else output
+            if first.requires_grad:
+                first.register_hook(lambda grad: log.append(f"B{index}"))
+
+        handle = module.register_forward_hook(record)
         pipeline_step(schedule, rank, world_size, ids, mask, labels, [])
         handle.remove()
         orders: list[Any] = [None] * world_size

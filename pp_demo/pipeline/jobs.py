@@ -7,8 +7,7 @@
   also after every k-th step).
 
 Every result names its device, so its tolerance can follow it. Jobs, batches and results
-hold tensors, so they compare by identity (``eq=False``). Jobs are checked here, before any
-process starts: a bad one is a one-line error.
+hold tensors, so they compare by identity (``eq=False``). Jobs are checked here (``prepare``).
 """
 
 from collections.abc import Callable, Iterable
@@ -215,30 +214,24 @@ def check_job(job: Job, n_stages: int) -> None:
     micro_batches(job.batch.input_ids.shape[0], job.n_micro)
     if not isinstance(job.keep_params_every, int) or job.keep_params_every < 0:
         raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
-    if job.schedule is not None:
-        _check_looped(job, n_stages)
+    per_rank = job.stages_per_rank  # an unknown schedule is refused here
+    # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its micro-batches
+    # in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one, must divide m) or refuses
+    # on the ranks
+    if per_rank > 1:
+        if n_stages % per_rank or n_stages < 2 * per_rank:
+            raise BadInput(
+                f"{job.schedule} holds {per_rank} stages on each of at least 2 ranks: the model needs "
+                f"{2 * per_rank}, {3 * per_rank}, ... stages, got {n_stages}"
+            )
+        rounds = max(1, job.n_micro // (n_stages // per_rank))
+        if job.n_micro % rounds:
+            raise BadInput(
+                f"{job.schedule} on {n_stages // per_rank} ranks runs {job.n_micro} micro-batches in "
+                f"{rounds} equal rounds, which cannot be: use a multiple of {rounds}"
+            )
     if job.fault is not None:
-        check_fault(job.fault, n_stages // job.stages_per_rank, forwards=job.n_micro * len(job.batches))
-
-
-def _check_looped(job: Job, n_stages: int) -> None:
-    """A known schedule; a looped one needs a whole number of ranks, and torch's interleaved
-    1F1B runs its micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks
-    rounds, at least one, must divide m) or refuses on the ranks."""
-    per_rank = job.stages_per_rank  # an unknown name is refused here
-    if per_rank == 1:
-        return
-    if n_stages % per_rank or n_stages < 2 * per_rank:
-        raise BadInput(
-            f"{job.schedule} holds {per_rank} stages on each of at least 2 ranks: the model needs "
-            f"{2 * per_rank}, {3 * per_rank}, ... stages, got {n_stages}"
-        )
-    rounds = max(1, job.n_micro // (n_stages // per_rank))
-    if job.n_micro % rounds:
-        raise BadInput(
-            f"{job.schedule} on {n_stages // per_rank} ranks runs {job.n_micro} micro-batches in "
-            f"{rounds} equal rounds, which cannot be: use a multiple of {rounds}"
-        )
+        check_fault(job.fault, n_stages // per_rank, forwards=job.n_micro * len(job.batches))
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:

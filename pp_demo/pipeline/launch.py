@@ -57,8 +57,7 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
     try:
         torch.save(run_on_rank(rank, world_size, jobs, device), os.path.join(out_dir, f"rank{rank}.pt"))
     except BaseException as error:
-        # leave the cause for the caller: the exception that reaches it first is often
-        # another rank's, which only saw its peer disappear
+        # leave the cause for the caller (``_failure`` says why)
         cause = error
         while cause.__cause__ is not None:  # the engine wraps stage errors in its own
             cause = cause.__cause__
@@ -69,8 +68,6 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
     finally:
         dist.destroy_process_group()
 
-
-# ------------------------------------------------------------------ spawned ranks
 
 # Ranks start from a fork server that has already imported torch, its pipelining engine and transformers
 # (seconds of imports per rank): the first start pays for them once, each later start of the same session
@@ -156,9 +153,6 @@ def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 
                     process.kill()
                     process.join()
         return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(n_ranks)]
-
-
-# ------------------------------------------------------------------ under torchrun
 
 
 def launched_by_torchrun() -> bool:

@@ -1,6 +1,5 @@
 """What each rank does: where it computes, its stages of the split model, one engine per
-shape, one step helper. ``PipelineStage`` moves the hidden states, ``input_ids`` and the mask
-from stage to stage; the schedule, resolved by name, orders the micro-batches.
+shape, one step helper; ``PipelineStage`` moves the hidden states, ids and mask between stages.
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits, aborts
 or returns extra rows for other shapes, so a stage and its schedule are built per shape
@@ -9,7 +8,6 @@ plain dict per job (its own stage's gradients or parameters; the logits and loss
 last rank); ``merge`` makes the job's typed result from them.
 """
 
-import functools
 import os
 import signal
 import time
@@ -75,15 +73,6 @@ class _Faulty(nn.Module):
         return self.stage(*args)
 
 
-def _share_of_the_batch(n_micro: int, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """A micro-batch's loss divided by the micro-batch count, as the in-process engine and
-    ColossalAI's schedule divide it: the gradients come out as the whole batch's with no pass
-    over them after the step (the engine's ``scale_grads``, measured at 3-4 ms a step per rank in
-    the benchmark's model), and a parameter that several stages of one rank hold (the token
-    embedding, under a looped schedule) is never divided twice."""
-    return micro_batch_loss(logits, labels) / n_micro
-
-
 class StageCache:
     """This rank's stages and their schedule, one set per job shape: the engine cannot change
     shape. A rank holds one stage, or several under a looped schedule
@@ -111,18 +100,6 @@ class StageCache:
         outputs: torch.Tensor | tuple[torch.Tensor, ...] = logits if stage_id == n_stages - 1 else (hidden, ids, mask)
         return inputs, outputs
 
-    def _stages(self, job: Job, shape: Sequence[int], training: bool, stage_ids: Sequence[int]) -> list[Any]:
-        """The engine's stages for ``stage_ids`` (this rank's), in pipeline order."""
-        split = split_model(job.model, job.split_points, job.rule)
-        built: list[Any] = []
-        for k, stage_id in enumerate(stage_ids):
-            module: nn.Module = split[stage_id]
-            if k == 0 and job.fault is not None and job.fault.rank == self.rank:
-                module = _Faulty(module, job.fault)
-            examples = self._example_args(job, shape, training, stage_id, len(split))
-            built.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
-        return built
-
     def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
         """The schedule and this rank's part of the model: its stage, or a ``ModuleList`` of
         its stages under a looped schedule (what ``train()`` / ``eval()`` is set on)."""
@@ -130,12 +107,22 @@ class StageCache:
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
             spec = get_schedule(kind)
-            stage_ids = stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)
-            stages = self._stages(job, shape, training, stage_ids)
+            split = split_model(job.model, job.split_points, job.rule)
+            stages: list[Any] = []  # this rank's, in pipeline order
+            for k, stage_id in enumerate(stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)):
+                module: nn.Module = split[stage_id]
+                if k == 0 and job.fault is not None and job.fault.rank == self.rank:
+                    module = _Faulty(module, job.fault)
+                examples = self._example_args(job, shape, training, stage_id, len(split))
+                stages.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
-            loss_fn = functools.partial(_share_of_the_batch, job.n_micro) if training else None
+            # each micro-batch's loss divided by the micro-batch count, as the in-process engine and ColossalAI's
+            # schedule divide it, so the engine must not divide again: the gradients come out as the whole batch's
+            # with no pass over them after the step (the engine's ``scale_grads``, measured at 3-4 ms a step per
+            # rank in the benchmark's model), and a parameter that several stages of one rank hold (the token
+            # embedding, under a looped schedule) is never divided twice
+            loss_fn = (lambda logits, labels: micro_batch_loss(logits, labels) / job.n_micro) if training else None
             looped = spec.stages_per_rank > 1  # the engine's multi-stage schedules take a list of stages
-            # the loss is each micro-batch's share already: the engine must not divide again
             schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, scale_grads=False)
             modules = [stage.submod for stage in stages]
             self.built[key] = schedule, nn.ModuleList(modules) if looped else modules[0]
@@ -155,9 +142,7 @@ class RankJob(Protocol):
         """How many ranks ``run`` starts for it (under torchrun, torchrun's world size)."""
         ...
 
-    def run_on_rank(self, rank: int, world_size: int, cache: StageCache, device: torch.device) -> Any:
-        """This rank's part of the job; the last rank's is the job's result."""
-        ...
+    def run_on_rank(self, rank: int, world_size: int, cache: StageCache, device: torch.device) -> Any: ...
 
 
 def pipeline_step(
@@ -195,7 +180,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
             out = pipeline_step(schedule, rank, world_size, rows, rows_mask, labels if training else None, losses)
         if rank == world_size - 1:
             part["logits"].append(out.detach().cpu())
-            if losses:  # each micro-batch's share of the mean (``_share_of_the_batch``)
+            if losses:  # each micro-batch's share of the mean (``StageCache.get``)
                 part["losses"].append(float(torch.stack(losses).detach().sum()))
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:

@@ -12,7 +12,7 @@ a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` 
 """
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, cast
 
 from pp_demo.errors import BadInput
 from pp_demo.pipeline.in_process import run_in_process
@@ -29,13 +29,6 @@ from pp_demo.pipeline.torchrun_env import check_torchrun_env
 from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
 
 __all__ = ["run"]
-
-
-def _n_ranks(job: Job | RankJob) -> int:
-    if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
-        return job.n_stages
-    points = job.split_points  # prepared: a tuple
-    return (len(points if isinstance(points, tuple) else ()) + 1) // job.stages_per_rank
 
 
 def run(
@@ -63,7 +56,11 @@ def run(
     check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
-        by_count.setdefault(_n_ranks(job), []).append(i)
+        if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
+            n_ranks = job.n_stages
+        else:  # prepared: the split points are a tuple
+            n_ranks = (len(cast(tuple[int, ...], job.split_points)) + 1) // job.stages_per_rank
+        by_count.setdefault(n_ranks, []).append(i)
     results: list[Result | None] = [None] * len(jobs)
     for n_ranks, indices in by_count.items():  # one start per rank count
         parts = spawn_ranks([jobs[i] for i in indices], n_ranks, timeout_s)

@@ -56,7 +56,6 @@ SCHEDULES = {
 
 
 def get_schedule(name: str) -> ScheduleSpec:
-    """The registry's entry for ``name``; an unknown name is refused with the known ones."""
     if name not in SCHEDULES:
         known = ", ".join(repr(n) for n in SCHEDULES)
         raise BadInput(f"a schedule is one of {known}, got {name!r}")
@@ -71,10 +70,9 @@ def stage_ids_of_rank(rank: int, n_ranks: int, stages_per_rank: int) -> tuple[in
 
 def schedule_order(kind: str, n_stages: int, n_micro: int) -> list[list[str]]:
     """Per stage, its operations in order: ``"F3"`` the forward of micro-batch 3, ``"B3"`` its backward."""
-    if kind in SCHEDULES and kind not in ("gpipe", "1f1b"):
-        raise BadInput(f"the order of {kind!r} is not written out here, only that of 'gpipe' and '1f1b'")
     if kind not in ("gpipe", "1f1b"):
-        raise BadInput(f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
+        unwritten = f"the order of {kind!r} is not written out here, only that of 'gpipe' and '1f1b'"
+        raise BadInput(unwritten if kind in SCHEDULES else f"a schedule is 'gpipe' or '1f1b', got {kind!r}")
     if n_stages < 2 or n_micro < 1:
         raise BadInput(f"a pipeline needs at least 2 stages and 1 micro-batch, got {n_stages} and {n_micro}")
     if kind == "gpipe":

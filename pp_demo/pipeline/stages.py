@@ -5,9 +5,9 @@ each copy pruned): no family's forward is rewritten, so transformers itself comp
 masks, rotary or alibi terms. Parameters are *shared* with the model, not copied: a training
 step through the stages trains the model itself.
 
-    first stage: embeddings + layers[:p1] -> hidden, input_ids, attention_mask middle stage:
-    layers[p1:p2] -> hidden, input_ids, attention_mask last stage: layers[pk:] + final norm +
-    pool + score -> logits
+    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
+    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
+    last stage:    layers[pk:] + final norm + pool + score -> logits
 
 ``input_ids`` and the mask travel with the hidden states through every stage: the last pools
 from them. ColossalAI's schedule hands every stage the whole micro-batch, so its last stage,
@@ -73,8 +73,7 @@ class FirstStage(nn.Module):
 
 
 class MiddleStage(nn.Module):
-    """Decoder layers between two split points: hidden states in, hidden states out; the
-    ids and the mask pass through untouched, for the stages after it."""
+    """Decoder layers between two split points; the ids and the mask pass on to later stages."""
 
     def __init__(self, body: nn.Module) -> None:
         super().__init__()
@@ -171,8 +170,7 @@ def count_layers(model: nn.Module) -> int:
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
     """The split points as a tuple: ``None`` is half the layers, an int one point (two
-    stages). Each stage holds at least one layer: the points are strictly increasing ints
-    in 1..num_layers-1, else refused in one line."""
+    stages); each stage must hold at least one layer."""
     _check_splittable(num_layers)
     if split_points is None:
         return (num_layers // 2,)

@@ -123,8 +123,7 @@ def check_model_values(model: Any) -> None:
 
 
 def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
-    """A fault on a stage the pipeline has, of a known kind, at a forward the rank runs
-    (``at`` counts that rank's micro-batch forwards from 0: ``forwards`` of them)."""
+    """A fault on a stage the pipeline has, of a known kind, at a forward the rank runs."""
     if fault.rank not in range(n_stages) or fault.how not in ("raise", "kill", "hang"):
         raise BadInput(f"a fault needs a rank in 0..{n_stages - 1} and how 'raise', 'kill' or 'hang', got {fault}")
     if isinstance(fault.at, bool) or not isinstance(fault.at, int) or fault.at not in range(forwards):
@@ -136,8 +135,7 @@ def check_fault(fault: Any, n_stages: int, forwards: int) -> None:
 
 def check_run_arguments(jobs: Any, on: str, timeout_s: Any, kinds: tuple[type, ...]) -> list[Any]:
     """``run``'s arguments: a list of jobs of ``kinds`` (``Job``, ``RankJob``; not one job), a
-    known place, a timeout > 0; a fault only where there are ranks to inject it into. Returns
-    the jobs as a list."""
+    known place, a timeout > 0; a fault only where there are ranks to inject it into."""
     if isinstance(jobs, kinds):
         raise BadInput(f"run takes a list of jobs, got one {type(jobs).__name__}: run([job])")
     if not isinstance(jobs, Iterable) or isinstance(jobs, (str, bytes)):

@@ -1,4 +1,4 @@
 """Pooling rules, padding cases and the two references, the padding table, packed batches.
 
-Imports nothing else of pp_demo: every other folder builds on this one.
+Imports only ``errors`` of pp_demo: every other folder builds on this one.
 """

@@ -117,9 +117,8 @@ def _condition(rule: str, reference: str) -> FailureCondition:
 def plain_and_exact(rule: str, reference: str) -> str:
     """The plain sentence, then the exact one in brackets where they differ: how a key point,
     an objective or the guide writes a condition, so the room reads the first and the footnote holds."""
-    condition = _condition(rule, reference)
-    plain = condition.plain or condition.sentence
-    return plain if plain == condition.sentence else f"{plain} (exactly: {condition.sentence})"
+    exact, plain = _condition(rule, reference).sentence, PLAIN[rule, reference]
+    return plain if plain == exact else f"{plain} (exactly: {exact})"
 
 
 def wrong_when(rule: str, reference: str) -> str:
@@ -156,11 +155,10 @@ def render_failures(text: str) -> str:
 
 
 # ---- plain claims: sentences to read aloud, each true on every row its pattern covers
-#
-# A failure condition above is exact, and reads like one. A claim is simpler and need not cover every row: it
-# says the rule is wrong (or right) on the rows its pattern matches; ``tests/pooling/test_class_claims.py``
-# checks that on every row of length 1 to 6. Notebook 07's table of classes is written from these
-# (``pp_demo.pooling.survey.format_classes``), with the exact condition (``wrong_when``) as its footnote.
+# A failure condition above is exact, and reads like one. A claim is simpler and need not cover every row;
+# ``tests/pooling/test_class_claims.py`` checks each on every row of length 1 to 6. Notebook 07's table of
+# classes is written from these (``pp_demo.pooling.survey.format_classes``), with the exact condition
+# (``wrong_when``) as its footnote.
 
 
 @dataclass(frozen=True)

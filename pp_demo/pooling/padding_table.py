@@ -172,9 +172,8 @@ def format_padding_table(
 ) -> str:
     """The table as text: raw position and a mark per cell, the reference named on top.
 
-    Headings take two lines (``two_line_heading``); when the rules still do not fit in
-    ``PROJECTOR_WIDTH`` columns, they are printed in blocks, one under the other, each
-    with the case, its ids and the reference again.
+    Headings take two lines (``two_line_heading``); rules still too wide for ``PROJECTOR_WIDTH``
+    are printed in blocks, one under another, each with the case, its ids and the reference.
     """
     resolved = resolve_cases(cases)
     table = padding_table(rules, resolved, reference, pad_token_id)

@@ -278,8 +278,8 @@ rules, the fix and the attention mask. Notebook 07 compares the other mask spell
 
 PADDED_RULES = tuple(name for name, rule in RULES.items() if "cu_seqlens" not in rule.needs)
 """Every rule that reads a padded row (its ids with the pad id, or its attention mask): all
-but ``known_lengths``, which pools a packed batch from its lengths (``cu_seqlens``), which no
-padded row carries. The command line offers these, the explorer and the checker run them."""
+but ``known_lengths``, which reads a packed batch's ``cu_seqlens``. The command line offers
+these, the explorer and the checker run them."""
 
 FIX = "rightmost_non_pad"
 """The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""

@@ -60,8 +60,7 @@ def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
     """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one
-    process without stages (``pp_demo.pipeline.in_process.train_steps``: the same
-    micro-batches, each one's mean loss over their count, the same optimizer). Returns each
+    process without stages (``pp_demo.pipeline.in_process.train_steps``). Returns each
     step's loss (mean over micro-batches) and logits."""
 
     def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:
@@ -76,8 +75,7 @@ def train_unpipelined(
 def load_params(model: Any, params: Mapping[str, torch.Tensor]) -> Any:
     """Put trained parameters (by name, as the ranks return them) into ``model``."""
     named = dict(model.named_parameters())
-    missing = set(named) - set(params)
-    if missing:
+    if missing := set(named) - set(params):
         raise ValueError(f"no trained value for {len(missing)} parameter(s), e.g. {sorted(missing)[0]}")
     with torch.no_grad():
         for name, value in params.items():

@@ -5,15 +5,15 @@ One seed tells a story; ten tell which part of it holds. Every run trains the ti
 pipeline computes the same, step for step: ``tests/training/test_training.py``), then serves it
 through ``model.forward`` on held-out rows, left- and right-padded apart.
 
-The runs (``RUNS``) per seed: the count rule and the fix on the task of ``make_batches``; the
-count rule with the rows it pools at a pad left out of the loss (the experiment that tests the
-explanation of notebook 05); the first-pad rule and the fix on a pad == eos variant of the
-task, where the first-pad rule's bug shows. ``pad_sight`` measures what a pad position sees.
+The runs per seed (``RUNS``): besides the count rule and the fix, the count rule with the rows
+it pools at a pad left out of the loss (testing the explanation of notebook 05), and a pad ==
+eos variant of the task, where the first-pad rule's bug shows. ``pad_sight``: what a pad
+position sees.
 """
 
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +83,13 @@ def with_eos(batch: TrainingBatch, seed: int) -> TrainingBatch:
         real = batch.attention_mask[row].nonzero().flatten()
         if len(real) >= 3:
             ids[row, real[1 + int(torch.randint(len(real) - 2, (1,), generator=generator))]] = PAD
-    return TrainingBatch(ids, batch.attention_mask, batch.labels, batch.left_padded)
+    return replace(batch, input_ids=ids)
 
 
 @torch.no_grad()
 def _served_accuracy(model: Any, rows: TrainingBatch) -> dict[str, float]:
     model.eval()
-    logits = model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits
-    return accuracy_by_side(logits, rows)
+    return accuracy_by_side(model(input_ids=rows.input_ids, attention_mask=rows.attention_mask).logits, rows)
 
 
 def _pad_pooled_rows_ignored(batch: TrainingBatch, rule: str) -> TrainingBatch:
@@ -99,8 +98,7 @@ def _pad_pooled_rows_ignored(batch: TrainingBatch, rule: str) -> TrainingBatch:
     assert batch.labels is not None  # a training batch
     pooled = pooled_positions(rule, input_ids=batch.input_ids, pad_token_id=PAD)
     at_pad = batch.attention_mask[torch.arange(len(pooled)), pooled] == 0
-    labels = batch.labels.masked_fill(at_pad, IGNORED)
-    return TrainingBatch(batch.input_ids, batch.attention_mask, labels, batch.left_padded)
+    return replace(batch, labels=batch.labels.masked_fill(at_pad, IGNORED))
 
 
 def train_through_stages(
@@ -110,11 +108,10 @@ def train_through_stages(
     settings: StudySettings,
     held_out: TrainingBatch | None = None,
 ) -> tuple[list[float], list[torch.Tensor], list[list[float]]]:
-    """Adam through the stages of ``model`` cut at ``settings.split_at`` (an int or a tuple: any
-    stage count), by the runner in this process (``pp_demo.pipeline.runner.run``), micro-batch by
-    micro-batch as ``train_unpipelined`` does; ``model`` ends with the trained weights. Returns
-    the loss per step, each step's logits and, every ``eval_every`` steps, ``model.forward``'s
-    held-out accuracy."""
+    """Adam through the stages of ``model`` cut at ``settings.split_at``, by the runner in this
+    process, micro-batch by micro-batch as ``train_unpipelined`` does; ``model`` ends with the
+    trained weights. Returns the loss per step, each step's logits and, every ``eval_every``
+    steps, ``model.forward``'s held-out accuracy."""
     if not run.loss_on_pad_pooled:
         batches = [_pad_pooled_rows_ignored(batch, run.rule) for batch in batches]
     job = Job.train(
@@ -162,9 +159,9 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
     """Does what a left pad position computes change when the row's last real token changes?
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
-    pools a pad): the first stage's output, the count-rule pipeline's logits and the hidden
-    state of ``model.forward``'s body. Zero means the pad positions see none of the row. Also
-    the largest |value| of that hidden state at the pads (zero: nothing to train there)."""
+    pools a pad), of each value returned; zero means the pad positions see none of the row.
+    Also the largest |value| of the body's hidden state at the pads (zero: nothing to train
+    there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()

@@ -12,13 +12,13 @@ import html
 import io
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pp_demo.errors import BadInput
 from pp_demo.pooling.cases import PaddingCase, row_text
-from pp_demo.pooling.padding_table import Verdict, mark, padding_table
-from pp_demo.pooling.rules import FIX, PADDED_RULES, get_rule, pooled_positions
+from pp_demo.pooling.padding_table import Verdict, judge, mark, padding_table
+from pp_demo.pooling.rules import FIX, PADDED_RULES, get_rule
 
 __all__ = ["Exploration", "parse_row", "explore", "format_exploration", "exploration_html", "explorer_box"]
 
@@ -82,9 +82,8 @@ def explore(
     pad_token_id: int = 0,
     rules: Sequence[str] = PADDED_RULES,
 ) -> Exploration:
-    """Run the id- or mask-reading rules (every one, or those ``rules`` names, in its
-    order) on one row, a batch of one. ``attention_mask`` defaults to all ones (every token
-    real). The true last real token is the mask's rightmost 1 (``None`` without one);
+    """Run ``rules``, in order, on one row (a batch of one); ``attention_mask`` defaults to
+    all ones. The true last real token is the mask's rightmost 1 (``None`` without one);
     ``model.forward`` pools where the fix rule does."""
     names = tuple(get_rule(r).name for r in rules)
     if not names:
@@ -109,17 +108,11 @@ def explore(
         raise BadInput(
             f"the pad id must be a whole number in 0..2**63-1 (a long tensor holds it), got {pad_token_id!r}"
         )
-    real = [k for k, m in enumerate(mask) if m]
-    probe = PaddingCase(CASE_NAME, ids, mask, None, 0, "a row typed into the explorer")
-    ids_tensor, mask_tensor = probe.tensors()
-    forward = int(pooled_positions(FIX, input_ids=ids_tensor, pad_token_id=pad_token_id, attention_mask=mask_tensor)[0])
-    case = PaddingCase(CASE_NAME, ids, mask, real[-1] if real else None, forward, probe.about)
+    last = max((k for k, m in enumerate(mask) if m), default=None)
+    probe = PaddingCase(CASE_NAME, ids, mask, last, 0, "a row typed into the explorer")
+    case = replace(probe, forward_pools=judge(FIX, probe, "true_last", pad_token_id).position)
     row = padding_table(names, [case], "true_last", pad_token_id)[0]
     return Exploration(case, pad_token_id, tuple(row))
-
-
-def _mark(lands_on: int, expected: int | None) -> str:
-    return mark(None if expected is None else lands_on == expected)
 
 
 def format_exploration(result: Exploration) -> str:
@@ -137,21 +130,9 @@ def format_exploration(result: Exploration) -> str:
     for cell in result.cells:
         lines.append(
             f"{cell.rule:<{width}}  {cell.position:>5}  {cell.lands_on:>8}  "
-            f"{_mark(cell.lands_on, case.true_last):>9}  {_mark(cell.lands_on, case.forward_pools):>7}"
+            f"{cell.mark:>9}  {mark(cell.lands_on == case.forward_pools):>7}"
         )
     return "\n".join(lines)
-
-
-def _figure_png(result: Exploration) -> str:
-    import matplotlib.pyplot as plt
-
-    from pp_demo.figures.pooling import draw_padding_table
-
-    fig = draw_padding_table(list(result.positions), [result.case], "true_last", result.pad_token_id)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def exploration_html(
@@ -160,9 +141,8 @@ def exploration_html(
     pad_token_id: int = 0,
     rules: Sequence[str] = PADDED_RULES,
 ) -> str:
-    """The text table and the padding-grid figure as one HTML fragment, for ``rules`` (as
-    ``explore``); a bad row gives its one-line error instead (the widgets must never show a
-    traceback)."""
+    """The text table and the padding-grid figure as one HTML fragment; a bad row gives its
+    one-line error instead (the widgets must never show a traceback)."""
     try:
         result = explore(input_ids, attention_mask, pad_token_id, rules)
     except ValueError as error:
@@ -174,7 +154,16 @@ def exploration_html(
         f"Padding grid of the row {row_text(result.case.input_ids)}: each rule's pooled position "
         f"outlined, green when it is the true last real token"
     )
-    return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{_figure_png(result)}"/>'
+    import matplotlib.pyplot as plt
+
+    from pp_demo.figures.pooling import draw_padding_table
+
+    fig = draw_padding_table(list(result.positions), [result.case], "true_last", result.pad_token_id)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    plt.close(fig)
+    png = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return table + f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{png}"/>'
 
 
 def explorer_box(*children: Any) -> Any:

@@ -75,7 +75,6 @@ def _job(*words: str) -> tuple[str, ...]:
 
 
 def _pp_demo_steps() -> list[Step]:
-    """The jobs of ``python -m pp_demo``, each as a GPU box runs it."""
     reproduce_on_cpu, families_on_cpu = _job("reproduce", "--device", "cpu"), _job("families", "--device", "cpu")
     # fmt: off
     return [
@@ -132,8 +131,7 @@ def command_text(argv: tuple[str, ...]) -> str:
 
 
 def _clean(text: str, root: Path) -> str:
-    """No machine paths or terminal colours in the record: the checkout becomes '.', the
-    env '<env>', home '~'."""
+    """No machine paths or terminal colours in the record."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", text)
     return text.replace(str(root.resolve()), ".").replace(sys.prefix, "<env>").replace(str(Path.home()), "~")
 

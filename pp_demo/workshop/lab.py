@@ -3,10 +3,9 @@ notebooks, wherever it runs.
 
 Workshops run in containers and on GPU boxes as root, and on servers without a display.
 JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
-browser. So this picks a free port and a token, adds ``--allow-root`` for uid 0 and
-``--no-browser`` without a display (saying so, one line each), prints the URL to open, and
-then becomes JupyterLab itself (same process id, so Ctrl-C and ``kill`` stop it).
-Standard library only.
+browser. So this adds ``--allow-root`` for uid 0 and ``--no-browser`` without a display,
+picks a free port and a token, prints the URL to open, and then becomes JupyterLab itself
+(same process id, so Ctrl-C and ``kill`` stop it). Standard library only.
 """
 
 import argparse

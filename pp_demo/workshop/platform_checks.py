@@ -58,7 +58,6 @@ def installed(name: str) -> bool:
 
 
 def package_version(name: str) -> str | None:
-    """The installed version of the distribution ``name``, from its metadata; None where there is none."""
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
