@@ -13,7 +13,6 @@ import contextlib
 import io
 import os
 from collections.abc import Sequence
-from typing import Any
 
 import torch
 from torch import nn
@@ -53,19 +52,31 @@ def export_onnx(
     if exporter not in EXPORTERS:
         raise ValueError(f"unknown exporter {exporter!r}; use one of {', '.join(EXPORTERS)}")
     names = names or [f"input{i}" for i in range(len(example_args))]
-    dynamo = exporter == "dynamo"
-    batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
-    shapes: dict[str, Any] = (
-        {"dynamic_shapes": tuple({0: batch, 1: length} for _ in example_args), "external_data": False}
-        if dynamo  # external_data=False: the weights inside the one file
-        else {"dynamic_axes": {name: {0: "batch", 1: "length"} for name in names}}
-    )
+    module = module.eval()
     # the exporters log to stderr with timestamps and process ids, print progress to stdout and
     # warn about tracing; none of it belongs in a notebook's stored output
     with quiet(), contextlib.redirect_stdout(io.StringIO()), torch.no_grad():
-        torch.onnx.export(
-            module.eval(), tuple(example_args), str(path), dynamo=dynamo, verbose=False, input_names=names, **shapes
-        )
+        if exporter == "dynamo":
+            batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
+            program = torch.onnx.export(
+                module,
+                tuple(example_args),
+                dynamo=True,
+                verbose=False,
+                input_names=names,
+                dynamic_shapes=tuple({0: batch, 1: length} for _ in example_args),
+            )
+            assert program is not None  # dynamo=True returns the program
+            program.save(str(path))
+        else:
+            torch.onnx.export(
+                module,
+                tuple(example_args),
+                str(path),
+                dynamo=False,
+                input_names=names,
+                dynamic_axes={name: {0: "batch", 1: "length"} for name in names},
+            )
     return path
 
 
