@@ -31,17 +31,14 @@ def affected_families() -> dict[str, list[str]]:
     return groups
 
 
-def _names(families: list[str]) -> str:
-    return families[0] if len(families) == 1 else f"{', '.join(families[:-1])} and {families[-1]}"
-
-
 def who_is_affected() -> str:
     """One markdown paragraph, then one footnote line per condition, each ``Exactly: ...``."""
     parts: list[str] = []
     notes: list[str] = []
     for mark, (rule, families) in zip(_MARKS, affected_families().items(), strict=False):
         verb = " pool another token than `model.forward`" if not parts else ""
-        parts.append(f"its {_names(families)} forwards{verb} on rows where {PLAIN[rule, 'forward']}{mark}")
+        names = families[0] if len(families) == 1 else f"{', '.join(families[:-1])} and {families[-1]}"
+        parts.append(f"its {names} forwards{verb} on rows where {PLAIN[rule, 'forward']}{mark}")
         notes.append(f"{mark} Exactly: {SENTENCES[rule, 'forward']}.")
     lines = [f"**Who is affected**: {WHEN}: {'; '.join(parts)}.", ""]
     return "\n".join([*lines, *(f"{note}  " for note in notes)]).rstrip() + "\n"

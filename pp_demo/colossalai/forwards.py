@@ -188,10 +188,9 @@ def _callables() -> dict[str, Forward]:
 
 
 def colossalai_forwards() -> dict[str, Forward]:
-    """``{family: forward(model, input_ids, attention_mask) -> logits}`` for the eight
-    families whose ColossalAI 0.5.0 pipeline sequence classification forward pools from
-    input_ids (0.5.0 has no Qwen3 modeling file); an ``ImportError`` saying how to
-    install ColossalAI when it is missing."""
+    """``{family: Forward}`` for the eight families whose ColossalAI 0.5.0 pipeline sequence
+    classification forward pools from input_ids (0.5.0 has no Qwen3 modeling file); an
+    ``ImportError`` saying how to install ColossalAI when it is missing."""
     return dict(_callables())
 
 

@@ -4,10 +4,8 @@
 logits the unsplit model returns (whether ``model.forward`` itself pools the true last real
 token is another question, judged in ``pp_demo.pooling.padding_table``). In bf16 or fp16 the
 reference is ``model.forward`` of the same model in the same dtype on the same device, not an
-fp32 forward (the rounding of the weights alone would move every row): a half-precision
-pipeline is exact when it returns what its own model returns, and the dtype's tolerance
-(``pp_demo.verify.tolerances``) covers the rounding of the same arithmetic done in another
-order.
+fp32 forward (the rounding of the weights alone would move every row), and the dtype's
+tolerance (``pp_demo.verify.tolerances``) covers the same arithmetic rounded in another order.
 """
 
 import warnings

@@ -83,10 +83,9 @@ def pipeline_matrix(
     device: str = "cpu",
     dtype: torch.dtype = torch.float32,
 ) -> Matrix | None:
-    """``{(family, rule, case): matches model.forward}``: its difference within the tolerance
-    (``compare_rows``'s rule). ``on`` is the runner's (``pp_demo.pipeline.runner.run``):
-    ``"ranks"`` runs the whole table in one start of the ranks; under torchrun, a rank without
-    results returns ``None``."""
+    """``Matrix``: each difference within the tolerance (``compare_rows``'s rule). ``on`` is the
+    runner's (``pp_demo.pipeline.runner.run``): ``"ranks"`` runs the whole table in one start of
+    the ranks; under torchrun, a rank without results returns ``None``."""
     found = pipeline_differences(families, cases, rules, attn_implementation, on, split_points, device, dtype)
     if found is None:
         return None

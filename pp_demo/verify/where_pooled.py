@@ -17,8 +17,7 @@ __all__ = ["per_position_logits", "pooled_positions_of", "pooled_mask", "pooled_
 
 @torch.no_grad()
 def per_position_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """``(B, L, num_labels)``: the model's score head at every position, as ``model.forward``
-    computes it (a forward hook on ``model.score`` during one ``model.forward`` call)."""
+    """``(B, L, num_labels)``: the score head at every position, within ``model.forward``."""
     seen: dict[str, torch.Tensor] = {}
     hook = model.score.register_forward_hook(lambda module, args, out: seen.update(every=out))
     try:
@@ -30,8 +29,7 @@ def per_position_logits(model: Any, input_ids: torch.Tensor, attention_mask: tor
 
 def pooled_mask(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -> torch.Tensor:
     """``(B, L)`` booleans: which positions' logits equal each row's ``logits`` within ``atol``."""
-    distance = (per_position.float() - logits.float()[:, None, :]).abs().amax(-1)
-    return distance <= atol
+    return (per_position.float() - logits.float()[:, None, :]).abs().amax(-1) <= atol
 
 
 def pooled_positions_of(per_position: torch.Tensor, logits: torch.Tensor, atol: float) -> list[list[int]]:

@@ -169,8 +169,7 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
 
 
 def _check_before_the_run(args: argparse.Namespace) -> None:
-    """What would fail only after minutes of ranks, refused first: where ``--out`` writes (and
-    a record of more runs there), the case timeout, NCCL on a torch without it."""
+    """What would fail after minutes of ranks, refused first: ``--out``, the timeout, NCCL."""
     bounds.seconds(args.case_timeout, "--case-timeout")
     if args.backend == "nccl" and not dist.is_nccl_available():
         raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")

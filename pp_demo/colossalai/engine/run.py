@@ -153,8 +153,7 @@ def _died(processes: list[Any], folder: pathlib.Path, doing: str) -> str | None:
 
 
 def _where_stuck(processes: list[Any], folder: pathlib.Path) -> str:
-    """Per live rank, the innermost ColossalAI line (``file:line``) of its stack
-    (faulthandler on SIGUSR1)."""
+    """Per live rank, the innermost ColossalAI line of its stack (faulthandler on SIGUSR1)."""
     live = [r for r, p in enumerate(processes) if p.poll() is None]
     for rank in live:
         processes[rank].send_signal(signal.SIGUSR1)

@@ -67,9 +67,8 @@ def prepare_colossalai(rank: int, world_size: int, backend: str, timeout_s: floa
 
 
 def plugin_for(schedule: str, precision: str, microbatch_size: int) -> Any:
-    """The plugin for one schedule: two stages, no tensor parallelism; interleaved, two
-    model chunks per stage and ``overlap_p2p=False`` (the default hangs on gloo:
-    docs/colossalai-interleaved-hang.md)."""
+    """The plugin for one schedule; interleaved with ``overlap_p2p=False`` (the default hangs on
+    gloo: docs/colossalai-interleaved-hang.md)."""
     plugins = import_quietly("colossalai.booster.plugin")
     settings = dict(
         tp_size=1, pp_size=2, precision=precision, microbatch_size=microbatch_size, enable_metadata_cache=False
@@ -111,29 +110,6 @@ def _fault(case: Case, rank: int) -> None:
         time.sleep(24 * 3600)
 
 
-def _reference(model: Any, batch: Tensors, training: bool) -> tuple[Any, Tensors]:
-    """``model.forward``'s output on the whole batch, and its gradients for a training step."""
-    reference = copy.deepcopy(model)
-    with torch.set_grad_enabled(training):
-        out = reference(**batch, use_cache=False)
-    grads: Tensors = {}
-    if training:
-        out.loss.backward()
-        grads = {n: p.grad for n, p in reference.named_parameters() if p.grad is not None}
-    return out, grads
-
-
-def _largest_grad_difference(module: Any, grads: Tensors) -> tuple[float, int]:
-    """Over this stage's parameters with a gradient: the largest |difference| from
-    ``model.forward``'s, and how many."""
-    largest, count = 0.0, 0
-    for name, parameter in module.named_parameters():
-        if parameter.grad is not None and name in grads:
-            largest = max(largest, float((parameter.grad.float().cpu() - grads[name].float()).abs().max()))
-            count += 1
-    return largest, count
-
-
 def _where(error: BaseException) -> str:
     """The error and the ColossalAI lines it came from (outermost of them, then innermost)."""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if "/colossalai/" in f.filename]
@@ -152,7 +128,12 @@ def _run_case(case: Case, booster: Any, dtype: torch.dtype, rank: int, world: in
     model = build_model(family, attn_implementation=ENGINE_ATTENTION.get(family)).to(dtype)
     ids, mask = torch.tensor(case["input_ids"]), torch.tensor(case["attention_mask"])
     batch = {"input_ids": ids, "attention_mask": mask, "labels": torch.arange(len(ids)) % 3}
-    expected, grads = _reference(model, batch, training)
+    reference = copy.deepcopy(model)  # model.forward's output on the whole batch, its gradients when training
+    with torch.set_grad_enabled(training):
+        expected = reference(**batch, use_cache=False)
+    if training:
+        expected.loss.backward()
+    grads: Tensors = {n: p.grad for n, p in reference.named_parameters() if p.grad is not None}
     engine_model = copy.deepcopy(model).train(training)
     optimizer = torch.optim.SGD(engine_model.parameters(), lr=0.0) if training else None
     try:  # booster.boost's model and optimizer, or why the plugin refused this model
@@ -205,8 +186,13 @@ def _execute(booster: Any, pair: Any, batch: Tensors, case: Case, grads: Tensors
             )
     finally:
         hook.remove()
-    largest, count = _largest_grad_difference(boosted.unwrap(), grads) if training else (0.0, 0)
-    summary = torch.tensor([largest, float(count)], dtype=torch.float64)
+    # over this stage's parameters with a gradient (none without training, ``grads`` empty)
+    differences = [
+        float((p.grad.float().cpu() - grads[n].float()).abs().max())
+        for n, p in boosted.unwrap().named_parameters()
+        if p.grad is not None and n in grads
+    ]
+    summary = torch.tensor([max(differences, default=0.0), float(len(differences))], dtype=torch.float64)
     every = [torch.zeros_like(summary) for _ in range(world)]
     dist.all_gather(every, summary)
     evidence = [None] * world

@@ -39,17 +39,12 @@ def first_pad_wrong(row: list[int]) -> bool:
     return any(token != PAD for token in row[first:])
 
 
-def _rule_of(variant: str, family: str) -> str:
+def predicted(variant: str, family: str, input_ids: torch.Tensor) -> list[int]:
+    """Positions ``pp_demo.pooling.rules`` says the variant's forward pools (taken modulo L, as indexing does)."""
     patched = {f for _, files in VARIANTS[variant] for f in files}
     rule = FIX if family in patched else FAMILIES[family].colossalai_rule
     assert rule is not None, f"{family} has no ColossalAI forward"  # the workers run only those
-    return rule
-
-
-def predicted(variant: str, family: str, input_ids: torch.Tensor) -> list[int]:
-    """Positions ``pp_demo.pooling.rules`` says the variant's forward pools (taken modulo L, as indexing does)."""
-    positions = pooled_positions(_rule_of(variant, family), input_ids=input_ids, pad_token_id=PAD)
-    wrapped: list[int] = (positions % input_ids.shape[-1]).tolist()
+    wrapped: list[int] = (pooled_positions(rule, input_ids=input_ids, pad_token_id=PAD) % input_ids.shape[-1]).tolist()
     return wrapped
 
 
@@ -186,8 +181,7 @@ _CLAIMS = [
 
 
 def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, str]]:
-    """The table's rows for one sdist. ``fams``: the worker's ``{variant: {family: {batch: ...}}}``;
-    ``data``: ``worker.claim_batches()``."""
+    """The table's rows for one sdist; ``data``: ``worker.claim_batches()``."""
     judged = [_claim1(fams), _claim2(fams), _claim3(fams, data), _claim4(fams, data)]
     judged += [_follow_up(fams), _rules_agree(fams, data)]
     return [claim_row(claim, sdist, ran, *found) for (claim, ran), found in zip(_CLAIMS, judged, strict=True)]

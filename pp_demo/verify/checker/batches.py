@@ -50,13 +50,6 @@ def _real_ids(shape: tuple[int, ...], pad_token_id: int, vocab_size: int, genera
     return ids + (ids >= pad_token_id).long()  # skip the pad id
 
 
-def _repeat_to(ids: torch.Tensor, mask: torch.Tensor, multiple: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Repeat the rows until their count is a multiple of ``multiple`` (a case keeps its meaning)."""
-    rows = -(-ids.shape[0] // multiple) * multiple
-    index = torch.arange(rows) % ids.shape[0]
-    return ids[index], mask[index]
-
-
 def named_batches(
     pad_token_id: int, vocab_size: int, seed: int = 0, micro_batches: int = 1, names: Sequence[str] | None = None
 ) -> list[Batch]:
@@ -70,8 +63,9 @@ def named_batches(
         mask = torch.tensor([c.attention_mask for c in cases])
         # drawn for every case, chosen or not, so that a case's ids do not depend on the choice
         ids = torch.where(template == 0, pad_token_id, _real_ids(template.shape, pad_token_id, vocab_size, generator))
-        if names is None or name in names:
-            batches.append(Batch(*_repeat_to(ids, mask, micro_batches), name=name))
+        if names is None or name in names:  # rows repeated to a multiple of micro_batches (a case keeps its meaning)
+            index = torch.arange(-(-len(ids) // micro_batches) * micro_batches) % len(ids)
+            batches.append(Batch(ids[index], mask[index], name=name))
     return batches
 
 
@@ -88,9 +82,8 @@ def random_row(
     elif kind == 2:  # ends in a real eos equal to pad
         ids[-1] = pad_token_id
     pad = torch.full((length - real,), pad_token_id)
-    left = bool(torch.randint(0, 2, (1,), generator=generator))
     ones, zeros = torch.ones(real, dtype=torch.long), torch.zeros(length - real, dtype=torch.long)
-    if left:
+    if torch.randint(0, 2, (1,), generator=generator):  # left-padded
         return torch.cat([pad, ids]), torch.cat([zeros, ones])
     return torch.cat([ids, pad]), torch.cat([ones, zeros])
 

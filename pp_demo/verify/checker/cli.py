@@ -1,7 +1,6 @@
 """``python -m pp_demo check``'s run (its flags: ``pp_demo.cli.check``), its verdict as an exit code.
 
-Exit codes (``pp_demo.verify.checker.report``): 0 pass, 1 mismatch, 2 usage error (printed by
-the command line as ``error: ...``), 3 the callable failed, 130 interrupted by Ctrl-C. One
+Exit codes: ``pp_demo.verify.checker.report`` (a usage error printed as ``error: ...``). One
 progress line per batch goes to stderr, the report to stdout; under torchrun only the last rank
 (the one holding the logits) prints, and every rank exits with the same code.
 

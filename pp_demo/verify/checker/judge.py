@@ -218,8 +218,7 @@ def check_forward(
 
 
 def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, notes: list[str]) -> Report:
-    """The verdicts by the reference the model defines (``FORWARD``, or ``TRUE_LAST`` without a
-    pad id)."""
+    """The verdicts by the model's reference (``FORWARD``, or ``TRUE_LAST`` without a pad id)."""
     pad = model.config.pad_token_id
     judged = [case for case in checked if case.failure is None]
     rules = PADDED_RULES if pad is not None else _MASK_RULES
@@ -257,8 +256,7 @@ class _Checking:
     def run(
         self, batches: list[Batch], references: Sequence[_Reference | None], say: Callable[[str], None] | None
     ) -> list[CaseCheck]:
-        """Each batch in turn, telling the watchers (and ``say``); under torchrun none after a
-        failure."""
+        """Each batch, telling the watchers and ``say``; under torchrun none after a failure."""
         if say is not None:
             has_pad = self.reference_model.config.pad_token_id is not None
             against = "model.forward" if has_pad else "the true last real token (no pad id)"

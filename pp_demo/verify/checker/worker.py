@@ -57,8 +57,7 @@ def _first_line(text: str, limit: int) -> str:
 def call_in_worker(
     function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], timeout_s: float | None
 ) -> Outcome:
-    """``function(*args, **kwargs)`` in a daemon thread under ``torch.no_grad`` (a check
-    needs no graph)."""
+    """In a daemon thread under ``torch.no_grad`` (a check needs no graph)."""
     box: dict[str, Outcome] = {}
 
     def work() -> None:
