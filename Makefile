@@ -79,8 +79,9 @@ test-unit: setup colossalai
 	$(BIN)/python -m pytest tests -m "not slow"
 
 # The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
-# resolved against the package index for every platform, Ctrl-C landing inside a run. They check
-# the repository's packaging and machinery, minutes on 2 cores, so `make test` leaves them out.
+# resolved against the package index for every platform, Ctrl-C landing inside a run, a fresh
+# verify-pr run against the committed record, a hung rank waited out. Each takes over 20 s on 2
+# cores (the marker's meaning), so `make test` leaves them out.
 test-slow: setup colossalai
 	$(BIN)/python -m pytest tests -m slow
 

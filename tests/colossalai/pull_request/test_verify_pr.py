@@ -199,6 +199,8 @@ def test_without_network_and_cache_verify_pr_says_so_in_one_line(tmp_path):
     assert not (tmp_path / "out.json").exists()
 
 
+# A fresh run is the whole command: both sdists, every variant (over a minute on two cores), so
+# the three tests that read it are slow ones: CI runs them after `make test`.
 @pytest.fixture(scope="module")
 def fresh_record(tmp_path_factory):
     for requirement in SDISTS:
@@ -225,11 +227,13 @@ def fresh_record(tmp_path_factory):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_a_fresh_verify_pr_run_equals_the_committed_record(fresh_record):
     committed = json.loads((ROOT / "results" / "verify_pr.json").read_text())
     assert fresh_record == committed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem, forwards", [("colossalai-0.5.0", 8), ("colossalai-nightly-2025.7.12", 9)])
 def test_the_follow_up_takes_every_forward_to_model_forward(fresh_record, stem, forwards):
     matches = fresh_record["sdists"][stem]["change + follow-up"]["matches model.forward"]
@@ -239,6 +243,7 @@ def test_the_follow_up_takes_every_forward_to_model_forward(fresh_record, stem, 
         assert batches["random"] == "T" * 32, family
 
 
+@pytest.mark.slow
 def test_unpatched_the_first_pad_forwards_miss_only_the_fourth_review_row(fresh_record):
     for stem in SDISTS.values():
         matches = fresh_record["sdists"][stem]["unpatched"]["matches model.forward"]
