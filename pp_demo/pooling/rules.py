@@ -44,13 +44,12 @@ __all__ = [
 # input it cannot answer for instead of returning a position.
 
 
-def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str, holds: str | None) -> None:
-    """``holds`` None: the caller checks the dtype (a mask may be bool)."""
+def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str, holds: str) -> None:
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
     if tensor.dim() != dims:
         raise BadInput(f"{name} must be {dims}-D{shape_text}, got shape {tuple(tensor.shape)}")
-    if holds and (tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool):
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
         raise TypeError(f"{name} must hold integer {holds}, got dtype {tensor.dtype}")
 
 
@@ -61,7 +60,10 @@ def _check_ids(input_ids: torch.Tensor) -> None:
 
 
 def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) -> None:
-    _check_integer_tensor(attention_mask, "attention_mask", 2, " (batch, length)", None)
+    if not isinstance(attention_mask, torch.Tensor):
+        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+    if attention_mask.dim() != 2:
+        raise BadInput(f"attention_mask must be 2-D (batch, length), got shape {tuple(attention_mask.shape)}")
     if like is not None and attention_mask.shape != like.shape:
         raise BadInput(
             f"attention_mask shape {tuple(attention_mask.shape)} differs from input_ids shape {tuple(like.shape)}"
@@ -169,8 +171,9 @@ def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
 def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
     """Class (d) spelled from the right end: ``L - 1 - mask.flip(-1).argmax(-1)``.
 
-    Same answer as ``rightmost_attended`` whenever a row has an attended token; on a row
-    with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0.
+    Reverse the mask, find the first attended entry, convert back to a forward position.
+    Same answer as ``rightmost_attended`` whenever a row has an attended token; on a
+    row with none, argmax of all zeros is 0 and the result is ``L - 1``, not 0.
     """
     _check_mask(attention_mask)
     length = attention_mask.shape[-1]
