@@ -98,8 +98,10 @@ def _first_to_speak() -> bool:
             os.remove(marker)
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except OSError as error:  # another rank's marker; else no writable temporary folder: better twice than never
-        return not isinstance(error, FileExistsError)
+    except FileExistsError:
+        return False
+    except OSError:  # no writable temporary folder: better twice than never
+        return True
     return True
 
 
