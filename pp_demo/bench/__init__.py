@@ -57,8 +57,7 @@ _Key = tuple[int, int, str]  # a row's (p, m, mode)
 
 def check_bench(size: BenchSize, stages: tuple[int, ...], micro_batches: tuple[int, ...], warmup: int) -> None:
     """Refuse, in one line and before anything starts, what the benchmark cannot run, in the
-    command's flags (where a size is most often mistyped); the bench's Llama has 8 attention
-    heads."""
+    command's flags (where a size is most often mistyped)."""
     layers = size.layers
     if layers < 2:
         raise BadInput(f"--layers {layers}: a pipeline needs 2 layers or more (one per stage); give --layers 2 or more")
@@ -145,9 +144,8 @@ def run_bench(
     """Every measurement as one dict (the JSON file's content); ``progress`` hears each phase.
 
     A busy start (``quiet_start``) that would replace the committed file is refused unless
-    ``force``; each measurement keeps its fastest run over the ``rounds`` rounds
-    (``_rounds``). ``wait_s``: the longest wait for a quiet start (None:
-    ``quiet_start.WAIT_S``)."""
+    ``force``; each measurement keeps its fastest of the ``rounds`` rounds (``_rounds``).
+    ``wait_s``: the longest wait for quiet (None: ``quiet_start.WAIT_S``)."""
     import torch
     import transformers
 

@@ -24,6 +24,7 @@ import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -115,12 +116,8 @@ def cuda_set_device_is_a_no_op() -> Iterator[None]:
     # 4. OPT's, GPT-2's and GPT-J's forwards call torch.cuda.set_device with their tensors' device,
     #    unconditionally, which raises "Expected a cuda device" for the CPU. The tensors are already
     #    where they belong, so doing nothing is what the call means here, until the block ends.
-    real = torch.cuda.set_device
-    torch.cuda.set_device = lambda device: None
-    try:
+    with mock.patch.object(torch.cuda, "set_device", lambda device: None):
         yield
-    finally:
-        torch.cuda.set_device = real
 
 
 def pipeline_forward(family: str) -> Callable[..., Any]:

@@ -203,8 +203,7 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
 
 
 def forward_pools(ids: Sequence[int], pad: int) -> int:
-    """Where ``model.forward`` pools by definition: the rightmost non-pad position,
-    else 0."""
+    """Where ``model.forward`` pools: the rightmost non-pad position, else 0."""
     return max((i for i, t in enumerate(ids) if t != pad), default=0)
 
 
@@ -230,9 +229,8 @@ def first_pad_misses(ids: Sequence[int]) -> bool:
 
 
 def one_counterexample(misjudged: list[str]) -> str | None:
-    """The verdict from ``misjudged``, the rows a per-row answer gets wrong with reasons:
-    the first and how many more, so the reader works each out rather than reading a
-    list."""
+    """The verdict on ``misjudged`` (the wrong rows, with reasons): the first and how many
+    more, so the reader works each out rather than reading a list."""
     if not misjudged:
         return None
     more = f" ({len(misjudged) - 1} more row(s) misjudged)" if len(misjudged) > 1 else ""

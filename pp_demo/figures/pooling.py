@@ -220,8 +220,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     on that kind of batch), followed by the raw position(s) it returns. ``grid`` is
     ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
 
-    Laid out in inches from the measured labels: within ``MAX_WIDTH_IN`` at
-    ``PROJECTOR_PT``."""
+    Laid out in inches from the measured labels, within ``MAX_WIDTH_IN`` at ``PROJECTOR_PT``."""
     grid = grid if grid is not None else class_grid()
     cases = [v.case for v in grid[0]]
     row_labels = [f"({row[0].rule_class}) {row[0].rule}" for row in grid]

@@ -30,6 +30,7 @@ FONT = PROJECTOR_PT
 def _reference_lines(ax: Any, target: float) -> None:
     ax.axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1.5, label=f"target {target}")
     ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1.5, label="chance (1 in 3)")
+    ax.set_ylim(0.2, 1.03)
 
 
 def _side_key() -> list[Any]:
@@ -63,7 +64,6 @@ def draw_study_distributions(results_by_version: dict[str, Any], target: float =
         ax.set_xticks(range(len(runs)), names, fontsize=FONT)
         ax.set_title(f"transformers {version}", fontsize=FONT)
         ax.tick_params(labelsize=FONT)
-        ax.set_ylim(0.2, 1.03)
         ax.set_ylabel("held-out accuracy\n(model.forward)", fontsize=FONT)
     handles = _side_key() + axes[0][0].get_legend_handles_labels()[0]
     axes[0][0].legend(handles=handles, fontsize=FONT, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2, frameon=False)
@@ -89,7 +89,6 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     for col, side in ((1, "left"), (2, "right")):
         axes[col].set_title(f"held-out accuracy, {side}-padded rows", fontsize=FONT)
         _reference_lines(axes[col], target)
-        axes[col].set_ylim(0.2, 1.03)
         axes[col].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)
     axes[-1].set_xlabel("training step", fontsize=FONT)
     for ax in axes:

@@ -190,9 +190,8 @@ def micro_batch_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor
 def parameter_copies(
     model: nn.Module, tensor: Callable[[nn.Parameter], torch.Tensor | None], only: set[int] | None = None
 ) -> dict[str, torch.Tensor]:
-    """``tensor(p)`` (a parameter or its gradient) of each of the model's parameters by name,
-    detached and copied to the CPU, as a ``Step`` or ``Training`` result carries. A rank passes
-    ``only``, the ``id``s of the parameters its stage owns; ``None`` values are left out."""
+    """``tensor(p)`` (a parameter or its gradient) by parameter name, on the CPU, as a ``Step`` or
+    ``Training`` holds it, ``None`` left out. ``only``: the ``id``s of a rank's stage's."""
     named = {n: tensor(p) for n, p in model.named_parameters() if only is None or id(p) in only}
     return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 

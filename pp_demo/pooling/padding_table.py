@@ -138,7 +138,6 @@ def two_line_heading(name: str, fits: int = 5) -> tuple[str, str]:
     A name longer than ``fits`` is cut at the underscore or space that balances the two
     halves best; an underscore stays with one half (``first_pad_mod`` as ``first_`` over
     ``pad_mod``, ``rightmost_non_pad`` as ``rightmost`` over ``_non_pad``), a space goes.
-    A shorter name, or one with nothing to cut at, stays whole on the second line.
     """
     halves = []
     for i, char in enumerate(name):

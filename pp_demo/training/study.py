@@ -159,9 +159,8 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
     """Does what a left pad position computes change when the row's last real token changes?
 
     Max |change| at the pad positions of one left-padded row (3 real tokens: the count rule
-    pools a pad), of each value returned; zero means the pad positions see none of the row.
-    Also the largest |value| of the body's hidden state at the pads (zero: nothing to train
-    there)."""
+    pools a pad), per value returned; zero: the pads see none of the row. Also the largest
+    |value| of the body's hidden state at the pads (zero: nothing to train there)."""
     model = fresh_model(seed=seed)
     rows = (torch.tensor([[PAD] * 5 + [7, 11, 13]]), torch.tensor([[PAD] * 5 + [7, 11, 14]]))  # the last token changed
     mask = (rows[0] != PAD).long()

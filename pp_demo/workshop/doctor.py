@@ -277,8 +277,7 @@ def probe_checks(colossalai: bool) -> list[Check]:
 
 
 def run_checks(checkout: Path = Path(".")) -> list[Check]:
-    """Every check, in order; the ones that need torch are skipped when it is missing. The
-    pins and the notebooks' folder are read from ``checkout`` where it has them."""
+    """The checks in order, torch's skipped without it; pins and notebooks from ``checkout``."""
     pins = read_pins(checkout / PINS) if (checkout / PINS).is_file() else {}
     notebooks = checkout / NOTEBOOKS if (checkout / NOTEBOOKS).is_dir() else None
     checks = [check_python(), Check(*platform_checks.platform_support()), check_checkout(checkout)]

@@ -232,10 +232,8 @@ def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ``parser`` as in ``plan``."""
     gpus = visible_gpus()
     if args.dry_run:
-        if not gpus:
-            print("this machine sees no CUDA GPU; on a box with 2 GPUs the check would run:")
-        else:
-            print(f"on this machine ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''}) the check would run:")
+        here = f"on this machine ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''})"
+        print(f"{here if gpus else 'this machine sees no CUDA GPU; on a box with 2 GPUs'} the check would run:")
         for step in plan(len(gpus) or 2, parser, Path(args.checkout)):
             what = f"skip: {step.skip}" if step.skip else f"timeout {step.timeout_s} s"
             print(f"  {step.name} ({what})\n      {command_text(step.argv)}")

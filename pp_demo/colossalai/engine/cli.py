@@ -105,6 +105,8 @@ def run_trees(args: argparse.Namespace, say: Any = print) -> dict[str, Any]:
 
 
 def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
+    if args.out:
+        output_paths.write_json(pathlib.Path(args.out), runs)
     engine = f"ColossalAI's engine (HybridParallelPlugin pp_size=2), two {args.backend} ranks, {args.dtype},"
     print("", engine, "against model.forward (the reference)", *_batch_lines(args.family), sep="\n")
     for family in args.family:
@@ -158,8 +160,6 @@ def _under_torchrun(args: argparse.Namespace) -> int:
     if rank != world - 1:  # the last rank reports
         return 0
     runs = {args.tree[0]: {"colossalai.__file__ inside the tree": inside, "records": records, "failure": None}}
-    if args.out:
-        output_paths.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)
 
 
@@ -190,6 +190,4 @@ def main(args: argparse.Namespace) -> int:
     if launched_by_torchrun():
         return _under_torchrun(args)
     runs = run_trees(args, lambda line: print(line, flush=True))
-    if args.out:
-        output_paths.write_json(pathlib.Path(args.out), runs)
     return _report(runs, args)

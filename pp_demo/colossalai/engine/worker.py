@@ -24,6 +24,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -94,11 +95,8 @@ def _recording_sends(log: list[str]) -> Iterator[None]:
             log.append(" ".join(sorted(f"{k}{list(v.shape)}" for k, v in items if isinstance(v, torch.Tensor))))
         return real(*args, **kwargs)
 
-    p2p._communicate = communicate
-    try:
+    with mock.patch.object(p2p, "_communicate", communicate):
         yield
-    finally:
-        p2p._communicate = real
 
 
 def _fault(case: Case, rank: int) -> None:

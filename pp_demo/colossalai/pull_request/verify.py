@@ -166,8 +166,7 @@ def format_verdicts(record: dict[str, Any], width: int = PROJECTOR_WIDTH) -> str
 def _checked_paths(
     cache: str | None, wheelhouse: str | None, out: str
 ) -> tuple[pathlib.Path, str, pathlib.Path | None]:
-    """The cache, the wheelhouse and the record's path, refused in one line before minutes of
-    work."""
+    """Cache, wheelhouse and record path, refused in one line before minutes of work."""
     folder = pathlib.Path(cache) if cache else default_cache()
     if folder.exists() and not folder.is_dir():
         raise BadInput(f"--cache {folder} is a file: give a folder for the sdists and patched trees")
