@@ -146,9 +146,6 @@ def run_bench(
     A busy start (``quiet_start``) that would replace the committed file is refused unless
     ``force``; each measurement keeps its fastest of the ``rounds`` rounds (``_rounds``).
     ``wait_s``: the longest wait for quiet (None: ``quiet_start.WAIT_S``)."""
-    import torch
-    import transformers
-
     size = BenchSize() if size is None else size
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
@@ -168,6 +165,9 @@ def run_bench(
         for (p, m, mode), steps in pipeline.items()
     ]
     progress(f"done in {time.monotonic() - started:.0f} s")
+    import torch  # for the versions; imported by now, and never before the checks above
+    import transformers
+
     return {
         "settings": {
             "size": size.as_dict(),
