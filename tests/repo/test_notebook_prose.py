@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 from helpers import landings
 
-from pp_demo.pooling.cases import PAD
+from pp_demo.pooling.cases import CASES, PAD
 from pp_demo.pooling.rules import RULES, pooled_positions
 from pp_demo.training.loop import make_batches
 from pp_demo.training.study import with_eos
@@ -37,6 +37,13 @@ class Sentence:
     reference: str  # "true_last" or "forward"
     about: Callable[[str], bool]  # the row shapes the sentence speaks of
     holds: Callable[[str, int, int], bool]  # its reading on one row: (shape, where the rule lands, reference)
+
+
+def _shape(case):
+    """A padding case as a row shape: ``r``, ``p`` or ``e`` per position."""
+    return "".join(
+        "p" if not m else "e" if i == PAD else "r" for i, m in zip(case.input_ids, case.attention_mask, strict=True)
+    )
 
 
 def _starts_with_text(s):
@@ -109,7 +116,7 @@ SENTENCES = [
         "the five first-pad families miss the pad == eos row `[5,0,7,8,0,0]`",
         FIRST_PAD,
         "forward",
-        lambda s: s == "rerrpp",
+        lambda s: s == _shape(CASES["right_pad_in_content"]),
         lambda s, at, want: at != want,
     ),
     Sentence(
@@ -152,6 +159,11 @@ def test_the_sentence_is_true_on_every_row_it_speaks_of(sentence):
                 judged += 1
                 assert sentence.holds(shape, at, want), (rule, shape, at, want)
         assert judged > 0, "the sentence speaks of no row of length 1 to 6"
+
+
+def test_the_row_06_names_is_the_case_its_shape_is_read_from():
+    assert CASES["right_pad_in_content"].input_ids == (5, 0, 7, 8, 0, 0)
+    assert _shape(CASES["right_pad_in_content"]) == "rerrpp"
 
 
 def test_on_the_pad_equals_eos_task_first_pad_pools_an_earlier_real_token_never_a_pad():
