@@ -75,8 +75,9 @@ def _import_quietly(name: str) -> ModuleType:
     try:
         # At import ColossalAI warns that optional CUDA add-ons are missing (apex's fused RMSNorm,
         # tensornvme's async save) and decorates kernels with torch.jit.script, which torch 2.13
-        # deprecates; bitsandbytes, in its import chain, logs a kernel probe on CPUs with avx512_bf16.
-        # None of that code runs here; on stderr it would fail strict nbval (pp_demo.silent_imports).
+        # deprecates; bitsandbytes, in its import chain, logs a kernel probe on CPUs with
+        # avx512_bf16. None of that code runs here; on stderr it would fail strict nbval
+        # (pp_demo.silent_imports).
         return import_quietly(name)
     except ImportError as error:
         raise ImportError(f"{_MISSING} ({error})") from error
@@ -89,7 +90,8 @@ def one_stage() -> tuple[Any, Any]:
     stage_manager = _import_quietly("colossalai.pipeline.stage_manager")
     shardformer = _import_quietly("colossalai.shardformer")
     # The forwards log under their own module names, outside the "transformers" logger, so Python's
-    # last-resort handler would print them on stderr: "use_cache ... not supported", Falcon's every call.
+    # last-resort handler would print them on stderr: "use_cache ... not supported", Falcon's every
+    # call.
     logging.getLogger("colossalai").setLevel(logging.ERROR)
 
     # 1. A process group of size 1 (ProcessGroupMesh asserts that torch.distributed is initialised

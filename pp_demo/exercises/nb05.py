@@ -89,8 +89,9 @@ def _judge_visible_positions(answer: object) -> str | None:
     if isinstance(answer, str):
         return answer
     ids, mask = _ROW_05
-    # the count rule's logits depend on the pooled position and the real tokens before it: causal attention
-    # hides later positions, the mask hides pads from real queries on every transformers version
+    # the count rule's logits depend on the pooled position and the real tokens before it: causal
+    # attention hides later positions, the mask hides pads from real queries on every transformers
+    # version
     want = [p for p in range(count_pools(ids, PAD) + 1) if mask[p]]
     pooled = want[-1]
     if set(answer) == set(want):

@@ -72,8 +72,9 @@ def _judge_qwen2_only(answer: Any) -> str | None:
     unknown = [p for p in pairs if p[0] not in _FAMILIES or p[1] not in _SIDES]
     if unknown:
         return f"{unknown[0]} is not a pair of a family in {_FAMILIES} and a side in {_SIDES}"
-    # from the definitions: a family fails on a side when its forward still counts and the count lands off
-    # the last non-pad id on a row of that side's test batch (claim 2's rows, from claim_batches)
+    # from the definitions: a family fails on a side when its forward still counts and the count
+    # lands off the last non-pad id on a row of that side's test batch (claim 2's rows, from
+    # claim_batches)
     test = claim_batches()
     missed = {side: any(count_misses(row) for row in test[f"{side}-padded"][0].tolist()) for side in _SIDES}
     truth = {(family, side) for family in _KEEP_THE_COUNT for side in _SIDES if missed[side]}

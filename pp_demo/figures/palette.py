@@ -32,7 +32,8 @@ CHANCE_LINE = NO_ANSWER_COLOUR  # grey: a uniform guess
 SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "orange", "reddish purple", "black")]
 """Colours for a sequence of series (rules, runs), in order."""
 
-# For a projector: figures at most this wide (a notebook column at full size), text at least this large at that size.
+# For a projector: figures at most this wide (a notebook column at full size), text at least this
+# large at that size.
 MAX_WIDTH_IN = 10
 PROJECTOR_PT = 14
 

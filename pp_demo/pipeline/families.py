@@ -47,14 +47,16 @@ class Family:
 
 # Tables, one row per line (the formatter would put one value per line).
 # fmt: off
-# Every tiny model: 4 decoder layers (so three split points), hidden size 16, 2 heads, pad id 0 as in the padding
-# cases, 3 labels, no dropout anywhere: a training step is deterministic, the stages match model.forward exactly.
+# Every tiny model: 4 decoder layers (so three split points), hidden size 16, 2 heads, pad id 0 as
+# in the padding cases, 3 labels, no dropout anywhere: a training step is deterministic, the stages
+# match model.forward exactly.
 _LLAMA_LIKE = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=4, num_attention_heads=2,
                    num_key_value_heads=1, max_position_embeddings=64)
 # Qwen configs carry a sliding window even when it is off, and warn about it on every build.
 _NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
-# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary (transformers 5.x
-# warns on every model built): 0 is the pad id, as pad == eos for them in practice. No classifier forward reads them.
+# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary
+# (transformers 5.x warns on every model built): 0 is the pad id, as pad == eos for them in
+# practice. No classifier forward reads them.
 _EOS_IN_VOCAB = {"bos_token_id": 0, "eos_token_id": 0}
 
 FAMILIES: dict[str, Family] = {

@@ -214,9 +214,9 @@ def check_job(job: Job, n_stages: int) -> None:
     if not isinstance(job.keep_params_every, int) or job.keep_params_every < 0:
         raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
     per_rank = job.stages_per_rank  # an unknown schedule is refused here
-    # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its micro-batches
-    # in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one, must divide m) or refuses
-    # on the ranks
+    # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its
+    # micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one,
+    # must divide m) or refuses on the ranks
     if per_rank > 1:
         if n_stages % per_rank or n_stages < 2 * per_rank:
             raise BadInput(

@@ -45,8 +45,8 @@ class PipelineError(RuntimeError):
 
 def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, timeout_s: float) -> None:
     torch.set_num_threads(1)  # torchrun does this; a started process does not
-    # the jobs come through a file, not as arguments: as arguments, every tensor would travel as its own
-    # file descriptor, and a few models exceed what one message to the fork server may carry
+    # the jobs come through a file, not as arguments: as arguments, every tensor would travel as its
+    # own file descriptor, and a few models exceed what one message to the fork server may carry
     jobs = torch.load(os.path.join(out_dir, "jobs.pt"), weights_only=False)
     backend, device, _ = backend_and_device(rank, world_size, env={})  # spawned: all on this node
     if device.type == "cuda":
@@ -69,10 +69,11 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
         dist.destroy_process_group()
 
 
-# Ranks start from a fork server that has already imported torch, its pipelining engine and transformers
-# (seconds of imports per rank): the first start pays for them once, each later start of the same session
-# forks in a fraction of a second. Unlike a plain fork, the server is a fresh single-threaded process, not
-# the caller (a notebook kernel with threads). Windows has no fork server: each start spawns fresh interpreters.
+# Ranks start from a fork server that has already imported torch, its pipelining engine and
+# transformers (seconds of imports per rank): the first start pays for them once, each later start
+# of the same session forks in a fraction of a second. Unlike a plain fork, the server is a fresh
+# single-threaded process, not the caller (a notebook kernel with threads). Windows has no fork
+# server: each start spawns fresh interpreters.
 _START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 # the first one makes the server (and the ranks it forks) ignore Ctrl-C: the caller stops them
 _PRELOAD = ["pp_demo.pipeline.fork_server_signals", "pp_demo.pipeline.on_rank", "pp_demo.pipeline.families"]

@@ -116,11 +116,12 @@ class StageCache:
                 examples = self._example_args(job, shape, training, stage_id, len(split))
                 stages.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
-            # each micro-batch's loss divided by the micro-batch count, as the in-process engine and ColossalAI's
-            # schedule divide it, so the engine must not divide again: the gradients come out as the whole batch's
-            # with no pass over them after the step (the engine's ``scale_grads``, measured at 3-4 ms a step per
-            # rank in the benchmark's model), and a parameter that several stages of one rank hold (the token
-            # embedding, under a looped schedule) is never divided twice
+            # each micro-batch's loss divided by the micro-batch count, as the in-process engine and
+            # ColossalAI's schedule divide it, so the engine must not divide again: the gradients
+            # come out as the whole batch's with no pass over them after the step (the engine's
+            # ``scale_grads``, measured at 3-4 ms a step per rank in the benchmark's model), and a
+            # parameter that several stages of one rank hold (the token embedding, under a looped
+            # schedule) is never divided twice
             loss_fn = (lambda logits, labels: micro_batch_loss(logits, labels) / job.n_micro) if training else None
             looped = spec.stages_per_rank > 1  # the engine's multi-stage schedules take a list of stages
             schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, scale_grads=False)

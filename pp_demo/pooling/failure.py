@@ -155,10 +155,10 @@ def render_failures(text: str) -> str:
 
 
 # ---- plain claims: sentences to read aloud, each true on every row its pattern covers
-# A failure condition above is exact, and reads like one. A claim is simpler and need not cover every row;
-# ``tests/pooling/test_class_claims.py`` checks each on every row of length 1 to 6. Notebook 07's table of
-# classes is written from these (``pp_demo.pooling.survey.format_classes``), with the exact condition
-# (``wrong_when``) as its footnote.
+# A failure condition above is exact, and reads like one. A claim is simpler and need not cover
+# every row; ``tests/pooling/test_class_claims.py`` checks each on every row of length 1 to 6.
+# Notebook 07's table of classes is written from these (``pp_demo.pooling.survey.format_classes``),
+# with the exact condition (``wrong_when``) as its footnote.
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None = None) 
         raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
         raise BadInput("attention_mask has an empty sequence (length 0): there is no token to pool")
-    # checking values needs the data: skipped while torch.export traces the rule (ONNX export) on symbolic tensors
+    # checking values needs the data: skipped while torch.export traces the rule (ONNX export) on
+    # symbolic tensors
     if not torch.compiler.is_compiling() and ((attention_mask != 0) & (attention_mask != 1)).any():
         raise BadInput("attention_mask must contain only 0 and 1")
 

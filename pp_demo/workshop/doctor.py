@@ -28,7 +28,8 @@ from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 __all__ = ["Check", "read_pins", "run_checks", "add_doctor_options", "run_doctor", "main"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # pp_demo/, in a checkout or in site-packages
-# In the checkout (``--checkout``, default: .), never beside the package: an installed one has none around it.
+# In the checkout (``--checkout``, default: .), never beside the package: an installed one has none
+# around it.
 PINS = Path("constraints") / "pinned.txt"
 SETUP = "run `make setup` (conda: `conda env create -f environment.yml`, see the README)"
 REQUIRED = ("torch", "transformers", "jupyterlab", "nbval")

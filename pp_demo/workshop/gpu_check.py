@@ -105,9 +105,9 @@ def _notebook_steps(root: Path) -> list[Step]:
 def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:
     if step.skip or step.argv[:2] != ("-m", "pp_demo"):
         return step.skip
-    # Does this tree's parser know the job and its options? Parsed only, nothing runs: a job another branch
-    # adds is "not available" until merged. ``cuda`` is read as ``cpu``: the parser refuses cuda where there
-    # is none, and whether the device works is the step's own question.
+    # Does this tree's parser know the job and its options? Parsed only, nothing runs: a job another
+    # branch adds is "not available" until merged. ``cuda`` is read as ``cpu``: the parser refuses
+    # cuda where there is none, and whether the device works is the step's own question.
     known = [("cpu" if word == "cuda" else word) for word in step.argv[2:]]  # after "-m pp_demo"
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         try:

@@ -26,7 +26,8 @@ CHANGE = "0001-rightmost-non-pad-llama-qwen2-opt.patch"
 FOLLOW_UP = "0002-rightmost-non-pad-first-pad-forwards.patch"
 # The modeling files each diff touches, as history wrote them (the pull request's change, then its
 # follow-up): the 0.5.0 forwards that count the non-pad ids, and those that look for the first pad
-# id. Literals, not read from the families table (it may grow): tests check them against its colossalai_rule.
+# id. Literals, not read from the families table (it may grow): tests check them against its
+# colossalai_rule.
 CHANGE_FILES = ("llama", "qwen2", "opt")
 FOLLOW_UP_FILES = ("mistral", "gpt2", "bloom", "falcon", "gptj")
 
