@@ -36,6 +36,7 @@ INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER)
 PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
 .PHONY: setup setup-dev colossalai reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
+        test-torch test-torch-range \
         lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
@@ -113,6 +114,33 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5)
 test-transformers5: $(VENV5)/.installed
 	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow"
 
+# The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
+# hosted notebook holds it, PyPI's build installed first (PIP_CONSTRAINT=/dev/null lifts any cap a pip
+# configuration puts on torch), then the workbook around it by `--keep-torch`, the way docs/gpu.md
+# tells a GPU user: the doctor, the reproduction on two ranks, the pipeline and verify tests, and
+# notebooks 02, 03 and 10 (two-rank training, the shape trap) under strict nbval.
+TORCH_LOWEST := 2.11.0
+TORCH_NEWEST := 2.15.0
+TORCH_VERSION ?= $(TORCH_NEWEST)
+VENVT := .venv-torch-$(TORCH_VERSION)
+
+$(VENVT)/.installed: pyproject.toml $(LOCK) tools/install_env.py
+	test -x $(VENVT)/bin/python || $(PYTHON) -m venv $(VENVT)
+	PIP_CONSTRAINT=/dev/null $(VENVT)/bin/python -m pip install -q --upgrade pip
+	PIP_CONSTRAINT=/dev/null $(VENVT)/bin/python -m pip install -q torch==$(TORCH_VERSION)
+	$(PYTHON) -m tools.install_env --venv $(VENVT) --installer $(INSTALLER) --keep-torch --lock $(LOCK)
+	touch $@
+
+test-torch: $(VENVT)/.installed
+	$(VENVT)/bin/python -m pp_demo doctor
+	$(VENVT)/bin/python -m pp_demo reproduce --distributed
+	$(VENVT)/bin/python -m pytest tests/pipeline tests/verify -m "not colossalai and not slow"
+	$(VENVT)/bin/python -m pytest $(NBVAL) notebooks/02_*.ipynb notebooks/03_*.ipynb notebooks/10_*.ipynb
+
+test-torch-range:
+	$(MAKE) test-torch TORCH_VERSION=$(TORCH_LOWEST)
+	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
+
 # JupyterLab on the notebooks. Not ColossalAI: it is no attendee's homework (native Windows cannot
 # install it), so only notebook 06's cells that import it fail without it, and their stored outputs
 # stay readable (`make colossalai` first to run them). As root it adds --allow-root, without a
@@ -167,7 +195,7 @@ time-core: setup
 	$(BIN)/python -m tools.time_core
 
 clean:
-	rm -rf $(VENV) $(VENV5) *.egg-info
+	rm -rf $(VENV) $(VENV5) .venv-torch-* *.egg-info
 
 # The pull request's claims judged on ColossalAI's own sdists (README, "The pull request, verified")
 .PHONY: verify-pr

@@ -14,6 +14,12 @@
 5. torch, then the lock (whose ``torch==2.13.0`` the installed build satisfies), then pp_demo
    itself without dependencies.
 
+``--keep-torch``: the environment already has the torch it is to use (a GPU box's or a hosted
+notebook's CUDA build, any version of the tested range; docs/gpu.md). Nothing replaces it: the
+lock goes in without its ``torch`` line, without the packages that torch itself requires (the
+installed torch chose them; torch 2.11 wants an older setuptools than the lock's) and without
+dependencies, so no resolver can swap torch for another build.
+
 Standard library only, and no make: on Windows ``py -3.12 -m tools.install_env ...`` (from the checkout) is the setup.
 """
 
@@ -131,6 +137,29 @@ def build_mismatch(venv: Path, wanted: str, platform: str = sys.platform) -> str
     )
 
 
+def keep_torch_lock(python: Path, lock: Path, out: Path) -> str:
+    """Write ``lock`` to ``out`` less torch and what the installed torch requires; return
+    that torch's version. Stops in one line when ``python`` has no torch. Only torch's own
+    requirements are skipped, not those of its extras (``pyyaml`` is one, and transformers needs it)."""
+    probe = (
+        "import importlib.metadata as m, re; print(m.version('torch')); "
+        "print(*(re.split('[ ;<>=!~\\[]', r)[0] for r in m.requires('torch') or [] if 'extra ==' not in r))"
+    )
+    done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"setup: --keep-torch, but {python.as_posix()} has no torch: install the one to keep first")
+    version, _, required = done.stdout.partition("\n")
+    skipped = {"torch", *(name.lower().replace("_", "-") for name in required.split())}
+    kept = []
+    for line in lock.read_text().splitlines():
+        name = line.split("==")[0].strip().lower().replace("_", "-")
+        if "==" in line and not line.startswith("#") and name in skipped:
+            continue
+        kept.append(line)
+    out.write_text("\n".join(kept) + "\n")
+    return version.strip()
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Make a venv holding exactly the lock (see the module doc).")
     parser.add_argument("--venv", type=Path, default=Path(".venv"))
@@ -147,6 +176,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pytorch-wheels", default=torch_source.PYTORCH_WHEELS, help="where PyTorch's indexes are")
     parser.add_argument("--no-torch", action="store_true", help="torch is in the venv already (a second lock)")
     parser.add_argument("--no-project", action="store_true", help="do not install pp_demo itself")
+    parser.add_argument(
+        "--keep-torch", action="store_true", help="keep the torch the venv (or Python) has; the lock around it (docs/gpu.md)"
+    )
     return parser.parse_args(argv)
 
 
@@ -167,6 +199,8 @@ def torch_plan(args: argparse.Namespace, python: Path) -> torch_source.TorchPlan
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.keep_torch:
+        args.no_torch = True
     problem = check_python() or (None if args.no_torch else build_mismatch(args.venv, args.torch))
     if problem is None and args.torch not in torch_source.TORCH_BUILDS and not args.torch_index:
         problem = (
@@ -200,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{plan.requirement} from {plan.source}, with {installer.name}")
         installer.install([*plan.options, plan.requirement])
     for lock in args.lock:
+        if args.keep_torch:
+            kept = args.venv / "keep-torch.lock.txt"
+            version = keep_torch_lock(python, lock, kept)
+            say(f"{lock.as_posix()} around the torch {version} installed, with {installer.name}")
+            installer.install(["--no-deps", "-r", str(kept)])
+            continue
         say(f"{lock.as_posix()}, with {installer.name}")
         installer.install(["-r", str(lock)])
     if not args.no_project:

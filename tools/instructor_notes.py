@@ -44,7 +44,7 @@ EPISODES = {
         "why the first-pad rule survives left padding and where pad == eos breaks it (notebook 04 covers it)",
     ),
     "02": EpisodeNotes(
-        "`split_model(model)` and the three tensors the first stage sends",
+        "`split_model(model)` and the three tensors the last stage gets",
         "the two-rank run (`run(jobs, on=\"ranks\")`: a few seconds of start-up)",
         "a stage is a view on the model's own modules; any difference later is the pooling",
         "what else, besides the pooling, could a pipeline stage need from the original batch?",

@@ -2,12 +2,12 @@
 
 from .core import register, wrong_answer
 
-_SENT = ("hidden", "input_ids", "attention_mask")
+_GOT = ("hidden", "input_ids", "attention_mask")
 
 
 @register(
     "02.1",
-    "The first stage sends hidden, input_ids and attention_mask. Read the last stage's forward: "
+    "The last stage gets hidden, input_ids and attention_mask. Read its forward: "
     "which one would it not need if it pooled with rightmost_attended?",
     solution="input_ids",
     why="only a pad-id rule reads them; the layers run on the hidden states",
@@ -19,8 +19,8 @@ _SENT = ("hidden", "input_ids", "attention_mask")
     ),
 )
 def _judge_unneeded_tensor(name: object) -> str | None:
-    if name not in _SENT:
-        return f"{name!r} is not one of the tensors the first stage sends: {', '.join(_SENT)}"
+    if name not in _GOT:
+        return f"{name!r} is not one of the tensors the last stage gets: {', '.join(_GOT)}"
     if name == "hidden":
         return (
             "on any row, [5,6,7,8,0,0] say, the last stage's layers start from the hidden states: "

@@ -16,9 +16,9 @@ from matplotlib.patches import FancyBboxPatch
 from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
 from pp_demo.pipeline.stages import Stages
 
-__all__ = ["stage_contents", "draw_stage_split", "draw_sent_tensors", "draw_memory_per_device"]
+__all__ = ["stage_contents", "draw_stage_split", "draw_stage_inputs", "draw_memory_per_device"]
 
-SENT = "hidden states\ninput_ids\nattention_mask"
+SENT = "hidden states"  # all that crosses between ranks: the schedule hands each stage the ids and mask
 LOGITS = "logits\n(batch, labels)"
 _LINE_IN = 0.27  # one line of text at PROJECTOR_PT, with its leading
 # a stage's colour only tells the boxes apart; the title names each
@@ -104,22 +104,29 @@ def _arrow(ax: Any, start: tuple[float, float], end: tuple[float, float]) -> Non
     ax.annotate("", xy=end, xytext=start, arrowprops={"arrowstyle": "->", "lw": 2})
 
 
-def draw_sent_tensors(sent: Sequence[tuple[str, torch.Tensor]]) -> Figure:
-    """What crosses from stage 0 to stage 1: one arrow per tensor, labelled with its name,
-    shape and dtype, read from the tensors themselves (``FirstStage``'s output)."""
-    labels = [f"{name}  {tuple(t.shape)}  {str(t.dtype).removeprefix('torch.')}" for name, t in sent]
-    stage_names = ("stage 0", "stage 1")
-    box_w = max(text_inches(n, weight="bold") for n in stage_names) + 0.5
+def draw_stage_inputs(inputs: Sequence[tuple[str, str, torch.Tensor]]) -> Figure:
+    """What stage 1 gets, one arrow per tensor from where it comes (``(source, name, tensor)``:
+    the hidden states from stage 0, the ids and mask from the schedule), each labelled with its
+    name, shape and dtype, read from the tensors themselves."""
+    labels = [f"{name}  {tuple(t.shape)}  {str(t.dtype).removeprefix('torch.')}" for _, name, t in inputs]
+    sources = list(dict.fromkeys(source for source, _, _ in inputs))  # in order, each once
+    box_w = max(text_inches(n, weight="bold") for n in [*sources, "stage 1"]) + 0.5
     gap = max(map(text_inches, labels)) + 0.6
     row = 0.62
-    height = row * len(labels) + 0.8
+    height = row * len(labels) + 0.4 * len(sources) + 0.6
     fig, ax = _canvas(2 * box_w + gap + 0.4, height)
-    for index, (x, name) in enumerate(zip((0.2, 0.2 + box_w + gap), stage_names, strict=True)):
-        _stage(ax, x, 0.3, box_w, height - 0.9, name, [], index)
-    for i, label in enumerate(labels):
-        y = height - 0.75 - i * row
-        _arrow(ax, (0.25 + box_w, y), (0.15 + box_w + gap, y))
-        ax.text(0.2 + box_w + gap / 2, y + 0.06, label, ha="center", va="bottom", fontsize=PROJECTOR_PT)
+    _stage(ax, 0.2 + box_w + gap, 0.3, box_w, height - 0.9, "stage 1", [], 1)
+    y = height - 0.75
+    for index, source in enumerate(sources):
+        rows = [label for (s, _, _), label in zip(inputs, labels, strict=True) if s == source]
+        top = y
+        for label in rows:
+            _arrow(ax, (0.25 + box_w, y), (0.15 + box_w + gap, y))
+            ax.text(0.2 + box_w + gap / 2, y + 0.06, label, ha="center", va="bottom", fontsize=PROJECTOR_PT)
+            y -= row
+        box_h = top - y - row + 0.5
+        _stage(ax, 0.2, top - box_h + 0.25, box_w, box_h, "", [source], 0 if source == "stage 0" else 2 + index)
+        y -= 0.4
     return fig
 
 

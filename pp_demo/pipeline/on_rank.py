@@ -1,5 +1,6 @@
 """What each rank does: where it computes, its stages of the split model, one engine per
-shape, one step helper; ``PipelineStage`` moves the hidden states, ids and mask between stages.
+shape, one step helper; ``PipelineStage`` moves the hidden states between stages, and every
+stage gets the micro-batch's ids and mask from the schedule (``pipeline_step``).
 
 The engine fixes its shapes at a stage's first step and afterwards gives wrong logits, aborts
 or returns extra rows for other shapes, so a stage and its schedule are built per shape
@@ -8,6 +9,7 @@ plain dict per job (its own stage's gradients or parameters; the logits and loss
 last rank); ``merge`` makes the job's typed result from them.
 """
 
+import inspect
 import os
 import signal
 import time
@@ -62,7 +64,7 @@ class _Faulty(nn.Module):
         super().__init__()
         self.stage, self.fault, self.calls = stage, fault, 0
 
-    def forward(self, *args: torch.Tensor) -> Any:
+    def forward(self, *args: torch.Tensor, **kwargs: torch.Tensor) -> Any:
         if self.calls == self.fault.at:
             if self.fault.how == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -70,7 +72,7 @@ class _Faulty(nn.Module):
                 time.sleep(24 * 3600)
             raise RuntimeError(f"fault injected at micro-batch {self.fault.at}")
         self.calls += 1
-        return self.stage(*args)
+        return self.stage(*args, **kwargs)
 
 
 class StageCache:
@@ -78,26 +80,26 @@ class StageCache:
     shape. A rank holds one stage, or several under a looped schedule
     (``pp_demo.pipeline.schedules.stage_ids_of_rank``: which ones is the registry's business)."""
 
-    def __init__(self, rank: int, world_size: int, device: torch.device) -> None:
-        self.rank, self.world_size, self.device = rank, world_size, device
+    def __init__(self, rank: int, world_size: int, device: torch.device, group: Any = None) -> None:
+        """``group``: the process group the stages talk over (``None``: the default one)."""
+        self.rank, self.world_size, self.device, self.group = rank, world_size, device, group
         self.built: dict[tuple[Any, ...], tuple[Any, nn.Module]] = {}
 
     def _example_args(
         self, job: Job, shape: Sequence[int], training: bool, stage_id: int, n_stages: int
-    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor | tuple[torch.Tensor, ...]]:
+    ) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
         """Shapes of one micro-batch in and out of stage ``stage_id``, given up front: the
         engine would otherwise infer them by running the stage on uninitialised tensors,
         where a pooling rule computes an index (or checks a mask) from garbage."""
         rows = shape[0] // job.n_micro
-        ids = torch.zeros(rows, shape[1], dtype=torch.long, device=self.device)
-        mask = torch.zeros_like(ids)
         dtype = next(job.model.parameters()).dtype
         config: Any = job.model.config
-        hidden = torch.zeros(*ids.shape, config.hidden_size, dtype=dtype, device=self.device)
+        hidden = torch.zeros(rows, shape[1], config.hidden_size, dtype=dtype, device=self.device)
         hidden.requires_grad_(training)  # tells the engine to send its gradient back
         logits = torch.zeros(rows, config.num_labels, dtype=dtype, device=self.device)
-        inputs: tuple[torch.Tensor, ...] = (ids, mask) if stage_id == 0 else (hidden, ids, mask)
-        outputs: torch.Tensor | tuple[torch.Tensor, ...] = logits if stage_id == n_stages - 1 else (hidden, ids, mask)
+        # the first stage's inputs are keyword arguments (the ids and the mask), as every stage's
+        inputs: tuple[torch.Tensor, ...] = () if stage_id == 0 else (hidden,)
+        outputs = logits if stage_id == n_stages - 1 else hidden
         return inputs, outputs
 
     def get(self, job: Job, shape: Sequence[int], training: bool) -> tuple[Any, nn.Module]:
@@ -114,7 +116,7 @@ class StageCache:
                 if k == 0 and job.fault is not None and job.fault.rank == self.rank:
                     module = _Faulty(module, job.fault)
                 examples = self._example_args(job, shape, training, stage_id, len(split))
-                stages.append(PipelineStage(module, stage_id, len(split), self.device, *examples))
+                stages.append(PipelineStage(module, stage_id, len(split), self.device, *examples, group=self.group))
             schedule_class = get_schedule_class(spec.torch_name)  # the engine's own registry
             # each micro-batch's loss divided by the micro-batch count, as the in-process engine and
             # ColossalAI's schedule divide it, so the engine must not divide again: the gradients
@@ -124,7 +126,9 @@ class StageCache:
             # schedule) is never divided twice
             loss_fn = (lambda logits, labels: micro_batch_loss(logits, labels) / job.n_micro) if training else None
             looped = spec.stages_per_rank > 1  # the engine's multi-stage schedules take a list of stages
-            schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, scale_grads=False)
+            # torch < 2.7 has no ``scale_grads`` and never divides
+            scaling = {"scale_grads": False} if "scale_grads" in inspect.signature(schedule_class).parameters else {}
+            schedule = schedule_class(stages if looped else stages[0], job.n_micro, loss_fn=loss_fn, **scaling)
             modules = [stage.submod for stage in stages]
             self.built[key] = schedule, nn.ModuleList(modules) if looped else modules[0]
         return self.built[key]
@@ -150,17 +154,20 @@ def pipeline_step(
     schedule: Any,
     rank: int,
     world_size: int,
-    ids: torch.Tensor | None,
-    mask: torch.Tensor | None,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
     labels: torch.Tensor | None = None,
     losses: list[torch.Tensor] | None = None,
 ) -> Any:
     """One step of the schedule on this rank, for inference, training and the benchmark
-    alike: the first stage feeds the batch, the last gets the target (when training) and
-    returns the logits; a middle relays."""
-    args = (ids, mask) if rank == 0 else ()
-    kwargs = {"target": labels, "losses": losses} if rank == world_size - 1 and labels is not None else {}
-    return schedule.step(*args, **kwargs)
+    alike. Every rank hands its stages the batch's ids and mask (the schedule cuts them into
+    micro-batches, as ColossalAI's schedule hands each stage the whole micro-batch); only the
+    hidden states travel between ranks. The last rank gets the target (when training) and
+    returns the logits."""
+    kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+    if rank == world_size - 1 and labels is not None:
+        kwargs |= {"target": labels, "losses": losses}
+    return schedule.step(**kwargs)
 
 
 def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: torch.device) -> dict[str, Any]:
@@ -175,6 +182,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
         rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
+        assert rows is not None and rows_mask is not None  # a batch always holds both
         job.model.zero_grad(set_to_none=True)
         losses: list[torch.Tensor] = []
         with torch.set_grad_enabled(training):

@@ -5,13 +5,15 @@ each copy pruned): no family's forward is rewritten, so transformers itself comp
 masks, rotary or alibi terms. Parameters are *shared* with the model, not copied: a training
 step through the stages trains the model itself.
 
-    first stage:   embeddings + layers[:p1]                -> hidden, input_ids, attention_mask
-    middle stage:  layers[p1:p2]                           -> hidden, input_ids, attention_mask
-    last stage:    layers[pk:] + final norm + pool + score -> logits
+    first stage:   (input_ids, attention_mask)         embeddings + layers[:p1]                -> hidden
+    middle stage:  (hidden, input_ids, attention_mask) layers[p1:p2]                           -> hidden
+    last stage:    (hidden, input_ids, attention_mask) layers[pk:] + final norm + pool + score -> logits
 
-``input_ids`` and the mask travel with the hidden states through every stage: the last pools
-from them. ColossalAI's schedule hands every stage the whole micro-batch, so its last stage,
-however many precede it, runs the same pooling code.
+Only the hidden states travel from stage to stage. Every stage gets the micro-batch's
+``input_ids`` and mask from the schedule itself, as ColossalAI's schedule hands every stage the
+whole micro-batch: the body needs the mask, and the last stage pools from both. Integer
+tensors never cross between ranks, so no engine is asked for their gradient (torch 2.11 and
+2.12 demand one for every tensor a stage receives).
 """
 
 import copy
@@ -40,10 +42,6 @@ __all__ = [
 ]
 
 
-Sent = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
-"""What a stage sends the next one: hidden states, input ids, attention mask."""
-
-
 class _Zero(nn.Module):
     """Stands in for learned position embeddings after the first stage: they were already
     added there, and the body's forward adds them again to its input."""
@@ -63,17 +61,17 @@ class FirstStage(nn.Module):
         super().__init__()
         self.body = body
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> Sent:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         output = self.body(
             input_ids=input_ids,
             attention_mask=attention_mask,
             use_cache=False,
         )
-        return _last_hidden(output), input_ids, attention_mask
+        return _last_hidden(output)
 
 
 class MiddleStage(nn.Module):
-    """Decoder layers between two split points; the ids and the mask pass on to later stages."""
+    """Decoder layers between two split points."""
 
     def __init__(self, body: nn.Module) -> None:
         super().__init__()
@@ -84,13 +82,13 @@ class MiddleStage(nn.Module):
         hidden: torch.Tensor,
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
-    ) -> Sent:
+    ) -> torch.Tensor:
         output = self.body(
             inputs_embeds=hidden,
             attention_mask=attention_mask,
             use_cache=False,
         )
-        return _last_hidden(output), input_ids, attention_mask
+        return _last_hidden(output)
 
 
 class LastStage(nn.Module):
@@ -155,11 +153,12 @@ class Stages:
         return self.modules[stage_index]
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Every stage in order, in this process: what the ranks compute together."""
-        sent = self.first(input_ids, attention_mask)
+        """Every stage in order, in this process: what the ranks compute together. Each
+        stage gets the ids and the mask, as the schedule hands them on the ranks."""
+        hidden = self.first(input_ids, attention_mask)
         for stage in self.modules[1:]:
-            sent = stage(*sent)
-        return cast(torch.Tensor, sent)
+            hidden = stage(hidden, input_ids, attention_mask)
+        return hidden
 
 
 def count_layers(model: nn.Module) -> int:

@@ -166,7 +166,7 @@ def pad_sight(seed: int = 0, split_at: int | tuple[int, ...] = 2) -> dict[str, f
     mask = (rows[0] != PAD).long()
     stages = split_model(model, split_at, rule="count")
     with torch.no_grad():
-        first = [stages.first(x, mask)[0][0, :5] for x in rows]
+        first = [stages.first(x, mask)[0, :5] for x in rows]
         logits = [pipeline_logits(model, x, mask, rule="count", split_points=split_at)[0] for x in rows]
         hidden = [model.base_model(input_ids=x, attention_mask=mask).last_hidden_state[0, :5] for x in rows]
     largest = {

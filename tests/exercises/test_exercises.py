@@ -93,7 +93,7 @@ def test_01_1_is_judged_on_rows_with_a_non_pad_id_only():
         ("10.2", 0.2, "should be a function"),
         ("02.1", "hidden", "start from the hidden states"),
         ("02.1", "attention_mask", "keep the two pads out of attention"),
-        ("02.1", "labels", "not one of the tensors the first stage sends"),
+        ("02.1", "labels", "not one of the tensors the last stage gets"),
     ],
 )
 def test_notebook_02_wrong_answers_get_a_counterexample(key, wrong, counterexample):
@@ -129,7 +129,7 @@ def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
     first, last = split_model(build_model("llama"), rule="rightmost_attended")
     ids, mask = as_batch(["left", "right"])
     with torch.no_grad():
-        hidden, _, _ = first(ids, mask)
+        hidden = first(ids, mask)
         assert torch.equal(last(hidden, ids, mask), last(hidden, torch.randint_like(ids, 1, 30), mask))
 
 
@@ -405,12 +405,12 @@ def test_notebook_05_the_count_rule_logits_depend_on_exactly_the_solution_positi
     nudge = {}
     stages.first.body.embed_tokens.register_forward_hook(lambda module, args, out: out + nudge.get("at", 0))
     with torch.no_grad():
-        base = stages.last(*stages.first(ids, mask))
+        base = stages.last(stages.first(ids, mask), ids, mask)
         moved = []
         for p in range(8):
             nudge["at"] = torch.zeros(1, 8, 1)
             nudge["at"][0, p] = 1.0
-            moved.append(not torch.allclose(stages.last(*stages.first(ids, mask)), base, atol=1e-6, rtol=0))
+            moved.append(not torch.allclose(stages.last(stages.first(ids, mask), ids, mask), base, atol=1e-6, rtol=0))
     assert [p for p in range(8) if moved[p]] == SOLUTIONS["05.3"]
 
 

@@ -94,17 +94,13 @@ def _stage_split(split_points=None):
     return draw_stage_split(split_model(build_model("llama"), split_points))
 
 
-def _sent_tensors():
-    # notebook 02: what the first stage of the tiny Llama sends for three rows of length 6
-    from pp_demo.figures.pipeline import draw_sent_tensors
+def _stage_inputs():
+    # notebook 02: what the last stage of the tiny Llama gets for three rows of length 6
+    from pp_demo.figures.pipeline import draw_stage_inputs
 
-    names = ("hidden", "input_ids", "attention_mask")
-    shapes = ((3, 6, 16), (3, 6), (3, 6))
-    return draw_sent_tensors(
-        [
-            (n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32))
-            for n, s in zip(names, shapes, strict=True)
-        ]
+    inputs = (("stage 0", "hidden", (3, 6, 16)), ("schedule", "input_ids", (3, 6)), ("schedule", "attention_mask", (3, 6)))
+    return draw_stage_inputs(
+        [(src, n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32)) for src, n, s in inputs]
     )
 
 
@@ -180,14 +176,14 @@ FIGURES = {
         ("1f1b 3", lambda: _timeline("1f1b", 3)),
     ],
     "pipeline.draw_stage_split": [("two stages", _stage_split), ("three stages", lambda: _stage_split((1, 2)))],
-    "pipeline.draw_sent_tensors": [("two stages", _sent_tensors)],
+    "pipeline.draw_stage_inputs": [("two stages", _stage_inputs)],
     "pipeline.draw_memory_per_device": [("four stages", _memory_per_device)],
     "review.draw_review_grid": [("review table", _review_grid)],
     "study.draw_study_distributions": [("two versions", _study_distributions)],
     "study.draw_one_seed_curves": [("seed 0", _one_seed_curves)],
 }
 # boxes named in their titles, arrows by their labels: nothing for a key to explain
-KEYLESS = {"pipeline.draw_stage_split", "pipeline.draw_sent_tensors"}
+KEYLESS = {"pipeline.draw_stage_split", "pipeline.draw_stage_inputs"}
 CASES = [pytest.param(name, draw, id=f"{name}: {what}") for name, cases in FIGURES.items() for what, draw in cases]
 
 

@@ -57,7 +57,7 @@ def test_a_single_job_instead_of_a_list(model):
         (-IDS - 1, MASK, ["input_ids must lie in 0.."]),
         (IDS, MASK[:, 1:], ["attention_mask of the shape of its input_ids (6, 6), got (6, 5)"]),
         (IDS, MASK * 2, ["attention_mask holds only 0 (padding) and 1"]),
-        (IDS, None, ["attention_mask", "None cannot travel"]),
+        (IDS, None, ["attention_mask", "never None"]),
     ],
     ids=[
         "1-D",

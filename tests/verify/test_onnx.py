@@ -61,11 +61,11 @@ def test_last_stage_with_the_fix_matches_torch(tmp_path, exporter):
     stages = split_model(build_model("llama"))
     ids, mask = as_batch(CASES)
     with torch.no_grad():
-        example = stages.first(ids, mask)
+        example = (stages.first(ids, mask), ids, mask)
     path = export_onnx(stages.last, example, tmp_path / "last.onnx", exporter)
     for batch in (ids, OTHER):
         with torch.no_grad():
-            sent = stages.first(batch, (batch != 0).long())
+            sent = (stages.first(batch, (batch != 0).long()), batch, (batch != 0).long())
             want = stages.last(*sent)
         assert float((run_onnx(path, *sent) - want).abs().max()) <= 1e-6
 
