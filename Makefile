@@ -115,9 +115,8 @@ test-transformers5: $(VENV5)/.installed
 	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow"
 
 # The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
-# hosted notebook holds it, PyPI's build installed first (PIP_CONSTRAINT=/dev/null lifts any cap a pip
-# configuration puts on torch), then the workbook around it by `--keep-torch`, the way docs/gpu.md
-# tells a GPU user: the doctor, the reproduction on two ranks, the pipeline and verify tests, and
+# hosted notebook holds it, PyPI's build installed first (no cap a pip configuration puts on torch
+# applies), then the workbook around it by `--keep-torch`, the way docs/gpu.md tells a GPU user: the doctor, the reproduction on two ranks, the pipeline and verify tests, and
 # notebooks 02, 03 and 10 (two-rank training, the shape trap) under strict nbval.
 TORCH_LOWEST := 2.11.0
 TORCH_NEWEST := 2.15.0
@@ -125,10 +124,8 @@ TORCH_VERSION ?= $(TORCH_NEWEST)
 VENVT := .venv-torch-$(TORCH_VERSION)
 
 $(VENVT)/.installed: pyproject.toml $(LOCK) tools/install_env.py
-	test -x $(VENVT)/bin/python || $(PYTHON) -m venv $(VENVT)
-	PIP_CONSTRAINT=/dev/null $(VENVT)/bin/python -m pip install -q --upgrade pip
-	PIP_CONSTRAINT=/dev/null $(VENVT)/bin/python -m pip install -q torch==$(TORCH_VERSION)
-	$(PYTHON) -m tools.install_env --venv $(VENVT) --installer $(INSTALLER) --keep-torch --lock $(LOCK)
+	$(PYTHON) -m tools.install_env --venv $(VENVT) --installer $(INSTALLER) --keep-torch \
+	  --pypi-torch $(TORCH_VERSION) --lock $(LOCK)
 	touch $@
 
 test-torch: $(VENVT)/.installed

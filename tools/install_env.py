@@ -75,11 +75,12 @@ class Installer:
     def name(self) -> str:
         return "uv" if self.uv else "pip"
 
-    def install(self, arguments: list[str]) -> None:
+    def install(self, arguments: list[str], env: dict[str, str] | None = None) -> None:
+        """Install ``arguments``; ``env``: variables set for this install alone."""
+        env = {**os.environ, **(env or {})}
         if self.uv is None:
-            run([str(self.python), "-m", "pip", "install", "-q", *self.sources, *arguments])
+            run([str(self.python), "-m", "pip", "install", "-q", *self.sources, *arguments], env=env)
             return
-        env = dict(os.environ)
         settings = torch_source.pip_configuration(str(self.python))
         if settings.get("cert") and "SSL_CERT_FILE" not in env:
             env["SSL_CERT_FILE"] = settings["cert"]  # pip's certificate bundle, for uv too
@@ -179,6 +180,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--keep-torch", action="store_true", help="keep the torch the venv (or Python) has; the lock around it (docs/gpu.md)"
     )
+    parser.add_argument(
+        "--pypi-torch",
+        default="",
+        metavar="VERSION",
+        help="with --keep-torch: first put PyPI's torch==VERSION in the venv, as a GPU box holds it (make test-torch)",
+    )
     return parser.parse_args(argv)
 
 
@@ -233,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     if plan is not None:
         say(f"{plan.requirement} from {plan.source}, with {installer.name}")
         installer.install([*plan.options, plan.requirement])
+    if args.keep_torch and args.pypi_torch:
+        say(f"torch=={args.pypi_torch} from PyPI, as a GPU box holds it, with {installer.name}")
+        # no cap a pip configuration puts on torch: the version asked for is the one to test
+        installer.install([f"torch=={args.pypi_torch}"], env={"PIP_CONSTRAINT": os.devnull})
     for lock in args.lock:
         if args.keep_torch:
             kept = args.venv / "keep-torch.lock.txt"
@@ -243,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{lock.as_posix()}, with {installer.name}")
         installer.install(["-r", str(lock)])
     if not args.no_project:
-        installer.install(["--no-deps", "--no-build-isolation", "-e", "."])
+        # the lock's setuptools builds pp_demo in the venv itself; around a kept torch the venv
+        # holds the setuptools that torch chose (2.11's may be older than pyproject's license
+        # field), so pp_demo is built in an isolated environment of its own
+        isolation = [] if args.keep_torch else ["--no-build-isolation"]
+        installer.install(["--no-deps", *isolation, "-e", "."])
     return 0
 
 

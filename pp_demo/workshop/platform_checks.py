@@ -21,6 +21,22 @@ from pathlib import Path
 
 # The status words of every check of the room (this module's, the doctor's, gpu-check's).
 OK, WARN, FAIL, SKIP = "ok", "WARN", "FAIL", "skip"
+TESTED_TORCH = ((2, 11), (2, 15))
+"""The oldest and the newest torch release (major, minor) that CI tests the workbook on: the lock's
+torch, and these two ends (the Makefile's ``test-torch-range``, ``pyproject.toml``'s requirement,
+the README). Below 2.11 two-rank training fails; each end was measured (docs/gpu.md)."""
+
+
+def torch_in_tested_range(version: str) -> bool:
+    """Whether ``version`` (``2.11.0+cu130``, say) is a release of the tested range."""
+    release = tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:2])
+    return TESTED_TORCH[0] <= release <= TESTED_TORCH[1]
+
+
+def tested_torch_range() -> str:
+    """``2.11-2.15``, as the doctor and the README write it."""
+    return "-".join(".".join(map(str, end)) for end in TESTED_TORCH)
+
 GPU_FIX = "rm -f .venv/.installed && make setup TORCH=cu128"
 CPU_FIX = "rm -rf .venv && make setup"
 SITE = "`make site` shows every notebook with its stored outputs, read-only"

@@ -202,3 +202,24 @@ def test_the_linux_lock_and_environment_yml_are_for_one_python():
     (python,) = [d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python=")]
     lock5 = _python_range((CONSTRAINTS / "transformers5.lock.txt").read_text())
     assert lock5 == (python.split("=")[1],) * 2 == (LOCK_PLATFORM["python_version"],) * 2
+
+
+def test_one_torch_range_in_pyproject_the_ci_legs_the_doctor_and_the_readme():
+    """CI tests torch 2.11 and 2.15 besides the lock's 2.13: pyproject admits exactly those
+    minor releases, the Makefile's legs are their ends, the doctor and the README say the same."""
+    from pp_demo.workshop import platform_checks
+
+    makefile = (ROOT / "Makefile").read_text()
+    lowest = re.search(r"^TORCH_LOWEST := (\S+)$", makefile, re.M)[1]
+    newest = re.search(r"^TORCH_NEWEST := (\S+)$", makefile, re.M)[1]
+    assert "test-torch-range" in (ROOT / ".ci" / "run").read_text()
+    (torch,) = [Requirement(r) for r in _project()["dependencies"] if r.startswith("torch")]
+    for minor in range(0, 20):
+        admitted = Version(f"2.{minor}.0") in torch.specifier
+        assert admitted == (Version(lowest).minor <= minor <= Version(newest).minor), minor
+    assert Version("3.0.0") not in torch.specifier
+    assert platform_checks.TESTED_TORCH == (Version(lowest).release[:2], Version(newest).release[:2])
+    pinned = Version(_file_pins("pinned.lock.txt")["torch"])
+    assert Version(lowest) <= pinned <= Version(newest)
+    shown = f"{Version(lowest).major}.{Version(lowest).minor} to {Version(newest).major}.{Version(newest).minor}"
+    assert f"**torch: tested on {shown}.**" in (ROOT / "README.md").read_text()

@@ -219,3 +219,39 @@ def test_a_fresh_setup_with_an_unpublished_build_stops_before_making_anything(tm
 def test_make_setup_checks_the_build_of_an_existing_venv():
     done = subprocess.run(["make", "-n", "setup", "TORCH=cu128"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert "-m tools.install_env --venv .venv --torch cu128" in done.stdout and "--check-build" in done.stdout
+
+
+def test_keep_torch_installs_the_lock_around_the_torch_there_without_its_own_requirements(tmp_path):
+    # docs/gpu.md's way for a GPU box: torch 2.11 wants setuptools<82, the lock pins 84.2.1, so
+    # the lock goes in without torch and without what torch itself requires (not its extras')
+    python = tmp_path / "python"
+    python.write_text(
+        "#!/bin/sh\n"
+        "echo 2.11.0+cu130\n"
+        "echo filelock typing-extensions setuptools sympy networkx jinja2 fsspec cuda-toolkit triton\n"
+    )
+    python.chmod(0o755)
+    lock = tmp_path / "lock.txt"
+    lock.write_text(
+        "# a header\n"
+        "setuptools==84.2.1        # via torch\n"
+        "pyyaml==6.0.3             # via huggingface-hub\n"
+        "torch==2.13.0             # via pp-demo\n"
+        "Typing_Extensions==4.15.0 # via torch\n"
+        "transformers==4.51.3\n"
+    )
+    out = tmp_path / "kept.txt"
+    assert install_env.keep_torch_lock(python, lock, out) == "2.11.0+cu130"
+    assert out.read_text().splitlines() == [
+        "# a header",
+        "pyyaml==6.0.3             # via huggingface-hub",
+        "transformers==4.51.3",
+    ]
+
+
+def test_keep_torch_without_a_torch_stops_in_one_line(tmp_path):
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 1\n")
+    python.chmod(0o755)
+    with pytest.raises(SystemExit, match="has no torch: install the one to keep first"):
+        install_env.keep_torch_lock(python, tmp_path / "lock.txt", tmp_path / "kept.txt")

@@ -333,3 +333,19 @@ def test_on_an_old_python_a_mac_is_told_where_a_newer_one_comes_from(platform, s
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 1 and len(lines) == 1 and said in lines[0], (done.stdout, done.stderr)
     assert ("brew" in lines[0]) == (platform == "darwin")
+
+
+@pytest.mark.parametrize("found", ["2.11.0+cu130", "2.12.1", "2.15.0"])
+def test_another_torch_within_the_tested_range_is_ok_and_says_the_range(monkeypatch, found):
+    # a GPU box's own torch: CI runs two-rank training on 2.11 and 2.15, the lock's 2.13 between
+    _versions(monkeypatch, torch=found)
+    check = doctor.check_package("torch", {"torch": "2.13.0"})
+    assert check.status == OK and found in check.detail and "tested range 2.11-2.15" in check.detail
+
+
+@pytest.mark.parametrize("found", ["2.5.1", "2.10.0+cu128", "2.16.0", "3.0.0"])
+def test_a_torch_outside_the_tested_range_is_a_warning_with_the_fix(monkeypatch, found):
+    _versions(monkeypatch, torch=found)
+    check = doctor.check_package("torch", {"torch": "2.13.0"})
+    assert check.status == WARN and "outside the tested range 2.11-2.15" in check.detail
+    assert "make setup" in check.detail
