@@ -178,7 +178,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-torch", action="store_true", help="torch is in the venv already (a second lock)")
     parser.add_argument("--no-project", action="store_true", help="do not install pp_demo itself")
     parser.add_argument(
-        "--keep-torch", action="store_true", help="keep the torch the venv (or Python) has; the lock around it (docs/gpu.md)"
+        "--keep-torch",
+        action="store_true",
+        help="keep the torch the venv (or Python) has; the lock around it (docs/gpu.md)",
     )
     parser.add_argument(
         "--pypi-torch",

@@ -158,7 +158,7 @@ class Stages:
         hidden = self.first(input_ids, attention_mask)
         for stage in self.modules[1:]:
             hidden = stage(hidden, input_ids, attention_mask)
-        return hidden
+        return cast(torch.Tensor, hidden)  # the last stage's logits
 
 
 def count_layers(model: nn.Module) -> int:

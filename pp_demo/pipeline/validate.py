@@ -83,7 +83,8 @@ def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> 
         raise BadInput("attention_mask is on the meta device (a shape without values): give it on cpu or a GPU")
     if mask is None:
         raise BadInput(
-            "each job needs an attention_mask of the shape of its input_ids (the schedule cuts a tensor into micro-batches, never None)"
+            "each job needs an attention_mask of the shape of its input_ids "
+            "(the schedule cuts a tensor into micro-batches, never None)"
         )
     if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
         got = str(tuple(mask.shape)) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"

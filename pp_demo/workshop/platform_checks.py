@@ -37,6 +37,7 @@ def tested_torch_range() -> str:
     """``2.11-2.15``, as the doctor and the README write it."""
     return "-".join(".".join(map(str, end)) for end in TESTED_TORCH)
 
+
 GPU_FIX = "rm -f .venv/.installed && make setup TORCH=cu128"
 CPU_FIX = "rm -rf .venv && make setup"
 SITE = "`make site` shows every notebook with its stored outputs, read-only"

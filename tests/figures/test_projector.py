@@ -98,7 +98,11 @@ def _stage_inputs():
     # notebook 02: what the last stage of the tiny Llama gets for three rows of length 6
     from pp_demo.figures.pipeline import draw_stage_inputs
 
-    inputs = (("stage 0", "hidden", (3, 6, 16)), ("schedule", "input_ids", (3, 6)), ("schedule", "attention_mask", (3, 6)))
+    inputs = (
+        ("stage 0", "hidden", (3, 6, 16)),
+        ("schedule", "input_ids", (3, 6)),
+        ("schedule", "attention_mask", (3, 6)),
+    )
     return draw_stage_inputs(
         [(src, n, torch.zeros(s, dtype=torch.int64 if len(s) == 2 else torch.float32)) for src, n, s in inputs]
     )

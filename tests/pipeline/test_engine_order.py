@@ -9,10 +9,8 @@ import pytest
 import torch
 
 from pp_demo.pipeline.engine_probes import OrderProbe, ShapeTrapProbe
-from pp_demo.pipeline.families import build_model
 from pp_demo.pipeline.runner import run
 from pp_demo.pipeline.schedules import schedule_order
-from pp_demo.verify.compare import forward_logits
 
 CASES = [(kind, p, m) for p in (2, 3) for kind in ("gpipe", "1f1b") for m in (p, 5)]
 

@@ -218,7 +218,7 @@ def test_one_torch_range_in_pyproject_the_ci_legs_the_doctor_and_the_readme():
         admitted = Version(f"2.{minor}.0") in torch.specifier
         assert admitted == (Version(lowest).minor <= minor <= Version(newest).minor), minor
     assert Version("3.0.0") not in torch.specifier
-    assert platform_checks.TESTED_TORCH == (Version(lowest).release[:2], Version(newest).release[:2])
+    assert (Version(lowest).release[:2], Version(newest).release[:2]) == platform_checks.TESTED_TORCH
     pinned = Version(_file_pins("pinned.lock.txt")["torch"])
     assert Version(lowest) <= pinned <= Version(newest)
     shown = f"{Version(lowest).major}.{Version(lowest).minor} to {Version(newest).major}.{Version(newest).minor}"
