@@ -91,7 +91,7 @@ def train_steps(
     return Training(losses, step_logits, parameter_copies(model, lambda p: p), device.type, params_at)
 
 
-_Key = tuple[tuple[int, ...] | None, str]
+_Key = tuple[int | tuple[int, ...] | None, str]
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple[int, ...], dict[str, Any], dict[_Key, Stages]]]"
 _KEPT = weakref.WeakKeyDictionary()
 
@@ -106,7 +106,7 @@ def _built_from(model: nn.Module) -> tuple[int, ...]:
     return tuple(ids)
 
 
-def stages_for(model: nn.Module, split_points: tuple[int, ...] | None, rule: str) -> Stages:
+def stages_for(model: nn.Module, split_points: int | tuple[int, ...] | None, rule: str) -> Stages:
     """``split_model(model, split_points, rule)``, built once per model and kept while the
     model's modules, parameters, buffers and config are the ones the stages were built from."""
     built_from, config = _built_from(model), vars(getattr(model, "config", None) or object())
