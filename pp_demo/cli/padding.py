@@ -1,4 +1,5 @@
-"""``table``, ``explore``, ``reproduce``, ``families``: where the rules pool; the pipeline against ``model.forward``."""
+"""``table``, ``explore``, ``reproduce``, ``families``, ``real-size``: where the rules pool; the pipeline against
+``model.forward``."""
 
 import argparse
 from typing import Any, Literal
@@ -9,6 +10,7 @@ from pp_demo.pooling.cases import get_case, row_text
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
+from pp_demo.verify.real_size import REAL_SHAPES, SIZES
 from pp_demo.verify.tolerances import dtype_named
 
 
@@ -82,6 +84,20 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _real_size(args: argparse.Namespace) -> int:
+    from pp_demo.verify.compare import default_device
+    from pp_demo.verify.real_size import choose_size, run_real_size
+
+    device = args.device or default_device()
+    size, why = choose_size(args.size, device, args.allow_cpu)
+    if why:
+        print(why, flush=True)
+    run_real_size(
+        args.families, size, device, dtype_named(args.dtype), args.checkpoint, lambda line: print(line, flush=True)
+    )
+    return 0
+
+
 def add_padding_jobs(jobs: Any) -> None:
     table = jobs.add_parser("table", help="which position each pooling rule picks on each padding case")
     table.add_argument(
@@ -142,3 +158,34 @@ def add_padding_jobs(jobs: Any) -> None:
     for flag in ("--cases", "--rule", "--attn", "--distributed", "--device", "--dtype"):
         add(families, flag)
     families.set_defaults(run=_families)
+
+    real = jobs.add_parser(
+        "real-size",
+        help="the bug on the shapes of real checkpoints (Llama-3.2-1B, Qwen2-0.5B, OPT-1.3B), or a local checkpoint",
+        description="Build each family at the shape of a real checkpoint with random weights drawn on the device "
+        "(nothing downloaded), or load a local checkpoint folder, and run 8 left-padded rows (real lengths from a "
+        "tenth of the sequence to all of it) through two stages split at the middle layer, 2 micro-batches, with "
+        "the fix (rightmost_non_pad) and the count rule; per family, the rows each matches model.forward and the "
+        "largest difference. Real size needs a GPU: on the CPU the default is small shapes, one line says so.",
+    )
+    real.add_argument(
+        "--families",
+        nargs="+",
+        choices=list(REAL_SHAPES),
+        default=list(REAL_SHAPES),
+        metavar="FAMILY",
+        help=f"which shapes to build (default and choices: {' '.join(REAL_SHAPES)})",
+    )
+    real.add_argument(
+        "--size",
+        choices=list(SIZES),
+        help="real: 8 rows x 1024 tokens on the checkpoints' shapes; small: 8 x 64 on small shapes of the same "
+        "structure (default: real on a GPU, small on the CPU)",
+    )
+    real.add_argument(
+        "--checkpoint", metavar="DIR", help="a local checkpoint folder to run instead of the shapes (no hub)"
+    )
+    real.add_argument("--allow-cpu", action="store_true", help="run --size real on the CPU anyway (minutes, gigabytes)")
+    add(real, "--device")
+    add(real, "--dtype", default="bf16")
+    real.set_defaults(run=_real_size)

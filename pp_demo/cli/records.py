@@ -1,5 +1,6 @@
 """The commands that run for minutes and write a record: ``bench``, ``train-study``, ``verify-pr``,
-``colossalai-engine``. Where they write is checked before the work (``pp_demo.output_paths``)."""
+``colossalai-engine``. Where they write is checked before the work (``pp_demo.output_paths``).
+With them, ``pipeline-speed``: a measurement too, printed only."""
 
 import argparse
 from collections.abc import Callable
@@ -82,6 +83,30 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if kept else 0
 
 
+def _pipeline_speed(args: argparse.Namespace) -> int:
+    from pp_demo.bench.in_process_speed import run_speed, speed_size
+    from pp_demo.verify.compare import default_device
+    from pp_demo.verify.tolerances import dtype_named
+
+    device = args.device or default_device()
+    size = speed_size(args.size, device)
+    print(
+        f"model.forward against the in-process pipeline on {device}, {size} size, {args.dtype}: the median of "
+        f"{args.repeats} calls after {args.warmup} warm-up",
+        flush=True,
+    )
+    run_speed(
+        args.families,
+        size,
+        device,
+        dtype_named(args.dtype),
+        args.warmup,
+        args.repeats,
+        lambda line: print(line, flush=True),
+    )
+    return 0
+
+
 def _train_study(args: argparse.Namespace) -> int:
     from pp_demo.training.study import main, results_path
 
@@ -140,6 +165,36 @@ def add_record_jobs(jobs: Any) -> None:
         shown="results/tmp/bench_cpu; --out results/bench_cpu replaces the committed files",
     )
     bench.set_defaults(run=_bench)
+
+    speed = jobs.add_parser(
+        "pipeline-speed",
+        help="the in-process pipeline's time against model.forward's, per family (a ratio; not a test)",
+        description="Time model.forward and the in-process pipeline (pipeline_logits: the fix, 2 stages split at the "
+        "middle layer, 2 micro-batches) on the same left-padded batch, the median of timed calls after warm-up, "
+        "and print their ratio per family. Real checkpoint shapes on a GPU (pp_demo real-size's), the tiny models "
+        "on the CPU.",
+    )
+    speed.add_argument(
+        "--families",
+        nargs="+",
+        choices=["llama", "qwen2", "opt"],
+        default=["llama", "qwen2", "opt"],
+        metavar="FAMILY",
+        help="which families (default and choices: llama qwen2 opt)",
+    )
+    speed.add_argument(
+        "--size",
+        choices=["tiny", "small", "real"],
+        help="tiny: the workbook's tiny models; small, real: real-size's shapes (default: real on a GPU, tiny on "
+        "the CPU; real is refused on the CPU)",
+    )
+    speed.add_argument("--warmup", type=at_least_0, default=3, help="untimed calls first (default: %(default)s)")
+    speed.add_argument(
+        "--repeats", type=positive, default=10, help="timed calls, the median kept (default: %(default)s)"
+    )
+    add(speed, "--device")
+    add(speed, "--dtype", default="bf16")
+    speed.set_defaults(run=_pipeline_speed)
 
     study = jobs.add_parser("train-study", help="what each pooling rule does to training, over seeds (minutes)")
     study.add_argument("--seeds", type=int, default=10, help="seeds 0..N-1 (default %(default)s)")

@@ -17,9 +17,11 @@ def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]
         "gpu-check",
         help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing",
         description="On a GPU box: doctor, reproduce on cuda and on two NCCL ranks, families on cuda (each against "
-        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the notebooks under strict "
-        "nbval; one timeout a step. Prints one table, writes the record, exit 1 if a step failed. "
-        "Installs nothing. Without a GPU: one line, exit 0, nothing written.",
+        "the same job on the CPU), the ColossalAI engine in bf16 and fp16, the real-size reproduction and the "
+        "in-process pipeline's speed against model.forward (their lines kept), the notebooks under strict nbval; one "
+        "timeout a step; a failed step keeps its first error whole. A missing JupyterLab is reported, not failed. "
+        "Prints one table, writes the record, exit 1 if a step failed. Installs nothing. Without a GPU: one line, "
+        "exit 0, nothing written.",
     )
     gpu.add_argument("--dry-run", action="store_true", help="print the steps and run none")
     add(gpu, "--out", what="the record: a file, or a folder to write gpu_check.json in", shown="results/gpu_check.json")

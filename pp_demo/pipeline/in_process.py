@@ -2,11 +2,19 @@
 
 This is the pipeline without the processes: the same stage modules the ranks hold, so
 any difference between the two runs is the engine's.
+
+A run splits the model once: ``split_model`` copies the body's module tree per stage, which at
+real size costs more than the stages' compute on a GPU. The stages of a model are kept (weakly:
+they go with the model) and used again while nothing they were built from changed: the same
+module, parameter and buffer objects (a ``.to()`` keeps the parameters but replaces the buffers)
+and an equal config (the copies hold their own). Inference logits stay on the model's device
+until a ``Result`` (which the ranks fill from the CPU) needs them there.
 """
 
 import copy
+import weakref
 from collections.abc import Callable, Iterable
-from typing import cast
+from typing import Any
 
 import torch
 from torch import nn
@@ -23,7 +31,7 @@ from pp_demo.pipeline.jobs import (
     parameter_copies,
     prepare,
 )
-from pp_demo.pipeline.stages import split_model
+from pp_demo.pipeline.stages import Stages, split_model
 from pp_demo.pooling.rules import FIX
 
 __all__ = [
@@ -34,6 +42,7 @@ __all__ = [
     "pipeline_logits",
     "fixed_pipeline",
     "count_rule_pipeline",
+    "stages_for",
 ]
 
 
@@ -82,20 +91,63 @@ def train_steps(
     return Training(losses, step_logits, parameter_copies(model, lambda p: p), device.type, params_at)
 
 
+_Key = tuple[int | tuple[int, ...] | None, str]
+_KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple[int, ...], dict[str, Any], dict[_Key, Stages]]]"
+_KEPT = weakref.WeakKeyDictionary()
+
+
+def _built_from(model: nn.Module) -> tuple[int, ...]:
+    """The identities of every module, parameter and buffer: a replaced one shows, in one pass."""
+    ids: list[int] = []
+    for module in model.modules():
+        ids.append(id(module))
+        ids.extend(id(t) for t in module._parameters.values())
+        ids.extend(id(t) for t in module._buffers.values())
+    return tuple(ids)
+
+
+def stages_for(model: nn.Module, split_points: int | tuple[int, ...] | None, rule: str) -> Stages:
+    """``split_model(model, split_points, rule)``, built once per model and kept while the
+    model's modules, parameters, buffers and config are the ones the stages were built from."""
+    built_from, config = _built_from(model), vars(getattr(model, "config", None) or object())
+    kept = _KEPT.get(model)
+    if kept is None or kept[0] != built_from or kept[1] != config:
+        kept = (built_from, copy.deepcopy(config), {})
+        _KEPT[model] = kept
+    key = (split_points, rule)
+    if key not in kept[2]:
+        kept[2][key] = split_model(model, split_points, rule)
+    return kept[2][key]
+
+
+def _infer(model: nn.Module, job: Job) -> torch.Tensor:
+    """An ``"infer"`` job's logits, on the model's device."""
+    device = next(model.parameters()).device
+    stages = stages_for(model, job.split_points, job.rule)
+    for stage in stages:
+        stage.train(False)  # each stage holds copies of the body: set its mode
+    ids, mask = job.batch.input_ids.to(device), job.batch.attention_mask.to(device)
+    with torch.no_grad():
+        logits = [stages.logits(ids[rows], mask[rows]) for rows in micro_batches(ids.shape[0], job.n_micro)]
+    return torch.cat(logits)
+
+
 def run_in_process(job: Job) -> Result:
     """Run ``job`` (already checked) here. A ``"train"`` job trains a copy of its model, as
     the ranks do, so the caller's model is the same after either run."""
+    if job.mode == "infer":
+        return Inference(_infer(job.model, job).cpu(), next(job.model.parameters()).device.type)
     model = copy.deepcopy(job.model) if job.mode == "train" else job.model
     device = next(model.parameters()).device
-    stages = split_model(model, job.split_points, job.rule)
+    # a trained copy is new each run: nothing to keep
+    stages = (
+        split_model(model, job.split_points, job.rule)
+        if job.mode == "train"
+        else stages_for(model, job.split_points, job.rule)
+    )
     for stage in stages:
-        stage.train(job.mode != "infer")  # each stage holds copies of the body: set its mode
+        stage.train(True)
     forward = stages.logits
-    if job.mode == "infer":
-        ids, mask = job.batch.input_ids.to(device), job.batch.attention_mask.to(device)
-        with torch.no_grad():
-            logits = [forward(ids[rows], mask[rows]) for rows in micro_batches(ids.shape[0], job.n_micro)]
-        return Inference(torch.cat(logits).cpu(), device.type)
     if job.mode == "step":
         model.zero_grad(set_to_none=True)
         step, loss = accumulate(forward, job.batch, job.n_micro, device)
@@ -118,8 +170,7 @@ def pipeline_logits(
     if attention_mask is None:
         attention_mask = torch.ones_like(input_ids)
     job = Job.infer(model, input_ids, attention_mask, rule=rule, split_points=split_points, n_micro=n_micro)
-    inference = cast(Inference, run_in_process(prepare(job)))  # an "infer" job's result
-    return inference.logits.to(next(model.parameters()).device)
+    return _infer(model, prepare(job))  # on the device: no round trip through the CPU
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

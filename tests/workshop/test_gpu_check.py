@@ -60,6 +60,8 @@ def test_dry_run_lists_every_step_with_its_command(monkeypatch, capsys):
         "python -m pp_demo families --device cuda",
         "python -m pp_demo colossalai-engine --backend nccl --dtype bf16",
         "python -m pp_demo colossalai-engine --backend nccl --dtype fp16",
+        "python -m pp_demo real-size --device cuda --size real --dtype bf16",
+        "python -m pp_demo pipeline-speed --device cuda --dtype bf16",
     ]:
         assert f"      {command}\n" in out
     for notebook in ["01_four_padding_rows", "05_training_impact", "09_pull_request"]:
@@ -176,7 +178,9 @@ def test_the_check_runs_each_step_prints_one_table_and_writes_the_record(monkeyp
     }
     assert record["versions"]["nccl"] == "2.21.5" and record["versions"]["torch"] == torch.__version__
     steps = {s["name"]: s for s in record["steps"]}
-    assert set(steps["passes"]) == {"name", "command", "timeout_s", "verdict", "note", "seconds", "output_tail"}
+    assert set(steps["passes"]) == {
+        *("name", "command", "timeout_s", "verdict", "note", "seconds", "output_tail", "first_error", "lines")
+    }
     assert steps["fails"]["note"] == "exit 3"
     assert steps["differs from the cpu"]["note"].startswith("verdicts differ from the CPU run")
     assert steps["skipped"] == {**steps["skipped"], "verdict": "skip", "note": "needs 2 GPUs", "seconds": None}
@@ -188,3 +192,101 @@ def test_the_notebooks_run_under_the_makefiles_nbval_flags():
     makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
     flags = re.search(r"^NBVAL\s*:=\s*(.+)$", makefile, re.M)[1].split()
     assert tuple(flags) == gpu_check.NBVAL
+
+
+DOCTOR_WITHOUT_LAB = """\
+ok    python: 3.11.9
+FAIL  jupyterlab: not installed in this environment (/opt/env): run `make setup`
+ok    nbval: 0.11.0
+1 check(s) failed: fix them from the top
+"""
+
+# What strict nbval prints when cell 5 of a notebook fails: its exception, then the NameErrors of
+# every later cell that needed what cell 5 should have defined, then the summary.
+NBVAL_OUTPUT = """\
+F..FF                                                                    [100%]
+=================================== FAILURES ===================================
+_______________ notebooks/02_two_stage_pipeline.ipynb::Cell 5 _______________
+Notebook cell execution failed
+Cell 5: Cell execution caused an exception
+
+Input:
+stages = split_model(model, 2)
+
+Traceback:
+---------------------------------------------------------------------------
+RuntimeError                              Traceback (most recent call last)
+Cell In[5], line 1
+----> 1 stages = split_model(model, 2)
+RuntimeError: CUDA error: device-side assert triggered
+_______________ notebooks/02_two_stage_pipeline.ipynb::Cell 8 _______________
+Notebook cell execution failed
+Cell 8: Cell execution caused an exception
+NameError: name 'stages' is not defined
+_______________ notebooks/02_two_stage_pipeline.ipynb::Cell 9 _______________
+Notebook cell execution failed
+Cell 9: Cell execution caused an exception
+NameError: name 'stages' is not defined
+=========================== short test summary info ============================
+FAILED notebooks/02_two_stage_pipeline.ipynb::Cell 5
+FAILED notebooks/02_two_stage_pipeline.ipynb::Cell 8
+FAILED notebooks/02_two_stage_pipeline.ipynb::Cell 9
+3 failed, 7 passed in 12.34s
+"""
+
+
+def printing(text, code=0):
+    return ("-c", f"import sys; sys.stdout.write({text!r}); sys.exit({code})")
+
+
+def test_the_doctors_missing_jupyterlab_is_reported_not_failed():
+    doctor = Step("doctor", printing(DOCTOR_WITHOUT_LAB, 1), 60, reported=("jupyterlab",))
+    outcome = gpu_check.run_step(doctor)
+    assert outcome.verdict == "pass"
+    assert outcome.note == "reported, not failed: jupyterlab: not installed in this environment"
+    assert "/opt/env" not in outcome.note
+
+
+def test_any_other_fail_of_the_doctor_still_fails_it():
+    other = DOCTOR_WITHOUT_LAB.replace("ok    nbval: 0.11.0", "FAIL  nbval: not installed in this environment")
+    outcome = gpu_check.run_step(Step("doctor", printing(other, 1), 60, reported=("jupyterlab",)))
+    assert (outcome.verdict, outcome.note) == ("FAIL", "exit 1")
+
+
+def test_the_doctor_step_of_the_plan_reports_jupyterlab():
+    assert {s.name: s for s in plan(2, build_parser())}["doctor"].reported == ("jupyterlab",)
+
+
+def test_a_failed_notebook_keeps_its_first_failing_cell_whole_not_the_nameerrors_after_it():
+    outcome = gpu_check.run_step(Step("nbval 02", printing(NBVAL_OUTPUT, 1), 60))
+    assert outcome.verdict == "FAIL"
+    assert outcome.first_error[0].strip("_ ") == "notebooks/02_two_stage_pipeline.ipynb::Cell 5"
+    assert outcome.first_error[-1] == "RuntimeError: CUDA error: device-side assert triggered"
+    assert "stages = split_model(model, 2)" in outcome.first_error
+    assert not any("NameError" in line for line in outcome.first_error)
+    assert outcome.output_tail[-1].startswith("3 failed")  # the tail, as before
+
+
+def test_a_failed_command_keeps_its_first_traceback_to_its_exception():
+    script = "import sys\nprint('working')\ndef f():\n    raise ValueError('the first one')\ntry:\n    f()\nfinally:\n"
+    script += "    print('after')\n"
+    outcome = gpu_check.run_step(Step("fails", ("-c", script), 60))
+    assert outcome.first_error[0] == "Traceback (most recent call last):"
+    assert outcome.first_error[-1] == "ValueError: the first one"
+
+
+def test_a_very_long_first_error_keeps_its_start_and_its_exception():
+    frames = "".join(f'  File "x.py", line {i}, in f\n    f()\n' for i in range(500))
+    error = gpu_check.first_error(f"Traceback (most recent call last):\n{frames}RecursionError: too deep\nmore\n")
+    assert len(error) == gpu_check.FIRST_ERROR_LINES + 1
+    assert error[0] == "Traceback (most recent call last):" and error[-1] == "RecursionError: too deep"
+
+
+def test_the_real_size_and_speed_steps_run_on_cuda_and_keep_their_lines():
+    steps = {s.name: s for s in plan(1, build_parser())}
+    real, speed = steps["real size, cuda, bf16"], steps["pipeline speed, cuda, bf16"]
+    assert real.argv == ("-m", "pp_demo", "real-size", "--device", "cuda", "--size", "real", "--dtype", "bf16")
+    assert speed.argv == ("-m", "pp_demo", "pipeline-speed", "--device", "cuda", "--dtype", "bf16")
+    assert real.skip is None and speed.skip is None and real.keep_lines and speed.keep_lines
+    outcome = gpu_check.run_step(Step("speed", printing("llama: ratio 1.05\nqwen2: ratio 1.10\n"), 60, keep_lines=True))
+    assert outcome.lines == ["llama: ratio 1.05", "qwen2: ratio 1.10"] and outcome.verdict == "pass"
