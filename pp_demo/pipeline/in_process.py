@@ -97,12 +97,14 @@ _KEPT = weakref.WeakKeyDictionary()
 
 
 def _built_from(model: nn.Module) -> tuple[int, ...]:
-    """The identities of every module, parameter and buffer: a replaced one shows, in one pass."""
+    """The identities of every module, parameter, buffer and forward hook: a replaced or added
+    one shows, in one pass (the stages' copies of the body carry the hooks it had when copied)."""
     ids: list[int] = []
     for module in model.modules():
         ids.append(id(module))
         ids.extend(id(t) for t in module._parameters.values())
         ids.extend(id(t) for t in module._buffers.values())
+        ids.extend(id(h) for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values()))
     return tuple(ids)
 
 

@@ -16,28 +16,29 @@ import pytest
 import torch
 import transformers
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.verify.checker.judge import check_forward
-
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.export's deprecation notes
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TRANSFORMERS_4 = int(transformers.__version__.split(".")[0]) < 5
 FEW = {"cases": ["left", "right", "pad_equals_eos", "random"], "lengths": (9,), "batch_sizes": (2,)}
 
 
-def _traced_in_a_child(family, cases):
-    """``check_forward(build_model(family), traced_forward, ...)`` in a child process: torch
-    2.11's ``torch.export`` segfaults tracing these models (a torch bug, gone in later
-    releases), and a segfault in the test process would end the whole run. Returns the child's
-    exit status and ``[exit code, first failure, consistent rules...]`` as it printed them."""
+def _checked_in_a_child(forward, model="build_model('gpt2')", **options):
+    """``check_forward(MODEL, FORWARD, **options)`` in a child process (``forward``: "module:name"):
+    torch 2.11's ``torch.export`` segfaults tracing these models (a torch bug, gone in later
+    releases; the tracer and accelerate's pippy both export), and a segfault in the test process
+    would end the whole run. Returns the report's ``[exit code, first case's failure, consistent
+    rules, the first row of the last case: where pooled and where model.forward pools]``."""
+    module, name = forward.split(":")
     code = (
-        "from examples.tracer_frontend import traced_forward\n"
+        f"from {module} import {name} as forward\n"
         "from pp_demo.pipeline.families import build_model\n"
         "from pp_demo.verify.checker.judge import check_forward\n"
-        f"report = check_forward(build_model({family!r}), traced_forward, **{cases!r})\n"
+        f"report = check_forward({model}, forward, **{options!r})\n"
         "print(report.exit_code)\n"
         "print(report.cases[0].failure or '-')\n"
         "print(*report.consistent_rules)\n"
+        "row = report.cases[-1].rows[0] if report.cases[-1].rows else None\n"
+        "print(row and (row.pooled_at, row.forward_pools), [c.passed for c in report.cases], report.reference)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=600)
     if done.returncode == -signal.SIGSEGV and torch.__version__ < (2, 12):
@@ -47,12 +48,14 @@ def _traced_in_a_child(family, cases):
 
 
 def test_the_tracer_in_one_process_passes_for_gpt2():
-    exit_code, _, rules = _traced_in_a_child("gpt2", FEW)
+    exit_code, _, rules, _ = _checked_in_a_child("examples.tracer_frontend:traced_forward", **FEW)
     assert exit_code == "0" and rules.split() == ["rightmost_non_pad"]
 
 
 def test_llama_on_transformers_4_does_not_trace_and_says_so():
-    exit_code, failure, _ = _traced_in_a_child("llama", {"cases": ["left"]})
+    exit_code, failure, _, _ = _checked_in_a_child(
+        "examples.tracer_frontend:traced_forward", "build_model('llama')", cases=["left"]
+    )
     if not TRANSFORMERS_4:  # 5.x's rotary embedding traces
         assert exit_code == "0"
         return
@@ -63,24 +66,29 @@ def test_llama_on_transformers_4_does_not_trace_and_says_so():
 
 def test_accelerate_in_one_process_with_a_pad_id_passes():
     pytest.importorskip("accelerate")
-    from examples.accelerate_pippy import pippy_forward
-
-    report = check_forward(build_model("gpt2"), pippy_forward, micro_batches=2, **FEW)
-    assert report.exit_code == 0
+    exit_code, *_ = _checked_in_a_child("examples.accelerate_pippy:pippy_forward", micro_batches=2, **FEW)
+    assert exit_code == "0"
 
 
 def test_accelerates_own_set_up_without_a_pad_id_mispools_and_is_caught():
     pytest.importorskip("accelerate")
-    from examples.accelerate_pippy import pippy_forward
-
     # accelerate's test: GPT-2 with pad_token_id=None, micro-batches of one row
-    report = check_forward(
-        build_model("gpt2", pad_token_id=None), pippy_forward, micro_batches=2, cases=["left", "right"]
+    exit_code, _, _, last = _checked_in_a_child(
+        "examples.accelerate_pippy:pippy_forward",
+        "build_model('gpt2', pad_token_id=None)",
+        micro_batches=2,
+        cases=["left", "right"],
     )
-    assert report.exit_code == 1 and "true last real token" in report.reference
-    left, right = report.cases
-    assert left.passed and not right.passed
-    assert right.rows[0].pooled_at == (5,) and right.rows[0].forward_pools == 3
+    assert exit_code == "1" and "true last real token" in last
+    # the right-padded case fails, its first row read at 5 where its true last real token is 3
+    assert last.startswith("((5,), 3) [True, False]")
+
+
+# the frameworks below trace the model with torch.export on each rank: on torch 2.11 that
+# segfaults (the checker then reports SIGSEGV) or stops on another message, a torch bug
+TORCH_2_11_EXPORT = pytest.mark.xfail(
+    torch.__version__ < (2, 12), reason="torch 2.11's torch.export segfaults tracing the model (a torch bug)"
+)
 
 
 def torchrun(*args):
@@ -94,6 +102,7 @@ def torchrun(*args):
 
 
 @pytest.mark.distributed
+@TORCH_2_11_EXPORT
 def test_the_tracer_on_two_ranks_refuses_the_ids_on_the_last_stage():
     code, out = torchrun("examples.tracer_frontend:two_rank_forward", "--cases", "left")
     assert code != 0 and out.startswith("FAIL (your callable failed)")  # torchrun exits 1 when a rank exits 3
@@ -102,6 +111,7 @@ def test_the_tracer_on_two_ranks_refuses_the_ids_on_the_last_stage():
 
 
 @pytest.mark.distributed
+@TORCH_2_11_EXPORT
 def test_the_tracer_on_two_ranks_with_the_ids_carried_passes():
     code, out = torchrun(
         "examples.tracer_frontend:carried_ids_forward", "--micro-batches", "2", "--cases", "left", "right"
@@ -110,6 +120,7 @@ def test_the_tracer_on_two_ranks_with_the_ids_carried_passes():
 
 
 @pytest.mark.distributed
+@TORCH_2_11_EXPORT
 def test_accelerate_on_two_ranks_with_the_ids_carried_passes():
     pytest.importorskip("accelerate")
     code, out = torchrun(
