@@ -22,13 +22,12 @@ from pp_demo.pipeline.in_process import pipeline_logits
 from pp_demo.pooling.cases import PAD
 from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import forward_logits
-from pp_demo.verify.real_size import SIZES, build_shaped, left_padded_batch
+from pp_demo.verify.real_size import N_MICRO, SIZES, build_shaped, left_padded_batch
 
 __all__ = ["SPEED_SIZES", "Speed", "speed_size", "time_calls", "measure", "run_speed", "speed_line"]
 
 SPEED_SIZES = ("tiny", "small", "real")
 """tiny: the workbook's tiny models, 8 rows x 32 tokens; small and real: ``pp_demo.verify.real_size``'s."""
-N_MICRO = 2
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ __all__ = ["REAL_SHAPES", "SMALL_SHAPES", "SIZES", "RealSizeRun", "left_padded_b
 __all__ += ["load_checkpoint", "choose_size", "format_run"]
 
 COUNT = "count"  # ColossalAI 0.5.0's rule for these three families: the bug
-RULES = (FIX, COUNT)
+COMPARED_RULES = (FIX, COUNT)  # the fix and ColossalAI 0.5.0's count rule
 N_MICRO = 2
 NUM_LABELS = 3
 
@@ -159,7 +159,7 @@ def run_model(family: str, shape: str, model: Any, rows: int, seq: int, seed: in
     atol = tolerance(parameter.device, parameter.dtype)
     comparisons = {}
     with torch.no_grad():
-        for rule in RULES:
+        for rule in COMPARED_RULES:
             logits = pipeline_logits(model, ids, mask, rule=rule, n_micro=N_MICRO)
             comparisons[rule] = compare_rows(logits, reference, atol)
     lengths = [int(n) for n in mask.sum(-1).tolist()]
