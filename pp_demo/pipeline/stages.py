@@ -61,7 +61,11 @@ class FirstStage(nn.Module):
         super().__init__()
         self.body = body
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+    ) -> torch.Tensor:
         output = self.body(
             input_ids=input_ids,
             attention_mask=attention_mask,
