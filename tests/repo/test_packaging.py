@@ -212,6 +212,7 @@ def test_one_torch_range_in_pyproject_the_ci_legs_the_doctor_and_the_readme():
     makefile = (ROOT / "Makefile").read_text()
     lowest = re.search(r"^TORCH_LOWEST := (\S+)$", makefile, re.M)[1]
     newest = re.search(r"^TORCH_NEWEST := (\S+)$", makefile, re.M)[1]
+    assert "make test-torch-range" in (ROOT / ".ci" / "run").read_text()
     (torch,) = [Requirement(r) for r in _project()["dependencies"] if r.startswith("torch")]
     for minor in range(0, 20):
         admitted = Version(f"2.{minor}.0") in torch.specifier
