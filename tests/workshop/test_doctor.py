@@ -45,16 +45,17 @@ def test_the_committed_pins_include_every_required_package(repo):
 def test_the_pins_are_read_from_the_checkout_it_is_given(monkeypatch, tmp_path):
     # an installed pp_demo has no checkout beside it: the pins come from --checkout (default .)
     (tmp_path / "constraints").mkdir()
-    (tmp_path / "constraints" / "pinned.txt").write_text("torch==0.0.1\n")
+    # transformers: a torch other than its pin is fine inside the tested range, transformers never
+    (tmp_path / "constraints" / "pinned.txt").write_text("transformers==0.0.1\n")
     _versions(monkeypatch, torch="2.13.0", transformers="4.51.3", jupyterlab="4.6.6", nbval="0.11.0")
     monkeypatch.setattr(doctor, "start_ranks", lambda: [])
     monkeypatch.setattr(doctor, "check_ranks", lambda ranks: Check(OK, "two ranks", "stub"))
     monkeypatch.setattr(doctor, "check_kernel", lambda notebooks: Check(OK, "jupyter kernel", "stub"))
     monkeypatch.setattr(doctor, "probe_checks", lambda colossalai: [])
-    torch = [c for c in doctor.run_checks(tmp_path) if c.name == "torch"][0]
-    assert torch.status == WARN and "pinned 0.0.1" in torch.detail
-    torch = [c for c in doctor.run_checks(tmp_path / "elsewhere") if c.name == "torch"][0]
-    assert torch.status == OK  # no pins there: nothing to compare with
+    transformers = [c for c in doctor.run_checks(tmp_path) if c.name == "transformers"][0]
+    assert transformers.status == WARN and "pinned 0.0.1" in transformers.detail
+    transformers = [c for c in doctor.run_checks(tmp_path / "elsewhere") if c.name == "transformers"][0]
+    assert transformers.status == OK  # no pins there: nothing to compare with
 
 
 def test_an_old_python_fails_and_says_which_to_install():
