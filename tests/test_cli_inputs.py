@@ -168,3 +168,25 @@ def test_torchrun_without_distributed_says_it_once_on_one_rank():
 def test_torchrun_with_a_bad_flag_prints_the_usage_error_once():
     done = _torchrun("reproduce", "--distributed", "--family", "nope")
     assert sum("invalid choice: 'nope'" in line for line in done.stderr.splitlines()) == 1
+
+
+# ------------------------------------------------------------------ bench --wait
+
+
+@pytest.mark.parametrize("wait", ["inf", "-1", "nan", "86401"])
+def test_bench_wait_is_bounded_like_every_other_number_of_seconds(capsys, tmp_path, wait):
+    # bounded where the others are (pp_demo/bounds.py): 0 (start at once) up to a day
+    line = _error(capsys, "bench", "--wait", wait, "--out", str(tmp_path / "bench"))
+    assert line.startswith("python -m pp_demo: error: --wait is a number of seconds 0 or more")
+    assert "at most 86400 (a day)" in line and not list(tmp_path.iterdir())
+
+
+def test_bench_wait_of_0_means_start_at_once_and_the_api_refuses_what_the_flag_does():
+    from pp_demo.bench import run_bench
+    from pp_demo.bounds import seconds
+
+    assert seconds(0, "--wait", zero=True) == 0.0
+    with pytest.raises(BadInput, match="more than 0"):
+        seconds(0, "--timeout")
+    with pytest.raises(BadInput, match=r"wait_s is a number of seconds 0 or more .* got inf"):
+        run_bench(wait_s=float("inf"))

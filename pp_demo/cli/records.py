@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from pp_demo.bounds import count_value
+from pp_demo.bounds import count_value, seconds
 from pp_demo.cli.options import add, at_least_0, positive
 from pp_demo.colossalai.engine import cli as engine_cli
 from pp_demo.colossalai.engine.run import MODES, PP_STYLES
@@ -43,6 +43,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     check_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup)
+    if args.wait is not None:  # before the first line: a bad --wait is the one line said
+        seconds(args.wait, "--wait", zero=True)
     runs = timed_runs(args.stages, args.micro_batches, args.repeats)
     json_path, png_path = bench_files(args.out, runs, args.force)
     replaces_committed = json_path.resolve() == RESULTS.resolve()
