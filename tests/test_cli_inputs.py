@@ -190,3 +190,25 @@ def test_bench_wait_of_0_means_start_at_once_and_the_api_refuses_what_the_flag_d
         seconds(0, "--timeout")
     with pytest.raises(BadInput, match=r"wait_s is a number of seconds 0 or more .* got inf"):
         run_bench(wait_s=float("inf"))
+
+
+# ------------------------------------------------------------------ a list option given twice
+
+
+def test_a_rule_given_twice_runs_both_rules_not_only_the_last(capsys):
+    assert cli.main(["reproduce", "--family", "llama", "--rule", "count", "--rule", "first_pad"]) == 0
+    ran = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("llama ")]
+    assert ran == ["count", "first_pad"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "expected"),
+    [
+        (["reproduce", "--family", "llama", "--family", "opt"], "family", ["llama", "opt"]),  # the default replaced
+        (["reproduce", "--family", "llama"], "family", ["llama"]),
+        (["table", "--cases", "left", "--cases", "right"], "cases", ["left", "right"]),
+        (["bench", "--stages", "2", "--stages", "3"], "stages", [2, 3]),
+    ],
+)
+def test_every_list_option_given_again_combines_in_order(argv, dest, expected):
+    assert getattr(cli.build_parser().parse_args(argv), dest) == expected
