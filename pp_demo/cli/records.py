@@ -12,7 +12,7 @@ from pp_demo.colossalai.engine import cli as engine_cli
 from pp_demo.colossalai.engine.run import MODES, PP_STYLES
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.colossalai.pull_request.verify import main as run_verify_pr
-from pp_demo.output_paths import SCRATCH, study_folder, write_json
+from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
 from pp_demo.pipeline.families import FAMILIES
 
 
@@ -115,7 +115,7 @@ def _train_study(args: argparse.Namespace) -> int:
     count_value(args.seeds, "--seeds", 1, 1000)
     committed = results_path()
     path = study_folder(args.out, committed.name, args.seeds, args.force) / committed.name
-    write_json(path, main(args.seeds))
+    write_json(path, main(args.seeds), "seeds", study_seeds, args.force)  # checked again: another run may have written
     print(f"wrote {path}")
     if args.out is None and committed.is_file():
         print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")
