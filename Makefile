@@ -1,6 +1,12 @@
 # Two commands do everything on a fresh machine with Python 3.11, 3.12 or 3.13 (docs/install.md):
 #   make reproduce   set up .venv (pinned), then run the main job
 #   make test        set up .venv (pinned), then the unit tests (not the slow ones: make test-slow) and every notebook under strict nbval
+# Every path below is relative to this Makefile's folder: run from another (`make -f path/Makefile`),
+# make stops in one line that says how to run it there.
+HERE := $(realpath $(dir $(lastword $(MAKEFILE_LIST))))
+ifneq ($(HERE),$(realpath $(CURDIR)))
+$(error run make in the checkout: make -C $(HERE) $(or $(MAKECMDGOALS),reproduce) (its paths are relative to it))
+endif
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -20,6 +26,11 @@ TORCH_INDEX      ?=
 TORCH_FIND_LINKS ?=
 WHEELHOUSE       ?=
 TORCH            ?= cpu
+# `make setup TORCH=` would reach tools/install_env.py as `--torch` with no value, where argparse
+# names its own flag, not this variable: said here, in one line.
+ifeq ($(strip $(TORCH)),)
+$(error TORCH is empty: leave it out for the CPU build, or name a build, TORCH=cpu or a CUDA one such as TORCH=cu128)
+endif
 INSTALLER        ?= auto
 PYTORCH_WHEELS   ?= https://download.pytorch.org/whl
 TORCH_SOURCES := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) $(if $(TORCH_FIND_LINKS),--find-links $(TORCH_FIND_LINKS))
@@ -219,7 +230,8 @@ bench-results: setup colossalai
 	  --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=300 \
 	  --ExecutePreprocessor.record_timing=False 10_schedules.ipynb
 
-include packaging.mk
+# Beside this Makefile, named from its folder (HERE), not from the one make runs in.
+include $(HERE)/packaging.mk
 
 # Every GPU path once, on a GPU box (docs/gpu.md): doctor, the reproduction on cuda and on NCCL,
 # the families, the ColossalAI engine in bf16 and fp16, the notebooks under strict nbval; writes

@@ -38,9 +38,10 @@ lock: $(UV)
 	$(call compile,$(LOCK),$(LOCK_DEV_EXTRAS),$(LOCK_DEV),constraints/dev-lock-header.txt,$(UNIVERSAL))
 	$(call compile,constraints/transformers5.txt,$(LOCK5_EXTRAS),$(LOCK5),constraints/lock5-header.txt,$(LINUX_311))
 
-# The workshop room's folder: every wheel of the lock, pip itself, ColossalAI 0.5.0 as a wheel
-# (its sdist cannot build without an index), and in sdists/ the two ColossalAI sdists whose
-# source the pull request is checked against. Wheels for this machine's Python and platform.
+# The workshop room's folder: every wheel of the lock, pip itself, uv (so `make setup` installs
+# with uv offline too), ColossalAI 0.5.0 as a wheel (its sdist cannot build without an index),
+# and in sdists/ the two ColossalAI sdists whose source the pull request is checked against.
+# Wheels for this machine's Python and platform.
 WH               := wheelhouse
 COLOSSALAI_SDISTS := colossalai==0.5.0 colossalai-nightly==2025.7.12
 
@@ -48,21 +49,28 @@ $(WH)/.complete: $(LOCK)
 	$(PYTHON) -m pip wheel -q --no-deps $(TORCH_SOURCES) \
 	  "torch==$$(sed -n 's/^torch==\([^ ;#]*\).*/\1/p' $(LOCK))$(if $(filter Linux,$(shell uname -s)),+cpu)" -w $(WH)
 	$(PYTHON) -m pip wheel -q --no-deps $(TORCH_SOURCES) -r $(LOCK) -w $(WH)
-	$(PYTHON) -m pip download -q --no-deps pip -d $(WH)
+	$(PYTHON) -m pip download -q --no-deps pip uv==$(UV_VERSION) -d $(WH)
 	$(PYTHON) -m pip download -q --no-deps --no-binary :all: $(COLOSSALAI_SDISTS) -d $(WH)/sdists
 	$(PYTHON) -m pip wheel -q --no-deps $(WH)/sdists/colossalai-0.5.0.tar.gz -w $(WH)
 	touch $@
 
 wheelhouse: $(WH)/.complete
 
-# A fresh venv from the wheelhouse alone (WHEELHOUSE=dir, or the one `make wheelhouse` fills):
-# pip's configuration is switched off so that no index or folder but the wheelhouse is seen.
-OFFLINE := .venv-offline
+# A fresh venv from the wheelhouse alone (WHEELHOUSE=dir, or the one `make wheelhouse` fills),
+# with each installer: pip (then ColossalAI and the reproduction) and uv (the install, its pip
+# check; a minute more, uv's tools venv from the wheelhouse too). pip's configuration is switched
+# off so that no index or folder but the wheelhouse is seen.
+OFFLINE    := .venv-offline
+OFFLINE_UV := .venv-offline-uv
+NO_PIP_CONFIG := env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE=/dev/null
 test-offline: $(if $(WHEELHOUSE),,$(WH)/.complete)
-	rm -rf $(OFFLINE)
-	env -u PIP_FIND_LINKS -u PIP_INDEX_URL -u PIP_EXTRA_INDEX_URL PIP_CONFIG_FILE=/dev/null \
-	  $(MAKE) --no-print-directory colossalai VENV=$(OFFLINE) INSTALLER=pip WHEELHOUSE=$(or $(WHEELHOUSE),$(WH))
+	rm -rf $(OFFLINE) $(OFFLINE_UV) $(OFFLINE_UV)-tools
+	$(NO_PIP_CONFIG) $(MAKE) --no-print-directory colossalai VENV=$(OFFLINE) INSTALLER=pip \
+	  WHEELHOUSE=$(or $(WHEELHOUSE),$(WH))
 	$(OFFLINE)/bin/python -m pp_demo reproduce
+	$(NO_PIP_CONFIG) $(PYTHON) -m tools.install_env --venv $(OFFLINE_UV) --installer uv --tools $(OFFLINE_UV)-tools \
+	  --wheelhouse $(or $(WHEELHOUSE),$(WH)) --lock $(LOCK)
+	$(OFFLINE_UV)/bin/python -m pip check
 
 # `make setup` uses uv already where it can; these two say which installer, for the figures in
 # docs/install.md and for a machine where one of them misbehaves.

@@ -25,12 +25,13 @@ def _is_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
 
 
-def seconds(value: Any, name: str) -> float:
-    """A timeout: a finite number of seconds, more than 0 and at most a day."""
-    if not _is_number(value) or math.isnan(value) or not 0 < value <= MAX_TIMEOUT_S:
-        raise BadInput(
-            f"{name} is a number of seconds more than 0 and at most {MAX_TIMEOUT_S:g} (a day), got {value!r}"
-        )
+def seconds(value: Any, name: str, zero: bool = False) -> float:
+    """A timeout: a finite number of seconds, more than 0 and at most a day; with ``zero``, 0 too
+    (a wait that may be skipped: ``bench --wait 0`` starts at once)."""
+    least_ok = _is_number(value) and (value >= 0 if zero else value > 0)
+    if not least_ok or math.isnan(value) or value > MAX_TIMEOUT_S:
+        least = "0 or more" if zero else "more than 0"
+        raise BadInput(f"{name} is a number of seconds {least} and at most {MAX_TIMEOUT_S:g} (a day), got {value!r}")
     return float(value)
 
 

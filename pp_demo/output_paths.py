@@ -8,10 +8,11 @@ replaced by one of fewer without ``--force`` (``check_not_fewer``): minutes or h
 not lost to a quick try with the same ``--out`` (``docs/cli.md``, "Where the writing commands write").
 """
 
+import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "is_committed_result",
     "check_not_fewer",
     "study_folder",
+    "study_seeds",
     "write_json",
 ]
 
@@ -96,7 +98,8 @@ def check_not_fewer(path: Path, what: str, count: int, count_of: Callable[[Any],
         )
 
 
-def _seeds(record: dict[str, Any]) -> int:
+def study_seeds(record: dict[str, Any]) -> int:
+    """How many seeds a train-study record holds."""
     return len(record["settings"]["seeds"] if "settings" in record else record["seeds"])
 
 
@@ -110,16 +113,46 @@ def study_folder(out: str | Path | None, name: str, seeds: int, force: bool) -> 
     if (folder / name).is_dir():
         raise BadInput(f"--out {folder}: {folder / name} is a folder, not a file")
     if is_committed_result(folder / name) and not force:
-        committed = _seeds(json.loads((folder / name).read_text()))
+        committed = study_seeds(json.loads((folder / name).read_text()))
         if seeds < committed:
             print(f"the committed {folder / name} has {committed} seeds, this run {seeds}: writing to {SCRATCH}")
             check_folder_writable(SCRATCH, "--out")
             folder = SCRATCH
-    check_not_fewer(folder / name, "seeds", seeds, _seeds, force)
+    check_not_fewer(folder / name, "seeds", seeds, study_seeds, force)
     return folder
 
 
-def write_json(path: Path, record: Any) -> None:
-    """``record`` as indented JSON at ``path``, its folder created."""
+@contextlib.contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder`` alone while a record there is checked and replaced (``flock`` on the folder
+    itself, so no lock file is left in ``results/``). Where there is no ``fcntl`` (Windows) the
+    check and the replace are still one step apart by microseconds, not by the minutes of a run."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def write_json(
+    path: Path, record: Any, what: str = "", count_of: Callable[[Any], int] | None = None, force: bool = False
+) -> None:
+    """``record`` as indented JSON at ``path``, its folder created, replaced whole (no reader sees
+    half a file). With ``count_of``, ``check_not_fewer`` is asked again at the write, under a lock
+    on the folder: two runs started together into one ``--out`` both passed the first check,
+    before either wrote, and the one of fewer ``what`` must not then replace the other's record
+    without ``force``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    text = json.dumps(record, indent=1) + "\n"
+    with _folder_lock(path.parent):
+        if count_of is not None:
+            check_not_fewer(path, what, count_of(record), count_of, force)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as temporary:
+            temporary.write(text)
+        os.replace(temporary.name, path)

@@ -168,3 +168,47 @@ def test_torchrun_without_distributed_says_it_once_on_one_rank():
 def test_torchrun_with_a_bad_flag_prints_the_usage_error_once():
     done = _torchrun("reproduce", "--distributed", "--family", "nope")
     assert sum("invalid choice: 'nope'" in line for line in done.stderr.splitlines()) == 1
+
+
+# ------------------------------------------------------------------ bench --wait
+
+
+@pytest.mark.parametrize("wait", ["inf", "-1", "nan", "86401"])
+def test_bench_wait_is_bounded_like_every_other_number_of_seconds(capsys, tmp_path, wait):
+    # bounded where the others are (pp_demo/bounds.py): 0 (start at once) up to a day
+    line = _error(capsys, "bench", "--wait", wait, "--out", str(tmp_path / "bench"))
+    assert line.startswith("python -m pp_demo: error: --wait is a number of seconds 0 or more")
+    assert "at most 86400 (a day)" in line and not list(tmp_path.iterdir())
+
+
+def test_bench_wait_of_0_means_start_at_once_and_the_api_refuses_what_the_flag_does():
+    from pp_demo.bench import run_bench
+    from pp_demo.bounds import seconds
+
+    assert seconds(0, "--wait", zero=True) == 0.0
+    with pytest.raises(BadInput, match="more than 0"):
+        seconds(0, "--timeout")
+    with pytest.raises(BadInput, match=r"wait_s is a number of seconds 0 or more .* got inf"):
+        run_bench(wait_s=float("inf"))
+
+
+# ------------------------------------------------------------------ a list option given twice
+
+
+def test_a_rule_given_twice_runs_both_rules_not_only_the_last(capsys):
+    assert cli.main(["reproduce", "--family", "llama", "--rule", "count", "--rule", "first_pad"]) == 0
+    ran = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("llama ")]
+    assert ran == ["count", "first_pad"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "expected"),
+    [
+        (["reproduce", "--family", "llama", "--family", "opt"], "family", ["llama", "opt"]),  # the default replaced
+        (["reproduce", "--family", "llama"], "family", ["llama"]),
+        (["table", "--cases", "left", "--cases", "right"], "cases", ["left", "right"]),
+        (["bench", "--stages", "2", "--stages", "3"], "stages", [2, 3]),
+    ],
+)
+def test_every_list_option_given_again_combines_in_order(argv, dest, expected):
+    assert getattr(cli.build_parser().parse_args(argv), dest) == expected

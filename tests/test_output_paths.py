@@ -2,12 +2,13 @@
 them are tested through the command line in tests/test_cli_writers.py)."""
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from pp_demo.errors import BadInput
-from pp_demo.output_paths import SCRATCH, study_folder, write_json
+from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
 
 NAME = "training_study_x.json"
 
@@ -45,3 +46,40 @@ def test_the_study_refuses_a_file_for_its_folder_and_a_record_of_more_seeds_else
 def test_write_json_creates_the_folder_and_ends_with_a_newline(tmp_path):
     write_json(tmp_path / "a" / "b.json", {"x": [1]})
     assert (tmp_path / "a" / "b.json").read_text() == '{\n "x": [\n  1\n ]\n}\n'
+
+
+def _record(seeds):
+    return {"settings": {"seeds": list(range(seeds))}}
+
+
+def test_two_studies_started_together_the_smaller_cannot_replace_the_larger_without_force(tmp_path):
+    # both runs check the folder before either writes (nothing there yet), then the 4-seed run
+    # writes first: the 1-seed run, writing second, is refused at its write
+    folder = tmp_path / "out"
+    assert study_folder(folder, NAME, 4, False) == folder and study_folder(folder, NAME, 1, False) == folder
+    write_json(folder / NAME, _record(4), "seeds", study_seeds)
+    with pytest.raises(BadInput, match="holds 4 seeds, this run would write 1: replacing it with fewer takes --force"):
+        write_json(folder / NAME, _record(1), "seeds", study_seeds)
+    assert json.loads((folder / NAME).read_text()) == _record(4)
+    write_json(folder / NAME, _record(1), "seeds", study_seeds, force=True)
+    assert json.loads((folder / NAME).read_text()) == _record(1)
+    assert [p.name for p in folder.iterdir()] == [NAME]  # no lock or half-written file left beside it
+
+
+def test_concurrent_writers_leave_the_largest_record(tmp_path):
+    path = tmp_path / NAME
+    outcomes = []
+
+    def write(seeds):
+        try:
+            write_json(path, _record(seeds), "seeds", study_seeds)
+            outcomes.append(seeds)
+        except BadInput:
+            outcomes.append(-seeds)
+
+    threads = [threading.Thread(target=write, args=(seeds,)) for seeds in (1, 4, 2, 4, 1, 3) * 4]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert study_seeds(json.loads(path.read_text())) == 4 and len(outcomes) == len(threads)

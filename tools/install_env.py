@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tools import torch_source
@@ -75,32 +77,119 @@ class Installer:
     def name(self) -> str:
         return "uv" if self.uv else "pip"
 
-    def install(self, arguments: list[str], env: dict[str, str] | None = None) -> None:
-        """Install ``arguments``; ``env``: variables set for this install alone."""
-        env = {**os.environ, **(env or {})}
+    def command(self, arguments: list[str]) -> list[str]:
+        """The install command for ``arguments``. An option the sources give already is left
+        out of ``arguments`` (a wheelhouse's ``--no-index`` is in both for the torch step), since
+        uv refuses a flag given twice: ``the argument '--no-index' cannot be used multiple times``."""
+        arguments = without_repeats(self.sources, arguments)
         if self.uv is None:
-            run([str(self.python), "-m", "pip", "install", "-q", *self.sources, *arguments], env=env)
-            return
-        settings = torch_source.pip_configuration(str(self.python))
-        if settings.get("cert") and "SSL_CERT_FILE" not in env:
-            env["SSL_CERT_FILE"] = settings["cert"]  # pip's certificate bundle, for uv too
+            return [str(self.python), "-m", "pip", "install", "-q", *self.sources, *arguments]
         # pip merges all its indexes and takes the best version anywhere: unsafe-best-match is that.
         options = [*self.pip_config, *self.sources, "--index-strategy", "unsafe-best-match"]
         # pip writes the bytecode at install; uv only when asked. Without it, where
         # PYTHONDONTWRITEBYTECODE is set (as on CI machines) no import ever writes it either, and
         # every process, each rank of every test, compiles torch and transformers again.
         options.append("--compile-bytecode")
-        run([str(self.uv), "pip", "install", "-q", "--python", str(self.python), *options, *arguments], env=env)
+        return [str(self.uv), "pip", "install", "-q", "--python", str(self.python), *options, *arguments]
+
+    def install(self, arguments: list[str], env: dict[str, str] | None = None) -> None:
+        """Install ``arguments``; ``env``: variables set for this install alone."""
+        env = {**os.environ, **(env or {})}
+        if self.uv is not None:
+            settings = torch_source.pip_configuration(str(self.python))
+            if settings.get("cert") and "SSL_CERT_FILE" not in env:
+                env["SSL_CERT_FILE"] = settings["cert"]  # pip's certificate bundle, for uv too
+        run(self.command(arguments), env=env)
 
 
-def get_uv(tools: Path, wanted: str) -> Path | None:
-    """uv from pip's sources into the tools venv; None (with a line saying so) if that fails."""
+# The source options, by whether they take a value: the ones a repeat of is left out.
+SOURCE_FLAGS = {"--no-index"}
+SOURCE_OPTIONS = {"--index-url", "--extra-index-url", "--find-links"}
+
+
+def without_repeats(given: list[str], arguments: list[str]) -> list[str]:
+    """``arguments`` less the source options ``given`` holds already (``--no-index``, or one with
+    the same value, ``--find-links DIR``); everything else is kept, in order."""
+
+    def options(words: list[str]) -> list[tuple[str, ...]]:
+        grouped, position = [], 0
+        while position < len(words):
+            width = 2 if words[position] in SOURCE_OPTIONS else 1
+            grouped.append(tuple(words[position : position + width]))
+            position += width
+        return grouped
+
+    seen = {group for group in options(given) if group[0] in SOURCE_FLAGS | SOURCE_OPTIONS}
+    return [word for group in options(arguments) if group not in seen for word in group]
+
+
+def normalized(name: str) -> str:
+    """A distribution's name as a wheel's file name starts with it (PEP 427, PEP 503)."""
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def applies(marker: str) -> bool:
+    """Whether a lock line's environment marker holds for this Python and platform (the venv is
+    made with this Python). Read with ``packaging`` where it can be imported (pip carries it);
+    without it a marked line counts as not needed, and the installer says the rest."""
+    if not marker.strip():
+        return True
+    try:
+        from packaging.markers import Marker
+    except ImportError:
+        try:
+            from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]
+        except ImportError:
+            return False
+    return bool(Marker(marker).evaluate())
+
+
+def locked(lock: Path) -> list[tuple[str, str]]:
+    """The ``(name, version)`` pins of ``lock`` that apply here."""
+    pins = []
+    for line in lock.read_text(encoding="utf-8").splitlines():
+        requirement, _, marker = line.split("#")[0].partition(";")
+        name, equals, version = requirement.partition("==")
+        if equals and applies(marker):
+            pins.append((name.strip(), version.strip()))
+    return pins
+
+
+def wheelhouse_problem(wheelhouse: str, locks: list[Path], skip: frozenset[str] = frozenset()) -> str | None:
+    """Why ``wheelhouse`` cannot install ``locks``, in one line, or None when it holds a wheel of
+    each pin that applies here (names ``skip`` aside). Checked before anything is installed: an
+    installer told ``--no-index`` would otherwise stop at the first missing one, in words
+    (``No matching distribution found for filelock``) that never say how to make a wheelhouse."""
+    fix = "make one with `make wheelhouse` (on a machine with a network, same platform and Python) and give it"
+    folder = Path(wheelhouse)
+    if not folder.is_dir():
+        return f"WHEELHOUSE={wheelhouse} is not a folder: {fix} as WHEELHOUSE=wheelhouse"
+    wheels = {path.name.lower() for path in folder.glob("*.whl")}
+    for lock in locks:
+        missing = []
+        for name, version in locked(lock):
+            if normalized(name) in skip:
+                continue
+            # name-version-..., or name-version+label-... (torch's CPU build: 2.13.0+cpu)
+            prefix = f"{normalized(name)}-{version.lower()}"
+            if not any(wheel.startswith((f"{prefix}-", f"{prefix}+")) for wheel in wheels):
+                missing.append(f"{name}=={version}")
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            return f"the wheelhouse {wheelhouse} lacks {shown} of {lock.as_posix()}: {fix} as WHEELHOUSE=dir"
+    return None
+
+
+def get_uv(tools: Path, wanted: str, sources: Sequence[str] = ()) -> Path | None:
+    """uv from pip's sources (and ``sources``: a wheelhouse, where `make wheelhouse` puts uv's
+    wheel, so the room installs with uv offline) into the tools venv; None (with a line saying
+    so) if that fails."""
     uv = tools / ("Scripts/uv.exe" if os.name == "nt" else "bin/uv")
     if uv.exists():
         return uv
     say(f"installing uv {UV_VERSION} into {tools.as_posix()} (once)")
     made = subprocess.run([sys.executable, "-m", "venv", str(tools)]).returncode == 0
-    pip = [str(venv_python(tools)), "-m", "pip", "install", "-q", f"uv=={UV_VERSION}"]
+    pip = [str(venv_python(tools)), "-m", "pip", "install", "-q", *sources, f"uv=={UV_VERSION}"]
     if made and subprocess.run(pip).returncode == 0 and uv.exists():
         return uv
     message = f"uv {UV_VERSION} could not be installed"
@@ -223,6 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.lock:
         print("setup: give --lock FILE (a lock to install)", file=sys.stderr)
         return 2
+    if args.wheelhouse:
+        problem = wheelhouse_problem(args.wheelhouse, args.lock, frozenset({"torch"} if args.no_torch else ()))
+        if problem:
+            print(f"setup: {problem}", file=sys.stderr)
+            return 1
     python = venv_python(args.venv)
     if not python.exists():
         run([sys.executable, "-m", "venv", str(args.venv)])
@@ -233,8 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         except torch_source.NoTorchSource as error:
             print(f"setup: {error}", file=sys.stderr)
             return 1
-    uv = None if args.installer == "pip" else get_uv(args.tools, args.installer)
     sources = torch_source.named_sources("", args.torch_find_links, args.wheelhouse)
+    uv = None if args.installer == "pip" else get_uv(args.tools, args.installer, sources)
     pip_config = [] if args.wheelhouse else torch_source.uv_sources(torch_source.pip_configuration(str(python)))
     installer = Installer(python, uv, sources, pip_config)
     if installer.name == "pip" and not args.wheelhouse:

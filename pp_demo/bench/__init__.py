@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pp_demo.bounds import seconds
 from pp_demo.errors import BadInput
 
 from .allocator import MALLOC_THRESHOLDS, malloc_thresholds_settable
@@ -150,7 +151,8 @@ def run_bench(
     check_bench(size, stages, micro_batches, warmup)
     if rounds < 1:
         raise BadInput(f"the benchmark runs at least one round, got {rounds}")
-    start = check_quiet_start(wait_for_quiet(WAIT_S if wait_s is None else wait_s, progress), replaces_committed, force)
+    wait_s = WAIT_S if wait_s is None else seconds(wait_s, "wait_s", zero=True)
+    start = check_quiet_start(wait_for_quiet(wait_s, progress), replaces_committed, force)
     started = time.monotonic()
     progress(f"load average at the start (1, 5, 15 min): {start['load']}")
     counts = (warmup, repeats, rounds)

@@ -9,9 +9,10 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pp_demo.cli.check import add_check_job
+from pp_demo.cli.options import Combined
 from pp_demo.cli.padding import add_padding_jobs
 from pp_demo.cli.records import add_record_jobs
 from pp_demo.cli.room import add_room_jobs
@@ -23,7 +24,13 @@ __all__ = ["PADDED_RULES", "build_parser", "main"]  # PADDED_RULES: the rules th
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage errors torchrun's ranks print once, not once per rank."""
+    """argparse's parser, whose usage errors torchrun's ranks print once, not once per rank, and
+    whose list options combine when given again (``Combined``); each command's parser is one."""
+
+    def add_argument(self, *names: Any, **keywords: Any) -> argparse.Action:
+        if keywords.get("nargs") == "+" and "action" not in keywords:
+            keywords["action"] = Combined
+        return super().add_argument(*names, **keywords)
 
     def error(self, message: str) -> NoReturn:
         say_once(f"{self.format_usage().rstrip()}\n{self.prog}: error: {message}")

@@ -46,6 +46,17 @@ def device(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+class Combined(argparse.Action):
+    """A list option (``nargs="+"``) given more than once: the values of every time it is given,
+    in order, over the default. argparse's own keeps only the last, so ``reproduce --rule count
+    --rule first_pad`` ran first_pad alone, without a word; its ``extend`` adds to the default."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None) -> None:
+        given = getattr(namespace, self.dest, None)
+        earlier = [] if given is None or given is self.default else list(given)
+        setattr(namespace, self.dest, earlier + list(values))
+
+
 # flag -> (argparse's keywords, the help's template): {default} and {choices} are filled from the
 # keywords a command gives, {what} from its own words (what --out writes, what --force counts)
 OPTIONS: dict[str, tuple[dict[str, Any], str]] = {

@@ -6,13 +6,13 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from pp_demo.bounds import count_value
+from pp_demo.bounds import count_value, seconds
 from pp_demo.cli.options import add, at_least_0, positive
 from pp_demo.colossalai.engine import cli as engine_cli
 from pp_demo.colossalai.engine.run import MODES, PP_STYLES
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.colossalai.pull_request.verify import main as run_verify_pr
-from pp_demo.output_paths import SCRATCH, study_folder, write_json
+from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
 from pp_demo.pipeline.families import FAMILIES
 
 
@@ -43,6 +43,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     check_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup)
+    if args.wait is not None:  # before the first line: a bad --wait is the one line said
+        seconds(args.wait, "--wait", zero=True)
     runs = timed_runs(args.stages, args.micro_batches, args.repeats)
     json_path, png_path = bench_files(args.out, runs, args.force)
     replaces_committed = json_path.resolve() == RESULTS.resolve()
@@ -113,7 +115,7 @@ def _train_study(args: argparse.Namespace) -> int:
     count_value(args.seeds, "--seeds", 1, 1000)
     committed = results_path()
     path = study_folder(args.out, committed.name, args.seeds, args.force) / committed.name
-    write_json(path, main(args.seeds))
+    write_json(path, main(args.seeds), "seeds", study_seeds, args.force)  # checked again: another run may have written
     print(f"wrote {path}")
     if args.out is None and committed.is_file():
         print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")

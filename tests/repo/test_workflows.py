@@ -38,10 +38,10 @@ def _make_calls(lines):
 
 
 def _makefile_text():
-    """The Makefile with the files it includes (``include packaging.mk``)."""
+    """The Makefile with the files it includes (``include $(HERE)/packaging.mk``: beside it)."""
     text = (ROOT / "Makefile").read_text()
     included = re.findall(r"^include\s+(\S+)", text, re.MULTILINE)
-    return "\n".join([text] + [(ROOT / name).read_text() for name in included])
+    return "\n".join([text] + [(ROOT / name.removeprefix("$(HERE)/")).read_text() for name in included])
 
 
 def _makefile_targets():

@@ -1,0 +1,38 @@
+"""Small doors of the Makefile (issue 49, item 9): each wrong way in gets one line saying what to
+do, from make itself, before any recipe runs (``make -n``: nothing would run anyway)."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+
+
+def _make(*args, cwd=ROOT):
+    return subprocess.run(["make", "-n", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def _one_line(done):
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and done.stdout == "", done.stderr
+    return lines[0]
+
+
+def test_an_empty_torch_names_the_variable_not_install_envs_flag():
+    line = _one_line(_make("setup", "TORCH="))
+    assert "TORCH is empty" in line and "TORCH=cu128" in line and "--torch" not in line
+
+
+def test_the_makefile_from_another_folder_says_how_to_run_it_in_the_checkout(tmp_path):
+    line = _one_line(_make("-f", str(ROOT / "Makefile"), "reproduce", cwd=tmp_path))
+    assert f"make -C {ROOT.resolve()} reproduce" in line and "packaging.mk" not in line
+
+
+def test_the_makefile_run_in_the_checkout_by_minus_c_finds_packaging_mk(tmp_path):
+    done = _make("-C", str(ROOT), "--no-print-directory", "test-offline", "WHEELHOUSE=wh")
+    assert done.returncode == 0, done.stderr
+    assert "--installer uv" in done.stdout and "INSTALLER=pip" in done.stdout  # both installers, from packaging.mk
