@@ -27,7 +27,7 @@ def add_check_job(jobs: Any) -> None:
         "attention_mask) -> logits; judge every batch against model.forward (the true last "
         "real token for a model without a pad id); report where each row was pooled and which "
         "known rule that matches. Exit 0 pass, 1 mismatch, 2 usage error, 3 your callable "
-        "failed (raised, timed out, returned no logits), 130 interrupted.",
+        "failed (raised, timed out, returned no logits), 130 interrupted, 143 stopped by SIGTERM.",
     )
     check.add_argument("callable", help="package.module:function, importable from here")
     source = check.add_mutually_exclusive_group()
@@ -60,6 +60,6 @@ def add_check_job(jobs: Any) -> None:
         "--timeout",
         type=_seconds,
         default=120.0,
-        help="seconds per batch before the callable is abandoned (more than 0, at most 86400)",
+        help="seconds per batch before the callable is abandoned and the check stops (more than 0, at most 86400)",
     )
     check.set_defaults(run=run_check)

@@ -3,10 +3,16 @@
 ``pp_demo.exercises``. The facilitator guide (``tools/facilitator.py``) reads these records
 and nothing else."""
 
+import contextlib
+import decimal
+import numbers
+import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
+
+import torch
 
 from pp_demo.pooling.cases import CASES, PAD, row_text
 
@@ -104,9 +110,10 @@ def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str
     worker = threading.Thread(
         target=lambda: box.append(_judged(exercise, answer)), name=f"pp_demo-exercise-{key}", daemon=True
     )
-    worker.start()
     try:
-        worker.join(timeout_s)
+        with _process_exit_refused():
+            worker.start()
+            worker.join(timeout_s)
     except KeyboardInterrupt:  # the kernel's interrupt button: the check ends, the answer is left
         return "not yet: interrupted before your answer returned (it is left running in the background)"
     if not box:
@@ -117,6 +124,33 @@ def status(key: str, answer: object, timeout_s: float = ANSWER_TIMEOUT_S) -> str
     return box[0]
 
 
+class _CalledProcessExit(BaseException):
+    """Raised in place of ``os._exit`` while an answer is judged (``_process_exit_refused``)."""
+
+    def __init__(self, code: object) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _refuse_process_exit(code: object = 0) -> NoReturn:
+    raise _CalledProcessExit(code)
+
+
+@contextlib.contextmanager
+def _process_exit_refused() -> Iterator[None]:
+    """Within the block, ``os._exit`` raises instead of ending the process: no handler would see it
+    end the kernel (a notebook) or the script with status 0 and no line. ``check``'s child process
+    is the other way (``pp_demo.verify.checker.guard``); a judge runs in the kernel's own process, on
+    values the notebook holds, so the call is caught where it is made. Restored when the block ends,
+    even if the answer is left running."""
+    original = os._exit
+    os._exit = _refuse_process_exit  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = original
+
+
 def _judged(exercise: Exercise, answer: object) -> str:
     """The status line: the judge's verdict on ``answer``, or what the answer did wrong
     (raised, exited, called a refused function)."""
@@ -125,6 +159,10 @@ def _judged(exercise: Exercise, answer: object) -> str:
             problem = exercise.judge(answer)
         except NotAttempted:
             return NOT_ATTEMPTED
+        except MetaTensor:  # the judge found no values to read, the answer raised nothing
+            problem = META
+        except _CalledProcessExit as error:
+            problem = f"your answer called os._exit({error.code!r}), which ends the kernel's process: return a value"
         except SystemExit as error:  # sys.exit() in the answer: the kernel must not exit with it
             problem = f"your answer called sys.exit({'' if error.code is None else repr(error.code)}): return a value"
         except BaseException as error:  # the reader's code may raise anything; report, don't crash
@@ -153,12 +191,103 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+# ---- one conversion for every judge that wants a number: any real number or number-like value
+# (Fraction, Decimal, numpy and torch scalars, 0-d tensors and arrays) becomes a plain int or
+# float, compared by value; an int subclass's own __eq__, __int__ or __float__ has no say.
+
+
+def _kind(value: object) -> str:
+    """The answer's type as the reader would write it (``str``, ``list``, ``numpy.ndarray``)."""
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__name__}".removeprefix("builtins.")
+
+
+def _scalar(value: object) -> object:
+    """A 0-d torch tensor or numpy array as its one Python value; anything else as it is.
+    A meta tensor has no value: ``MetaTensor`` says so."""
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            raise MetaTensor
+        return value.item() if value.dim() == 0 else value
+    if type(value).__module__ == "numpy" and getattr(value, "shape", None) == () and hasattr(value, "item"):
+        return value.item()  # a numpy scalar or 0-d array: its Python int, float or complex
+    return value
+
+
+class MetaTensor(Exception):
+    """An answer's tensor on the meta device: shapes only, no values to judge."""
+
+
+META = "your answer returned a meta tensor (shapes only, no values): compute it on a real device, e.g. cpu"
+
+
+def _not_a_number(value: object, wanted: str) -> str:
+    """The one line for an answer of the wrong type: the type is named, not the arithmetic."""
+    if isinstance(value, str):
+        return f"your answer is text ({value!r}, a str), not a number: give {wanted} without quotes"
+    if isinstance(value, torch.Tensor):
+        return f"your answer is a tensor of shape {tuple(value.shape)}, not one number: give {wanted}"
+    if isinstance(value, bool):
+        return f"your answer is {value}, a bool, not a number: give {wanted}"
+    return f"your answer is a {_kind(value)}, not a number: give {wanted}"
+
+
+def plain_number(value: object, wanted: str = "a number") -> float | str:
+    """``value`` as a plain float when it is a real number of any type, else the one line that says
+    its type is wrong (``wanted``: what to give instead, e.g. ``"a fraction such as 0.5"``)."""
+    try:
+        scalar = _scalar(value)
+    except MetaTensor:
+        return META
+    if isinstance(scalar, bool) or not isinstance(scalar, numbers.Real | decimal.Decimal):
+        return _not_a_number(value, wanted)
+    if isinstance(scalar, int):
+        return float(int.__index__(scalar))
+    if isinstance(scalar, float):
+        return float.__float__(scalar)
+    return float(scalar)  # a Fraction, a Decimal, a numpy float: their value
+
+
+def same_number(answer: object, value: float, want: float) -> bool:
+    """``value`` (``plain_number(answer)``) is ``want`` to the precision of the answer's own type: a
+    float32 or bfloat16 answer holds a third only to its few digits."""
+    dtype = getattr(answer, "dtype", None)
+    if not isinstance(dtype, torch.dtype):  # numpy's float32 is torch's, by name (numpy is not imported)
+        dtype = getattr(torch, str(getattr(dtype, "name", "")), None)
+    eps = torch.finfo(dtype).eps if isinstance(dtype, torch.dtype) and dtype.is_floating_point else 2.0**-52
+    return abs(value - want) <= max(1e-9, 4 * eps * abs(want))
+
+
+def plain_int(value: object, wanted: str = "an int") -> int | str:
+    """``value`` as a plain int when it is an integer of any type (numpy's, a 0-d integer tensor),
+    else the one line that says its type is wrong: ``give WANTED, not TYPE (...)``. A float, even
+    2.0, is not a position or a count: it says so."""
+    try:
+        scalar = _scalar(value)
+    except MetaTensor:
+        return META
+    if isinstance(scalar, bool) or not isinstance(scalar, numbers.Real | decimal.Decimal):
+        return _not_a_number(value, wanted)
+    if not isinstance(scalar, numbers.Integral):  # a number, but not a whole one by its type
+        return f"give {wanted}, not {_kind(value)}"
+    return int.__index__(scalar) if isinstance(scalar, int) else int(scalar)
+
+
+def meta_problem(got: object, where: str = "") -> str | None:
+    """The line for a rule's result on the meta device (a judge reading its values would raise
+    inside the judge, and the reader would be told their answer raised); None otherwise."""
+    if isinstance(got, torch.Tensor) and got.is_meta:
+        return f"{where}: {META}" if where else META
+    return None
+
+
 def int_list(answer: Any) -> list[int] | None:
-    """The answer as a list of ints, or None when it is not an iterable (a string is not) of ints."""
+    """The answer as a list of plain ints, or None when it is not an iterable (a string is not) of
+    ints (of any integer type: each is compared by its value)."""
     if isinstance(answer, (str, bytes)) or not hasattr(answer, "__iter__"):
         return None
-    items = list(answer)
-    return items if all(map(is_int, items)) else None
+    items = [plain_int(item) for item in answer]
+    return items if all(isinstance(item, int) for item in items) else None  # type: ignore[return-value]
 
 
 def int_pair(answer: Any) -> tuple[int, int] | None:

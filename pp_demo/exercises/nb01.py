@@ -16,7 +16,8 @@ from .core import (
     count_pools,
     first_pad_pools,
     forward_pools,
-    is_int,
+    meta_problem,
+    plain_int,
     register,
     row_answer,
     true_last,
@@ -98,6 +99,8 @@ def _judge_forward_rule(rule: object) -> str | None:
             return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
         if got.shape != (len(rows),):
             return f"on {label} ({len(rows)} rows) it returned shape {tuple(got.shape)}, not one position per row"
+        if got.is_meta:
+            return meta_problem(got, f"on {label}")
         if got.is_floating_point() or got.is_complex():
             return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
         for i, row in enumerate(rows):
@@ -181,9 +184,10 @@ _SEEN = {
         wrong_answer(-1, "mixes it up with the first-pad rule: one before the first pad id"),
     ),
 )
-def _judge_count_prediction(position: object) -> str | None:
-    if not is_int(position):
-        return f"give a position as an int, not {type(position).__name__}"
+def _judge_count_prediction(answer: object) -> str | None:
+    position = plain_int(answer, "a position as an int")
+    if isinstance(position, str):
+        return position
     if position == count_pools(_PREDICT_ROW, PAD):
         return None
     if position == -1:

@@ -10,8 +10,9 @@ from .core import (
     count_pools,
     first_pad_pools,
     forward_pools,
-    is_int,
     judge_picked_rows,
+    meta_problem,
+    plain_int,
     register,
     true_last,
     wrong_answer,
@@ -93,6 +94,8 @@ def _judge_mask_rule(rule: object) -> str | None:
         got = answered(rule(ids, mask, PAD))
         if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
             return f"on {label} it returned {got!r}, not one position per row"
+        if got.is_meta:
+            return meta_problem(got, f"on {label}")
         for i in range(ids.shape[0]):
             lands_on, want = int(got[i]) % ids.shape[1], true_last(mask[i].tolist())
             if lands_on != want:
@@ -113,9 +116,10 @@ def _judge_mask_rule(rule: object) -> str | None:
         wrong_answer(7, "expects the -1 wrap; it happens only when the row starts with a pad id or has none"),
     ),
 )
-def _judge_first_pad_prediction(position: object) -> str | None:
-    if not is_int(position):
-        return f"give a position as an int, not {type(position).__name__}"
+def _judge_first_pad_prediction(answer: object) -> str | None:
+    position = plain_int(answer, "a position as an int")
+    if isinstance(position, str):
+        return position
     ids, mask = _PAIR_ROW
     if position == first_pad_pools(ids, PAD):
         return None

@@ -4,7 +4,16 @@ import torch
 
 from pp_demo.pooling.cases import CASES, REVIEW_TABLE, as_batch, row_text
 
-from .core import PACKAGE_RULES, answered, first_pad_misses, index_list, judge_picked_rows, register, wrong_answer
+from .core import (
+    PACKAGE_RULES,
+    answered,
+    first_pad_misses,
+    index_list,
+    judge_picked_rows,
+    meta_problem,
+    register,
+    wrong_answer,
+)
 
 # Rows for 06.1 (pad id 0): only input_ids matter to the pooling rules.
 _BLOOM_BATCH = ((0, 0, 5, 6, 7, 8), (5, 6, 0, 7, 0, 0), (0, 5, 6, 7, 0, 0), (0, 5, 0, 0, 7, 8), (5, 6, 7, 8, 9, 10))
@@ -118,6 +127,8 @@ def _judge_causal_padding_mask(make_mask: object) -> str | None:
                 f"on {label} it returned a tensor of shape {tuple(got.shape)}, not ({batch}, {length}, {length}): "
                 "one row per query position i, one column per key position j"
             )
+        if got.is_meta:
+            return meta_problem(got, f"on {label}")
         if got.dtype != torch.bool:
             return f"on {label} it returned a tensor of {got.dtype}; return True/False (dtype torch.bool)"
         wrong = _first_wrong_entry(got, mask)

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from pp_demo.pipeline.schedules import gpipe_slots
 
-from .core import NotAttempted, answered, is_int, register, wrong_answer
+from .core import NotAttempted, answered, plain_int, plain_number, register, same_number, wrong_answer
 
 
 def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
@@ -25,9 +25,10 @@ def _gpipe_idle(n_micro: int, stage: int, backward: bool) -> tuple[int, int]:
         wrong_answer(1, "counts a forward-only step: with backwards the pipe fills and drains twice"),
     ),
 )
-def _judge_idle_slots(answer: object) -> str | None:
-    if not is_int(answer):
-        return f"give a number of slots as an int, not {type(answer).__name__}"
+def _judge_idle_slots(given: object) -> str | None:
+    answer = plain_int(given, "a number of slots as an int")
+    if isinstance(answer, str):
+        return answer
     idle, length = _gpipe_idle(4, 0, backward=True)
     if answer == idle:
         return None
@@ -81,7 +82,10 @@ def _judge_bubble_fraction(bubble_fraction: object) -> str | None:
                     raise NotAttempted from None
                 return "write bubble_fraction(m, p): it takes the number of micro-batches and of stages"
             idle, length = p - 1, m + p - 1
-            if not isinstance(got, (int, float)) or isinstance(got, bool) or abs(got - idle / length) > 1e-9:
+            value = plain_number(got, "the share as a number, e.g. 0.5")
+            if isinstance(value, str):  # the type is wrong, whatever the arithmetic
+                return f"for m={m}, p={p}: {value}"
+            if not same_number(got, value, idle / length):
                 return (
                     f"for m={m}, p={p} you return {got!r}: draw that step (forwards only) and count the slots a "
                     "stage sits idle, and all the slots of the step"

@@ -8,6 +8,7 @@ processes are the ranks, for one tree. One progress line per case, then per case
 """
 
 import argparse
+import importlib.util
 import os
 import pathlib
 import sys
@@ -168,11 +169,28 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
     os._exit(3)
 
 
+def _colossalai_installed() -> bool:
+    """Whether ``import colossalai`` would find the installed package (nothing is imported)."""
+    return importlib.util.find_spec("colossalai") is not None
+
+
 def _check_before_the_run(args: argparse.Namespace) -> None:
-    """What would fail after minutes of ranks, refused first: ``--out``, the timeout, NCCL."""
+    """What would fail after minutes of ranks, refused first: ``--out``, the timeout, NCCL, a tree that
+    is not installed, and fp16 training without a GPU (ColossalAI's grad scaler asks the accelerator for
+    its devices: on a CPU every case would end in its internal RuntimeError)."""
     bounds.seconds(args.case_timeout, "--case-timeout")
     if args.backend == "nccl" and not dist.is_nccl_available():
         raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
+    if "installed" in args.tree and not _colossalai_installed():
+        raise BadInput(
+            "--tree installed: ColossalAI is not installed in this environment; run `make colossalai` first, "
+            "or choose the 0.5.0 sdist's trees (--tree unpatched change)"
+        )
+    if args.dtype == "fp16" and "training" in args.mode and not torch.cuda.is_available():
+        raise BadInput(
+            "--dtype fp16 --mode training needs a GPU (ColossalAI's fp16 grad scaler does not run on a CPU): "
+            "use --dtype bf16 (or fp32), --mode inference, or a machine with a GPU"
+        )
     if args.out:
         args.out = str(output_paths.output_path(args.out, RESULTS.name))
         runs = len(args.tree) * len(engine_cases(args.family, args.schedule, args.mode, args.also_not_run))

@@ -5,7 +5,8 @@ progress line per batch goes to stderr, the report to stdout; under torchrun onl
 (the one holding the logits) prints, and every rank exits with the same code.
 
 The command runs the checker in a child process it watches (``pp_demo.verify.checker.guard``),
-so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3.
+so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3; a
+stop from outside (Ctrl-C, SIGTERM from ``timeout`` or a CI limit) is said as one, exit 130 or 143.
 """
 
 import argparse
@@ -30,7 +31,15 @@ def _speaks() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """The guard, which starts the checker as its child; or, in the child, the checker."""
     from pp_demo.errors import BadInput
-    from pp_demo.verify.checker.guard import EXIT_INTERRUPTED, JOURNAL, Journal, guard
+    from pp_demo.verify.checker.guard import (
+        EXIT_OF_STOP,
+        JOURNAL,
+        STOPPED,
+        Journal,
+        StoppedFromOutside,
+        guard,
+        stopped_by_sigterm,
+    )
 
     argv = getattr(args, "argv", None)
     if os.environ.get(JOURNAL) is None and argv is not None:
@@ -39,13 +48,16 @@ def run_check(args: argparse.Namespace) -> int:
             raise SystemExit(2)
         return code
     journal = Journal(os.environ.get(JOURNAL))
+    stopped_by_sigterm()
     try:
         code = _check(args, _speaks(), journal)
-    except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C (the guard's) changes nothing now
+    except (KeyboardInterrupt, StoppedFromOutside) as stop:
+        which = signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
+        for each in STOPPED:  # a second signal (the guard's, passed on) changes nothing now
+            signal.signal(each, signal.SIG_IGN)
         if _speaks():
-            print("interrupted (Ctrl-C): no verdict", file=sys.stderr, flush=True)
-        code = EXIT_INTERRUPTED
+            print(STOPPED[which], file=sys.stderr, flush=True)
+        code = EXIT_OF_STOP[which]
     except BadInput:
         journal.write("end", 2)
         raise

@@ -8,6 +8,11 @@ writes as it goes (the batch it is calling, each batch's verdict, its exit code 
 child that ends without its exit code ended because of the callable (or its module's import):
 the guard names the batch it was on and how the process ended, and exits 3, never 0.
 
+A stop from outside (SIGINT or SIGTERM sent to the guard: Ctrl-C, ``timeout``, a CI job's limit)
+is not the callable's doing: the guard passes it on to the child, which says so in one line and
+exits 130 (Ctrl-C) or 143 (SIGTERM, 128 + 15 as a shell reports it); a child that cannot say so
+in time is stopped, and the guard says it instead. Never a verdict on the callable.
+
 The guard needs only the standard library (never the user's module, torch or the model). Under
 torchrun every rank is a guard with its own child, which joins the rendezvous with the rank's
 variables.
@@ -23,13 +28,45 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-__all__ = ["JOURNAL", "AGENT_PID", "guard", "Journal"]
+__all__ = [
+    "JOURNAL",
+    "AGENT_PID",
+    "STOPPED",
+    "EXIT_OF_STOP",
+    "StoppedFromOutside",
+    "stopped_by_sigterm",
+    "guard",
+    "Journal",
+]
 
 JOURNAL = "PP_DEMO_CHECK_JOURNAL"  # set in the child: the file it writes its journal to
 AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.pipeline.torchrun_env
 # what `check` exits with (re-exported by the report): 3 also when the callable's process is lost
 EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-_INTERRUPT_GRACE_S = 30  # after Ctrl-C, how long the child may take to say so and stop
+EXIT_STOPPED = 143  # SIGTERM from outside (128 + 15, what a shell reports for a process it ended)
+_INTERRUPT_GRACE_S = 30  # after Ctrl-C or SIGTERM, how long the child may take to say so and stop
+# the one line of an outside stop, by the signal (said by the child, or by the guard when the child could not)
+STOPPED = {
+    signal.SIGINT: "interrupted (Ctrl-C): no verdict",
+    signal.SIGTERM: "stopped from outside (SIGTERM: a timeout or a CI limit?): no verdict on your callable",
+}
+EXIT_OF_STOP = {signal.SIGINT: EXIT_INTERRUPTED, signal.SIGTERM: EXIT_STOPPED}
+
+
+class StoppedFromOutside(BaseException):
+    """Raised in the child's main thread by SIGTERM (``stopped_by_sigterm``): like Ctrl-C's
+    ``KeyboardInterrupt``, a stop that no ``except Exception`` on the way swallows."""
+
+
+def _raise_stopped(signum: int, frame: object) -> None:
+    raise StoppedFromOutside
+
+
+def stopped_by_sigterm() -> None:
+    """In the child: SIGTERM ends the check with its one line, not as a death the guard would blame
+    on the callable. A second one while it says so changes nothing."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_stopped)
 
 
 class Journal:
@@ -83,27 +120,45 @@ def verdict_of_a_lost_child(events: list[list[str]], code: int) -> str:
     return "\n".join(lines)
 
 
-def _wait(child: "subprocess.Popen[str]") -> int:
+class _Stop:
+    """The outside stop the guard received, if any (SIGINT as ``KeyboardInterrupt``, SIGTERM by its handler)."""
+
+    def __init__(self) -> None:
+        self.signal: signal.Signals | None = None
+
+    def terminate(self, child: "subprocess.Popen[str]") -> None:
+        """SIGTERM's handler: the child is told the same, says so and stops."""
+        self.signal = self.signal or signal.SIGTERM
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+
+
+def _wait(child: "subprocess.Popen[str]", stop: _Stop) -> int:
     """The child's exit code. Ctrl-C reaches the child too (same process group), which says so
-    and stops; the guard waits for that, then stops it if it did not."""
+    and stops; the guard waits for that, then stops it if it did not. SIGTERM is passed on
+    (``_Stop.terminate``), with the same grace."""
     try:
-        return child.wait()
+        code = child.wait()
+        if stop.signal is None:
+            return code
     except KeyboardInterrupt:
+        stop.signal = stop.signal or signal.SIGINT
         try:  # a terminal's Ctrl-C reached the child as well; a signal sent to the guard alone did not
             return child.wait(timeout=0.5)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
             child.send_signal(signal.SIGINT)
-        try:
-            return child.wait(timeout=_INTERRUPT_GRACE_S)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            child.kill()
-            return child.wait()
+    try:
+        return child.wait(timeout=_INTERRUPT_GRACE_S)
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        child.kill()
+        return child.wait()
 
 
 def guard(argv: Sequence[str], speaks: bool) -> int:
     """Run ``python -m pp_demo ARGV`` (a ``check`` command) as a child; its exit code, or 3
     with the verdict when it ended without one, printed by this rank even if it does not
-    ``speak`` (under torchrun, naming the rank)."""
+    ``speak`` (under torchrun, naming the rank); 130 or 143 when stopped from outside."""
+    stop = _Stop()
     with tempfile.TemporaryDirectory(prefix="pp_demo_check_") as folder:
         journal = Path(folder) / "journal"
         env = dict(os.environ, **{JOURNAL: str(journal)})
@@ -120,9 +175,10 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
         for relay in relays:
             relay.start()
         main = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, lambda *_: child.terminate()) if main else None  # torchrun's stop
+        # a timeout's, a CI limit's or torchrun's stop
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.terminate(child)) if main else None
         try:
-            code = _wait(child)
+            code = _wait(child, stop)
         finally:
             if main:
                 signal.signal(signal.SIGTERM, previous)
@@ -130,8 +186,14 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
             relay.join(timeout=5)
         lines = journal.read_text(encoding="utf-8").splitlines() if journal.is_file() else []
     events = [line.split("\t") for line in lines]
-    if any(e[0] == "end" for e in events) or code in (130, -signal.SIGINT):
-        return 130 if code == -signal.SIGINT else code
+    if any(e[0] == "end" for e in events) and code >= 0:  # the child's own exit: a verdict, or its stop said
+        return code
+    if stop.signal is None and code in (EXIT_INTERRUPTED, -signal.SIGINT):  # the child alone got Ctrl-C
+        stop.signal = signal.SIGINT
+    if stop.signal is not None:  # stopped from outside: whatever the callable was doing, no verdict on it
+        if code not in EXIT_OF_STOP.values():  # the child did not say so itself
+            print(STOPPED[stop.signal], file=sys.stderr, flush=True)
+        return EXIT_OF_STOP[stop.signal]
     # said by this rank whatever its number: the rank that would speak cannot know why this one is gone
     verdict = verdict_of_a_lost_child(events, code)
     if not speaks:

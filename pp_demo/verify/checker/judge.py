@@ -183,7 +183,8 @@ def check_forward(
     callable does (raise, ``sys.exit``, hang past ``timeout_s``, return something else) is a verdict in the
     report instead. A callable that ends the process itself (``os._exit``, a crash, a signal) ends the caller
     with it: the command line's ``check`` runs this in a child process to judge even that. ``timeout_s``:
-    seconds per batch, more than 0 and at most a day (``None``: wait as long as it takes). ``atol`` given by
+    seconds per batch, more than 0 and at most a day (``None``: wait as long as it takes); the first batch
+    that runs past it ends the run, the rest reported not run. ``atol`` given by
     hand must stay below the difference between the reference and any other position on the battery (refused
     otherwise, with the tolerances that fit the logits). ``progress`` receives one line per batch."""
     dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
@@ -224,7 +225,11 @@ def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, not
     rules = PADDED_RULES if pad is not None else _MASK_RULES
     consistent = [name for name in rules if all(_pooled_as(name, case, pad) for case in judged)]
     not_run = [b.name for b in batches[len(checked) :]]
-    return Report(checked, atol, consistent, FORWARD if pad is not None else TRUE_LAST, notes, not_run)
+    reference = FORWARD if pad is not None else TRUE_LAST
+    report = Report(checked, atol, consistent, reference, notes, not_run)
+    if not_run and checked[-1].timed_out:
+        report.not_run_why = "it ran past the timeout: a forward that hangs once would cost a timeout per batch"
+    return report
 
 
 def _separation(references: list[_Reference], default_atol: float) -> tuple[float, float]:
@@ -268,8 +273,8 @@ class _Checking:
             _tell("done", i + 1, "ok" if checked[-1].passed else checked[-1].status())
             if say is not None:
                 say(f"batch {i + 1}/{len(batches)} {batch.name} ({checked[-1].shape}): {checked[-1].status()}")
-            if self.ranks is not None and checked[-1].failure is not None:
-                break
+            if checked[-1].timed_out or (self.ranks is not None and checked[-1].failure is not None):
+                break  # a hung forward would take a timeout per batch; on ranks, a peer may still wait
         return checked
 
     def one_batch(self, batch: Batch, ref: _Reference | None) -> CaseCheck:
@@ -283,7 +288,7 @@ class _Checking:
         if self.ranks is not None:
             failure = first_failure(self.ranks.failures(failure))
         if failure is not None or got is None or ref is None:  # or a rank that does not judge: its report comes later
-            return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure)
+            return CaseCheck(batch.name, batch.input_ids, batch.attention_mask, [], failure, outcome.timed_out)
         return _judge(batch, ref, got, self.atol)
 
 

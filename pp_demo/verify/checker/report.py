@@ -6,8 +6,9 @@ Exit codes (of ``python -m pp_demo check`` and ``Report.exit_code``):
 * ``1`` MISMATCH: the callable returned logits for every batch, and some rows differ.
 * ``2`` usage error: pp_demo refused an input before running (``pp_demo.errors.BadInput``).
 * ``3`` the callable failed on some batch, nothing judged there: it raised (``SystemExit`` too),
-  ran past the timeout, or returned something that is not logits.
-* ``130`` interrupted (Ctrl-C).
+  ran past the timeout (the batches after it are not run), or returned something that is not logits.
+* ``130`` interrupted (Ctrl-C), ``143`` stopped by SIGTERM from outside (``timeout``, a CI limit):
+  no verdict (the command only: ``pp_demo.verify.checker.guard``).
 
 The reference is named in every report: the position ``model.forward`` pools, or, for a model
 without a pad id (whose ``model.forward`` refuses batches), the true last real token by the mask.
@@ -47,6 +48,7 @@ class CaseCheck:
     attention_mask: torch.Tensor
     rows: list[RowCheck]
     failure: str | None = None  # the callable failed on this batch: nothing was compared
+    timed_out: bool = False  # ... by running past the timeout: the batches after it are not run
 
     @property
     def passed(self) -> bool:
@@ -71,7 +73,8 @@ class Report:
     consistent_rules: list[str] = field(default_factory=list)
     reference: str = FORWARD
     notes: list[str] = field(default_factory=list)  # e.g. lengths shortened to the model's limit
-    not_run: list[str] = field(default_factory=list)  # batches skipped after a rank failed
+    not_run: list[str] = field(default_factory=list)  # batches skipped after a timeout or a rank's failure
+    not_run_why: str = "a rank's state is unknown"  # why they were skipped, as the summary says it
 
     @property
     def passed(self) -> bool:
@@ -103,7 +106,7 @@ class Report:
             elif not case.passed:
                 lines.append(_mismatch_line(case, self.reference == FORWARD))
         if self.not_run:
-            lines.append(f"  not run after that failure (a rank's state is unknown): {', '.join(self.not_run)}")
+            lines.append(f"  not run after that failure ({self.not_run_why}): {', '.join(self.not_run)}")
         if not self.callable_failed:
             lines.append(f"consistent with: {', '.join(self.consistent_rules) or 'none of the known rules'}")
         return "\n".join(lines)

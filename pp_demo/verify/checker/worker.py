@@ -2,7 +2,9 @@
 
 The callable runs in a daemon thread the checker waits on for at most ``timeout_s``. A thread,
 not ``SIGALRM``: signals only reach the main thread and do not exist on every platform, and a
-hung forward (a pipeline waiting for a dead peer) is simply abandoned, dying with the process.
+hung forward (a pipeline waiting for a dead peer) is simply abandoned, dying with the process;
+the checker runs no batch after it (a forward that hung once would likely hang on every batch,
+one timeout each).
 Whatever leaves the callable, ``SystemExit`` included, becomes one line naming the exception
 and where it was raised; what it returns must be logits: a tensor of the reference's shape,
 with values (not on the meta device), on the reference's device.
@@ -25,6 +27,7 @@ __all__ = ["Outcome", "call_in_worker", "describe_exception", "as_logits"]
 class Outcome:
     value: Any = None
     failure: str | None = None  # one line: what went wrong, None when the callable returned
+    timed_out: bool = False  # abandoned after the timeout: it may still hold the model, a lock, a peer
 
 
 def describe_exception(error: BaseException, callable_: Callable[..., Any] | None = None) -> str:
@@ -71,7 +74,7 @@ def call_in_worker(
     worker.start()
     worker.join(timeout_s)  # Ctrl-C reaches the main thread here
     if worker.is_alive():
-        return Outcome(failure=f"did not return within {timeout_s:g} s (--timeout); abandoned")
+        return Outcome(failure=f"did not return within {timeout_s:g} s (--timeout); abandoned", timed_out=True)
     return box["out"]
 
 
