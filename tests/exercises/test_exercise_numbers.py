@@ -1,6 +1,6 @@
 """Judges compare values, whatever the number's type, and say when the type is wrong.
 
-Issue 49: a right answer of another numeric type (a fraction, a numpy or torch scalar, a 0-d
+A right answer of another numeric type (a fraction, a numpy or torch scalar, a 0-d
 tensor, a decimal) is right; an answer of the wrong type (text, a list) is told it is the type, in
 one line, not sent back to redo the arithmetic; an ``int`` whose ``__eq__`` says True to anything is
 judged by its value; a rule returning a meta tensor is told so, not that it raised; an answer

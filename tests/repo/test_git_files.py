@@ -1,5 +1,5 @@
 """The tests run from a copy without ``.git`` (a zip download): what needs git's list of files is
-skipped with one line saying so, and collection goes on (issue 49: before, ``git ls-files`` at
+skipped with one line saying so, and collection goes on (before, ``git ls-files`` at
 import failed the collection of every test)."""
 
 import os

@@ -1,6 +1,7 @@
-"""Small doors of the Makefile (issue 49, item 9): each wrong way in gets one line saying what to
+"""Small doors of the Makefile: each wrong way in gets one line saying what to
 do, from make itself, before any recipe runs (``make -n``: nothing would run anyway)."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,9 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 
 def _make(*args, cwd=ROOT):
-    return subprocess.run(["make", "-n", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    # a make of its own, not a sub-make of `make test`'s (whose MAKELEVEL adds "Entering directory")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    return subprocess.run(["make", "-n", *args], cwd=cwd, capture_output=True, text=True, timeout=60, env=env)
 
 
 def _one_line(done):

@@ -1,4 +1,4 @@
-"""``colossalai-engine`` refuses, before any rank starts, what cannot run here (issue 49).
+"""``colossalai-engine`` refuses, before any rank starts, what cannot run here.
 
 fp16 training needs a GPU (ColossalAI 0.5.0's grad scaler asks the accelerator for its devices), and
 ``--tree installed`` needs ColossalAI installed: each is one ``error:`` line, exit 2, saying what to do.
