@@ -150,9 +150,10 @@ test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
 
 # JupyterLab on the notebooks. Not ColossalAI: it is no attendee's homework (native Windows cannot
-# install it), so only notebook 06's cells that import it fail without it, and their stored outputs
-# stay readable (`make colossalai` first to run them). As root it adds --allow-root, without a
-# display --no-browser, and it prints the URL with its token. More flags: LAB_ARGS=...
+# install it), so only notebook 06's cells that need it fail without it, in one line each, and their
+# stored outputs stay readable (`make colossalai` first to run them). As root it adds --allow-root,
+# without a display --no-browser, and it prints the URL with its token. Its kernels show the
+# package's errors in one line (pp_demo.workshop.cell_errors). More flags: LAB_ARGS=...
 lab: setup
 	$(BIN)/python -m pp_demo.workshop.lab $(LAB_ARGS)
 

@@ -74,3 +74,14 @@ def __getattr__(name):  # type: (str) -> object
     if name not in _WHERE:
         raise AttributeError("module 'pp_demo' has no attribute " + repr(name))
     return getattr(importlib.import_module("." + _WHERE[name], __name__), name)
+
+
+def _notebook_errors():  # type: () -> None
+    """In a Jupyter kernel, the package's errors as one line each (``pp_demo.workshop.cell_errors``)."""
+    import sys
+
+    if "ipykernel" in sys.modules:
+        importlib.import_module(".workshop.cell_errors", __name__).install()
+
+
+_notebook_errors()

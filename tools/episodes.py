@@ -177,8 +177,9 @@ def _bullets(items: list[str]) -> str:
 # imports it says, in its header, how to follow without it.
 IMPORTS_COLOSSALAI = re.compile(r"^\s*(import|from) colossalai\b|\bcolossalai_forwards?\(", flags=re.M)
 WITHOUT_COLOSSALAI = (
-    "**Without ColossalAI** (no attendee's homework; native Windows cannot install it) the cells that "
-    "import it stop with an ImportError: read their stored outputs here or on the read-only site "
+    "**Without ColossalAI** (no attendee's homework; native Windows cannot install it) the cell that "
+    "imports it stops with one line saying how to install it, and each later cell that needs it says "
+    "the same: read their stored outputs here or on the read-only site "
     "(`make site`), or follow the instructor's demo; `make colossalai` (Linux, macOS, WSL2) runs them."
 )
 

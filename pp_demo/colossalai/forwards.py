@@ -29,6 +29,7 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
+from pp_demo.errors import MissingPackage
 from pp_demo.pipeline.families import family_of
 from pp_demo.pipeline.stages import count_layers
 from pp_demo.silent_imports import import_quietly
@@ -80,7 +81,8 @@ def _import_quietly(name: str) -> ModuleType:
         # (pp_demo.silent_imports).
         return import_quietly(name)
     except ImportError as error:
-        raise ImportError(f"{_MISSING} ({error})") from error
+        # one line in a notebook (pp_demo.workshop.cell_errors), not ColossalAI's import chain
+        raise MissingPackage(f"{_MISSING} ({error})") from None
 
 
 @functools.cache
@@ -209,7 +211,7 @@ def forwards_in_tree() -> dict[str, object]:
     0.5.0, nine in a tree with ``qwen3.py`` (checked by file, so nothing else is imported)."""
     modeling = importlib.util.find_spec("colossalai.shardformer.modeling")
     if modeling is None or not modeling.submodule_search_locations:
-        raise ImportError(_MISSING)
+        raise MissingPackage(_MISSING)
     folder = modeling.submodule_search_locations[0]
     present = [family for family in ALL_FORWARDS if os.path.exists(os.path.join(folder, f"{family}.py"))]
     return {family: _one_stage_callable(family) for family in present}

@@ -47,6 +47,8 @@ def default_device() -> str:
 @torch.no_grad()
 def forward_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """What the unsplit model returns: the reference."""
+    if not isinstance(model, torch.nn.Module):  # a notebook's `model = None`, a model's name
+        raise BadInput(f'model must be a model (build_model("llama"), say), got {type(model).__name__}')
     device = next(model.parameters()).device
     logits: torch.Tensor = model(input_ids=input_ids.to(device), attention_mask=attention_mask.to(device)).logits
     return logits

@@ -5,20 +5,37 @@ Workshops run in containers and on GPU boxes as root, and on servers without a d
 JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
 browser. So this adds ``--allow-root`` for uid 0 and ``--no-browser`` without a display,
 picks a free port and a token, prints the URL to open, and then becomes JupyterLab itself
-(same process id, so Ctrl-C and ``kill`` stop it). Standard library only.
+(same process id, so Ctrl-C and ``kill`` stop it). Its kernels start with the one-line errors of
+``pp_demo.workshop.cell_errors`` loaded (a ``python3`` kernel spec of its own, found first on
+``JUPYTER_PATH``), so a cell run right after a kernel restart already says which cells to run.
+Standard library only.
 """
 
 import argparse
+import json
 import os
 import secrets
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 from pp_demo.workshop.doctor import free_port
 
-__all__ = ["lab_command", "main"]
+__all__ = ["lab_command", "kernel_spec", "main"]
+
+EXTENSION = "pp_demo.workshop.cell_errors"  # the module itself is not imported here: it needs no Lab
+
+
+def kernel_spec(folder: Path) -> Path:
+    """A ``python3`` kernel spec under ``folder`` (a ``JUPYTER_PATH`` entry): this Python's
+    ipykernel with the one-line errors loaded at start. Returns the spec's file."""
+    spec = folder / "kernels" / "python3" / "kernel.json"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}", f"--ext={EXTENSION}"]
+    spec.write_text(json.dumps({"argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python"}))
+    return spec
 
 
 def lab_command(
@@ -53,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: --notebooks {args.notebooks} is not a folder", file=sys.stderr)
         return 2
     command, notes, url = lab_command(extra, root=NOTEBOOKS if args.notebooks is None else args.notebooks)
+    kernels = Path(tempfile.mkdtemp(prefix="pp_demo_kernels_"))
+    kernel_spec(kernels)
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
     print(*notes, f"JupyterLab: {url}", sep="\n", flush=True)
     os.execv(command[0], command)
     return 0  # not reached: the process is JupyterLab now
