@@ -87,3 +87,18 @@ def test_make_labs_kernel_says_it_from_the_first_cell(monkeypatch, tmp_path):
         "NameError: name 'SEED' is not defined: run the cells above this one first (after a kernel restart: from "
         "the top)",
     )
+
+
+def test_colossalais_absence_is_a_missing_package_of_one_line_without_its_import_chain(monkeypatch):
+    from pp_demo.colossalai import forwards
+    from pp_demo.errors import MissingPackage
+
+    def absent(name):
+        raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
+
+    monkeypatch.setattr(forwards, "import_quietly", absent)
+    with pytest.raises(MissingPackage) as raised:
+        forwards._import_quietly("colossalai.shardformer.modeling.llama")
+    assert len(str(raised.value).splitlines()) == 1 and "`make colossalai`" in str(raised.value)
+    assert raised.value.__suppress_context__  # no chained traceback of ColossalAI's import
+    assert isinstance(raised.value, ImportError)  # callers that catch ImportError still do
