@@ -22,7 +22,7 @@ from pp_demo.errors import BadInput, MissingPackage
 
 __all__ = ["NAME_HINT", "one_line", "load_ipython_extension", "install"]
 
-EXTENSION = "pp_demo.workshop.cell_errors"
+EXTENSION = __name__  # what `--ext` and `%load_ext` name
 NAME_HINT = "run the cells above this one first (after a kernel restart: from the top)"
 _HANDLED = (BadInput, NameError, MissingPackage)
 

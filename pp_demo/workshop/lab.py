@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
+from pp_demo.workshop.cell_errors import EXTENSION
 from pp_demo.workshop.doctor import free_port
 
 __all__ = ["lab_command", "kernel_spec", "main"]
-
-EXTENSION = "pp_demo.workshop.cell_errors"  # the module itself is not imported here: it needs no Lab
 
 
 def kernel_spec(folder: Path) -> Path:
