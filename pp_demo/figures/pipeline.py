@@ -21,6 +21,7 @@ __all__ = ["stage_contents", "draw_stage_split", "draw_stage_inputs", "draw_memo
 SENT = "hidden states"  # all that crosses between ranks: the schedule hands each stage the ids and mask
 LOGITS = "logits\n(batch, labels)"
 _LINE_IN = 0.27  # one line of text at PROJECTOR_PT, with its leading
+_SENT_LINES = SENT.count("\n") + 1
 # a stage's colour only tells the boxes apart; the title names each
 _STAGE_COLOURS = [OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["bluish green"], OKABE_ITO["yellow"]]
 
@@ -56,8 +57,8 @@ def draw_stage_split(stages: Stages) -> Figure:
     tail = 0.6 + text_inches(LOGITS)  # the last arrow, then what comes out
     across = sum(box_w) + gap * (len(contents) - 1) + tail + 0.4
     if across <= MAX_WIDTH_IN:
-        fig, ax = _canvas(across, box_h + _LINE_IN * 4 + 0.6)  # the title above, the sent lines below
-        x, y = 0.2, _LINE_IN * 3 + 0.3
+        fig, ax = _canvas(across, box_h + _LINE_IN * (_SENT_LINES + 1) + 0.6)  # the title above, the sent lines below
+        x, y = 0.2, _LINE_IN * _SENT_LINES + 0.3
         for index, (title, lines, w) in enumerate(zip(titles, contents, box_w, strict=True)):
             _stage(ax, x, y, w, box_h, title, lines, index)
             start = (x + w + 0.05, y + box_h / 2)
@@ -69,14 +70,16 @@ def draw_stage_split(stages: Stages) -> Figure:
         ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=PROJECTOR_PT)
         return fig
     width = max(box_w) + text_inches(SENT) + 0.8
-    step = box_h + _LINE_IN + 0.2 + _LINE_IN * 3 + 0.3  # a box with its title, then an arrow beside the sent lines
+    step = (
+        box_h + _LINE_IN + 0.2 + _LINE_IN * _SENT_LINES + 0.3
+    )  # a box with its title, then an arrow beside the sent lines
     fig, ax = _canvas(width, step * len(contents) + 0.3)
     y = step * len(contents) + 0.1
     for index, (title, lines) in enumerate(zip(titles, contents, strict=True)):
         top = y - _LINE_IN - 0.2
         _stage(ax, 0.2, top - box_h, max(box_w), box_h, title, lines, index)
         middle = 0.2 + max(box_w) / 2
-        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * 3 - 0.25))
+        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * _SENT_LINES - 0.25))
         what = SENT if index < len(contents) - 1 else LOGITS
         ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=PROJECTOR_PT)
         y -= step
