@@ -142,7 +142,7 @@ $(VENVT)/.installed: pyproject.toml $(LOCK) tools/install_env.py
 test-torch: $(VENVT)/.installed
 	$(VENVT)/bin/python -m pp_demo doctor
 	$(VENVT)/bin/python -m pp_demo reproduce --distributed
-	$(VENVT)/bin/python -m pytest tests/pipeline tests/verify -m "not colossalai and not slow"
+	$(VENVT)/bin/python -m pytest tests/core tests/ranks tests/verify -m "not colossalai and not slow"
 	$(VENVT)/bin/python -m pytest $(NBVAL) notebooks/02_*.ipynb notebooks/03_*.ipynb notebooks/10_*.ipynb
 
 test-torch-range:

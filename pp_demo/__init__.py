@@ -1,30 +1,25 @@
 """pp_demo: the pooled token of pipeline-parallel sequence classification, reproduced exactly.
 
-Folders by concern, each on the layers in its brackets: a layer imports from those and from what they
-stand on, never from another (``tests/repo/test_import_rule.py``). Layers that stand on none of each
-other are independent: ``training/``, ``bench/`` and ``exercises/`` know nothing of one another.
+Start with ``core.py``: the pooling rules, the padding cases, the family table, the stage split and
+the in-process pipeline, in one file read top to bottom. Around it, by who reads it (docs/architecture.md).
+Each layer imports from the layers in its brackets and what they stand on, never from another
+(``tests/repo/test_import_rule.py``):
 
-- ``errors``, ``bounds``, ``silent_imports``, ``output_paths`` [the standard library]: the input-error
-  type; the bounds of the numbers a user types; imports that print nothing; where a command may write.
-- ``pooling/`` [``errors``]: pooling rules, padding cases and the two references, the padding table.
-- ``pipeline/`` [``pooling``, ``bounds``]: a model family as a row, the stage split, jobs, schedules,
-  and ``run(jobs, on=...)``.
-- ``verify/`` [``pipeline``, ``silent_imports``]: tolerances, comparison with ``model.forward``, where a
-  row was pooled, the checker.
-- ``colossalai/`` [``verify``, ``output_paths``]: ColossalAI 0.5.0's own forwards, its engine, the pull
-  request's claims on its sdists.
-- ``training/`` [``pipeline``]: training through the stages.
-- ``bench/`` [``colossalai``]: the benchmark, pp_demo's engine beside ColossalAI's.
+- ``errors``, ``bounds``, ``silent_imports``, ``output_paths`` [the standard library]: refusals in one line.
+- ``core`` [``errors``]: the learner's core.
+- ``pooling/`` [``core``]: the rules' checked door, the padding table, packed batches, the survey.
+- ``ranks/`` [``pooling``, ``bounds``]: ``run(jobs, on=...)`` on torch's pipelining engine; schedules.
+- ``verify/`` [``ranks``, ``silent_imports``]: comparison with ``model.forward``; the checker.
+- ``colossalai/`` [``verify``, ``output_paths``]: ColossalAI 0.5.0's own code, its engine, its pull request.
+- ``training/`` [``ranks``]: training through the stages; the study over seeds.
+- ``bench/`` [``colossalai``]: the benchmark.
 - ``figures/`` [``bench``]: the figures.
-- ``workshop/`` [``figures``]: the room around the notebooks (doctor, lab, explorer).
+- ``workshop/`` [``figures``]: the room: doctor, lab, explorer, GPU check.
 - ``exercises/`` [``colossalai``]: the exercises and their judges.
 - ``cli/`` [``training``, ``workshop``]: ``python -m pp_demo``, on top.
 
-Every public name below loads from its one defining module, also reachable as ``pp_demo.NAME``.
-
-This file and ``__main__.py`` parse on any Python, 2.7 included (no f-strings, no annotations):
-``python -m pp_demo`` on a Python too old then says in one line which Python to use, instead of
-ending in a SyntaxError (``tests/workshop/test_doctor.py``).
+Every public name loads from its one home on first use, also as ``pp_demo.NAME``; this file and
+``__main__.py`` parse on any Python (``python -m pp_demo`` on one too old says which to use).
 """
 
 import importlib
@@ -34,20 +29,39 @@ __version__ = "0.1.0"
 # The public names load on first use, so `import pp_demo` (and `python -m pp_demo doctor`)
 # needs only the standard library: the doctor must run where torch is missing and say so.
 _HOMES = {
-    "pooling.rules": ["FIX", "RULES", "CORE_RULES", "Rule", "get_rule", "pooled_positions", "count_minus_one"],
-    "pooling.cases": ["CASES", "PAD", "REVIEW_TABLE", "PaddingCase", "as_batch", "get_case"],
+    "core": [
+        "FIX",
+        "RULES",
+        "CORE_RULES",
+        "Rule",
+        "get_rule",
+        "count_minus_one",
+        "CASES",
+        "PAD",
+        "REVIEW_TABLE",
+        "PaddingCase",
+        "as_batch",
+        "get_case",
+        "FAMILIES",
+        "Family",
+        "build_model",
+        "get_family",
+        "Stages",
+        "split_model",
+        "pipeline_logits",
+        "micro_batches",
+    ],
+    "pooling.positions": ["pooled_positions"],
     "workshop.tokenizer": ["tiny_tokenizer"],
     "pooling.survey": ["CLASSES", "RULE_CLASS", "SURVEY", "format_classes", "format_incidents", "format_survey"],
     "pooling.padding_table": ["RIGHT", "WRONG", "Verdict", "padding_table", "format_padding_table"],
     "pooling.packed": ["PACKED", "PackedBatch", "pack", "class_grid", "run_on_cases"],
-    "pipeline.families": ["FAMILIES", "Family", "build_model", "get_family"],
-    "pipeline.stages": ["Stages", "split_model"],
-    "pipeline.jobs": ["Batch", "Fault", "Job", "Result", "micro_batches"],
-    "pipeline.schedules": ["schedule_order", "timeline", "peak_in_flight", "gpipe_slots"],
-    "pipeline.in_process": ["pipeline_logits", "fixed_pipeline"],
-    "pipeline.on_rank": ["RankJob"],
-    "pipeline.launch": ["PipelineError"],
-    "pipeline.runner": ["run"],
+    "ranks.jobs": ["Batch", "Fault", "Job", "Result"],
+    "ranks.schedules": ["schedule_order", "timeline", "peak_in_flight", "gpipe_slots"],
+    "ranks.in_process": ["fixed_pipeline"],
+    "ranks.on_rank": ["RankJob"],
+    "ranks.launch": ["PipelineError"],
+    "ranks.runner": ["run"],
     "verify.tolerances": ["tolerance"],
     "verify.compare": ["RowComparison", "compare_rows", "forward_logits", "reproduce", "reproduction_line"],
     "verify.family_matrix": ["pipeline_matrix", "format_matrix"],
@@ -62,7 +76,7 @@ _HOMES = {
     "training.study": ["RUNS", "StudySettings", "train_through_stages", "pad_sight", "outcome"],
     "figures.pooling": ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"],
     "figures.schedules": ["draw_timeline"],
-    "pipeline.engine_probes": ["OrderProbe", "ShapeTrapProbe"],
+    "ranks.engine_probes": ["OrderProbe", "ShapeTrapProbe"],
     "figures.study": ["draw_study_distributions", "draw_one_seed_curves"],
     "workshop.explorer": ["explore", "format_exploration", "exploration_html", "explorer_box"],
 }

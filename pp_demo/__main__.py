@@ -18,7 +18,7 @@ if sys.argv[1:2] == ["doctor"]:  # before the CLI's imports: the doctor runs whe
     raise SystemExit(main(sys.argv[2:]))
 
 # standard library only: Ctrl-C is handled from here on, during the seconds of torch's imports too
-from pp_demo.pipeline.torchrun_env import INTERRUPTED, stop_on_interrupt
+from pp_demo.ranks.torchrun_env import INTERRUPTED, stop_on_interrupt
 
 try:
     with stop_on_interrupt():

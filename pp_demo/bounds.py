@@ -1,4 +1,5 @@
-"""The bounds of the numbers a user types: one place, one sentence per bound, standard library only.
+"""The bounds of the numbers a user types, one sentence per bound, standard library only (the
+seed and the counts the core checks too: ``pp_demo.errors``).
 
 Each takes the value and the name the user knows it by (``--timeout``, ``timeout_s``) and returns
 the value in range, else raises ``BadInput`` naming the value, the bound and what to give instead:
@@ -6,8 +7,7 @@ the command line and the Python API call the same function, so both refuse in th
 
 Why these bounds: a timeout of ``inf`` (or anything past what the platform's clock holds) makes
 ``threading``'s wait raise ``OverflowError`` inside C and aborts the interpreter; a day is longer
-than any check or run of the workbook and far inside every platform's range. A seed is what
-``torch.manual_seed`` takes (0 up to 2**64 - 1).
+than any check or run of the workbook and far inside every platform's range.
 """
 
 import math
@@ -15,10 +15,9 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
-__all__ = ["MAX_TIMEOUT_S", "MAX_SEED", "seconds", "tolerance_value", "seed_value", "count_value", "strings"]
+__all__ = ["MAX_TIMEOUT_S", "seconds", "tolerance_value", "strings"]
 
 MAX_TIMEOUT_S = 86400.0  # a day
-MAX_SEED = 2**64 - 1
 
 
 def _is_number(value: Any) -> bool:
@@ -41,21 +40,6 @@ def tolerance_value(value: Any, name: str) -> float:
     if not _is_number(value) or not math.isfinite(value) or value <= 0:
         raise BadInput(f"{name} is a finite number more than 0 (a largest |logit difference|), got {value!r}")
     return float(value)
-
-
-def seed_value(value: Any, name: str = "seed") -> int:
-    """A seed: an integer in 0..2**64 - 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
-        raise BadInput(f"{name} is an integer from 0 to 2**64 - 1, got {value!r}")
-    return value
-
-
-def count_value(value: Any, name: str, least: int = 1, most: int | None = None) -> int:
-    """A count (layers, stages, seeds, runs): an integer in ``least..most``."""
-    top = "" if most is None else f" and at most {most}"
-    if isinstance(value, bool) or not isinstance(value, int) or value < least or (most is not None and value > most):
-        raise BadInput(f"{name} is an integer of at least {least}{top}, got {value!r}")
-    return value
 
 
 def strings(value: Any, name: str, example: str) -> list[str]:

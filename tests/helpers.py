@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from pp_demo.cli import main
-from pp_demo.pooling.rules import pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 
 
 def cli_error(capsys, *argv):

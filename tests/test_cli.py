@@ -4,9 +4,8 @@ import pytest
 from helpers import cli_error as _error
 
 from pp_demo.cli import PADDED_RULES, build_parser
-from pp_demo.pipeline.families import build_model
+from pp_demo.core import CORE_RULES, RULES, build_model
 from pp_demo.pooling.padding_table import padding_table
-from pp_demo.pooling.rules import CORE_RULES, RULES
 
 
 def test_a_callable_from_a_module_that_does_not_exist(capsys):

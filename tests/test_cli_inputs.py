@@ -16,7 +16,7 @@ from helpers import cli_error as _error
 from pp_demo import cli
 from pp_demo.cli import padding
 from pp_demo.errors import BadInput
-from pp_demo.pipeline import torchrun_env
+from pp_demo.ranks import torchrun_env
 
 # every device type torch 2.x parses (c10/core/DeviceType.h); a build runs on few of them
 DEVICE_TYPES = [

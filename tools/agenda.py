@@ -1,6 +1,6 @@
 """Workshop plans: which notebooks, which of their sections and exercises each format takes, in order.
 
-(An agenda of the room, not a pipeline schedule: those are ``pp_demo.pipeline.schedules``.)
+(An agenda of the room, not a pipeline schedule: those are ``pp_demo.ranks.schedules``.)
 
 Every plan is written out as a list of ``Take``: a notebook with its "core" or "all" sections
 and the exercises done in the room (the others are homework), or a fixed-minute "demo" the

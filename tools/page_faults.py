@@ -53,9 +53,8 @@ class RankFaults:
     n_stages: int = 2
 
     def run_on_rank(self, rank: int, world_size: int, cache: Any, device: torch.device) -> Any:
-        from pp_demo.pipeline.jobs import Job
-        from pp_demo.pipeline.on_rank import pipeline_step
-        from pp_demo.pipeline.stages import even_split_points
+        from pp_demo.ranks.jobs import Job, even_split_points
+        from pp_demo.ranks.on_rank import pipeline_step
 
         if self.fixed:
             fix_malloc_thresholds()
@@ -79,8 +78,8 @@ class RankFaults:
 
 def _one_process(n_micro: int, fixed: bool, out: Any) -> None:
     """The same micro-batches through the same two stages in turn: the faults of each stage forward."""
-    from pp_demo.pipeline.jobs import micro_batches
-    from pp_demo.pipeline.stages import even_split_points, split_model
+    from pp_demo.core import micro_batches, split_model
+    from pp_demo.ranks.jobs import even_split_points
 
     if fixed:
         fix_malloc_thresholds()
@@ -102,7 +101,7 @@ def _one_process(n_micro: int, fixed: bool, out: Any) -> None:
 
 
 def measure(n_micro: int, fixed: bool) -> dict[str, Any]:
-    from pp_demo.pipeline.runner import run
+    from pp_demo.ranks.runner import run
 
     context: Any = multiprocessing.get_context("spawn")
     out = context.Queue()
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         help="where to write (default: %(default)s; --out results/page_faults.json replaces the committed count)",
     )
     args = parser.parse_args(argv)
-    from pp_demo.pipeline.launch import prepare_fork_server
+    from pp_demo.ranks.launch import prepare_fork_server
 
     prepare_fork_server()
     rows = [measure(m, fixed) for fixed in (False, True) for m in MICRO_BATCHES]

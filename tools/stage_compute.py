@@ -42,7 +42,8 @@ MODES = ("inference", "training")
 def _variants(model: Any) -> dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]]:
     """Each variant as ``logits(input_ids, attention_mask)``, on the same weights; gradients as the caller has them."""
     from pp_demo.colossalai.forwards import call_one_stage, pipeline_forward
-    from pp_demo.pipeline.stages import count_layers, even_split_points, split_model
+    from pp_demo.core import count_layers, split_model
+    from pp_demo.ranks.jobs import even_split_points
 
     layers, forward = count_layers(model), pipeline_forward("llama")
     stages = split_model(model, even_split_points(layers, 2))

@@ -99,7 +99,7 @@ def _rounds(
     every p and ColossalAI's plugin one after the other, so a change of the machine's load between
     them falls on all alike. Every run's seconds (one process), each row's schedule, and per rank the
     timed steps of the pipeline and of ColossalAI (none when it is not installed)."""
-    from pp_demo.pipeline.runner import run
+    from pp_demo.ranks.runner import run
 
     warmup, repeats, rounds = counts
     with_peer = colossalai_installed()

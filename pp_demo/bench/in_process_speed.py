@@ -16,11 +16,8 @@ from typing import Any
 
 import torch
 
+from pp_demo.core import FAMILIES, FIX, PAD, build_model, pipeline_logits
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES, build_model
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pooling.cases import PAD
-from pp_demo.pooling.rules import FIX
 from pp_demo.verify.compare import forward_logits
 from pp_demo.verify.real_size import N_MICRO, SIZES, build_shaped, left_padded_batch
 

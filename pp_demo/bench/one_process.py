@@ -41,7 +41,7 @@ class BenchSize:
     family: str = "llama"
 
     def model(self) -> torch.nn.Module:
-        from pp_demo.pipeline.families import build_model
+        from pp_demo.core import build_model
 
         model: torch.nn.Module = build_model(
             self.family,
@@ -68,8 +68,8 @@ class BenchSize:
 def _step(size: BenchSize, mode: str, m: int) -> Any:
     """One step of the work as a callable: inference, or a training step (gradients set
     to None, forward, backward; no optimizer), on the whole batch or m micro-batches in turn."""
-    from pp_demo.pipeline.jobs import micro_batches
-    from pp_demo.pipeline.stages import even_split_points, split_model
+    from pp_demo.core import micro_batches, split_model
+    from pp_demo.ranks.jobs import even_split_points
 
     model, (ids, mask, labels) = size.model(), size.batch_tensors()
     training = mode == "training"

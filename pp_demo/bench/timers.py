@@ -1,7 +1,7 @@
 """The pipeline's steps on each rank, timed from the inside.
 
 A ``BenchJob`` runs on every rank, given its ``StageCache`` by
-``pp_demo.pipeline.on_rank.run_on_rank``, and calls the runner's own step, ``pipeline_step``;
+``pp_demo.ranks.on_rank.run_on_rank``, and calls the runner's own step, ``pipeline_step``;
 around it, on this rank only, it records intervals on the machine's monotonic clock (one for
 all its processes, so the ranks' intervals line up):
 
@@ -79,9 +79,8 @@ class BenchJob:
     repeats: int = 3
 
     def run_on_rank(self, rank: int, world_size: int, cache: Any, device: torch.device) -> dict[str, Any]:
-        from pp_demo.pipeline.jobs import Job
-        from pp_demo.pipeline.on_rank import pipeline_step
-        from pp_demo.pipeline.stages import even_split_points
+        from pp_demo.ranks.jobs import Job, even_split_points
+        from pp_demo.ranks.on_rank import pipeline_step
 
         fix_malloc_thresholds()  # as in every process the benchmark times
         torch.manual_seed(0)

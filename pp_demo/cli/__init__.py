@@ -17,8 +17,8 @@ from pp_demo.cli.padding import add_padding_jobs
 from pp_demo.cli.records import add_record_jobs
 from pp_demo.cli.room import add_room_jobs
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
-from pp_demo.pooling.rules import PADDED_RULES
+from pp_demo.pooling.positions import PADDED_RULES
+from pp_demo.ranks.torchrun_env import INTERRUPTED, check_torchrun_env, say_once, stop_on_interrupt
 
 __all__ = ["PADDED_RULES", "build_parser", "main"]  # PADDED_RULES: the rules the commands offer
 
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # under torchrun every rank finds the same error: the first one to get here says it, once
         say_once(f"{parser.prog}: error: {' '.join(str(error).split())}")
         parser.exit(2)
-    except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.pipeline.launch)
+    except KeyboardInterrupt:  # the ranks are stopped on the way out (pp_demo.ranks.launch)
         print(INTERRUPTED, file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of the output left (`| head`): nothing more to say to it

@@ -8,10 +8,9 @@ Where a command's default or choices legitimately differ (the families it runs, 
 import argparse
 from typing import Any
 
+from pp_demo.core import CASES, FAMILIES
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES
-from pp_demo.pooling.cases import CASES
-from pp_demo.pooling.rules import PADDED_RULES
+from pp_demo.pooling.positions import PADDED_RULES
 from pp_demo.verify.tolerances import DTYPES
 
 
@@ -38,7 +37,7 @@ def integer(text: str) -> int:
 
 def device(text: str) -> str:
     """An argparse type: a device this torch can use, checked before any model is built."""
-    from pp_demo.pipeline.validate import check_device
+    from pp_demo.ranks.validate import check_device
 
     try:
         return check_device(text)

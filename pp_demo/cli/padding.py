@@ -5,10 +5,10 @@ import argparse
 from typing import Any, Literal
 
 from pp_demo.cli.options import add
+from pp_demo.core import CORE_RULES, get_case
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import get_case, row_text
-from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
-from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+from pp_demo.pooling.padding_table import REFERENCES, format_padding_table, row_text
+from pp_demo.pooling.positions import PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
 from pp_demo.verify.real_size import REAL_SHAPES, SIZES
 from pp_demo.verify.tolerances import dtype_named
@@ -33,7 +33,7 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _where(args: argparse.Namespace) -> Literal["process", "ranks"]:
     """Where the stages run; under torchrun without --distributed every rank would repeat the whole job."""
-    from pp_demo.pipeline.launch import launched_by_torchrun
+    from pp_demo.ranks.launch import launched_by_torchrun
 
     if launched_by_torchrun() and not args.distributed:
         raise BadInput(f"under torchrun every rank would run the whole {args.job} itself: add --distributed")
@@ -56,9 +56,9 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from pp_demo.pipeline.families import rules_for
-    from pp_demo.pipeline.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
+    from pp_demo.ranks.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
     from pp_demo.verify.compare import reproduce_runs, reproduction_line
+    from pp_demo.verify.family_matrix import rules_for
 
     on = _where(args)
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]

@@ -6,23 +6,24 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from pp_demo.bounds import count_value, seconds
+from pp_demo.bounds import seconds
 from pp_demo.cli.options import add, at_least_0, positive
 from pp_demo.colossalai.engine import cli as engine_cli
 from pp_demo.colossalai.engine.run import MODES, PP_STYLES
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.colossalai.pull_request.verify import main as run_verify_pr
+from pp_demo.core import FAMILIES
+from pp_demo.errors import count_value
 from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
-from pp_demo.pipeline.families import FAMILIES
 
 
 def _interruptible(work: Callable[[], Any]) -> Any:
     """``work()``, whose processes (ranks, the bench's one-process runs) come from the fork
-    server: it and they ignore Ctrl-C (``pp_demo.pipeline.fork_server_signals``), so only
+    server: it and they ignore Ctrl-C (``pp_demo.ranks.fork_server_signals``), so only
     this process is told, and stops them here; ``main`` then says so in one line."""
     import multiprocessing
 
-    from pp_demo.pipeline.launch import prepare_fork_server
+    from pp_demo.ranks.launch import prepare_fork_server
 
     prepare_fork_server()
     try:

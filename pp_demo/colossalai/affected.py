@@ -8,7 +8,7 @@ tables that are tested elsewhere: each family's rule in ColossalAI 0.5.0
 row). The plain sentence is for reading aloud; the exact one is its footnote.
 """
 
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.core import FAMILIES
 from pp_demo.pooling.failure import PLAIN, SENTENCES
 
 __all__ = ["affected_families", "who_is_affected"]

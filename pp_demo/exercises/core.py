@@ -14,7 +14,8 @@ from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD, row_text
+from pp_demo.core import CASES, PAD, RULES
+from pp_demo.pooling.padding_table import row_text
 
 from .refusals import calls_watched, refused_code
 
@@ -33,8 +34,8 @@ __all__ = [
 NOT_ATTEMPTED = "not attempted yet"
 CORRECT = "correct"
 ANSWER_TIMEOUT_S = 10.0  # the slowest judge, with a right answer, takes about 1.5 s on a laptop
-# what an answer that is a rule may not call: the package's own rules
-PACKAGE_RULES = ("pp_demo.pooling.rules",)
+# what an answer that is a rule may not call: the package's own rules, and their checked door
+PACKAGE_RULES = ("pp_demo.pooling.positions", *(f"pp_demo.core.{rule.fn.__name__}" for rule in RULES.values()))
 Judge = Callable[[Any], "str | None"]
 Row = TypeVar("Row")
 Returned = TypeVar("Returned")

@@ -1,6 +1,7 @@
 """Exercises of notebook 03 · the bug reproduced (checked by ``pp_demo.exercises.check``)."""
 
-from pp_demo.pooling.cases import PAD, row_text
+from pp_demo.core import PAD
+from pp_demo.pooling.padding_table import row_text
 
 from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
 

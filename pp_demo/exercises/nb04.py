@@ -2,7 +2,8 @@
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD, row_text
+from pp_demo.core import CASES, PAD
+from pp_demo.pooling.padding_table import row_text
 
 from .core import (
     PACKAGE_RULES,

@@ -1,6 +1,7 @@
 """Exercises of notebook 05 · training (checked by ``pp_demo.exercises.check``)."""
 
-from pp_demo.pooling.cases import PAD, row_text
+from pp_demo.core import PAD
+from pp_demo.pooling.padding_table import row_text
 
 from .core import count_pools, index_list, int_list, int_pair, register, true_last, wrong_answer
 

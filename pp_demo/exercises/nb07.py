@@ -4,7 +4,8 @@ from collections.abc import Callable
 
 import torch
 
-from pp_demo.pooling.cases import CASES, PAD, row_text
+from pp_demo.core import CASES, PAD
+from pp_demo.pooling.padding_table import row_text
 from pp_demo.pooling.survey import CLASSES
 
 from .core import count_pools, first_pad_pools, forward_pools, register, row_answer, true_last, wrong_answer

@@ -7,7 +7,8 @@ batch flattened to ``B * L`` rows, a negative number counting back from its end)
 import itertools
 from collections.abc import Sequence
 
-from pp_demo.pooling.cases import PAD, row_text
+from pp_demo.core import PAD
+from pp_demo.pooling.padding_table import row_text
 
 from .core import count_pools, first_pad_pools, forward_pools, is_int, one_counterexample, register, wrong_answer
 

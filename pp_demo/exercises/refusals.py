@@ -2,7 +2,7 @@
 
 An exercise that asks for a rule (a function) can be passed without the idea by calling
 the package's rule, or transformers' mask builder. Patching module attributes would not
-catch that: a name imported earlier in the notebook (``from pp_demo.pooling.rules import ...``)
+catch that: a name imported earlier in the notebook (``from pp_demo.core import ...``)
 still points at the original function. So the judge runs under ``sys.setprofile`` and
 notes every call whose *code object* belongs to a refused module, however the reader
 reached it. The answer still runs to the end (a profiler cannot stop it cleanly); the
@@ -22,7 +22,16 @@ __all__ = ["refused_code", "calls_watched"]
 
 
 def _functions_of(module_name: str) -> Iterable[Callable[..., Any]]:
-    """The functions and methods defined in ``module_name`` (not the ones it imports)."""
+    """The functions and methods defined in ``module_name`` (not the ones it imports); a dotted
+    name that is a function of a module (``pp_demo.core.count_minus_one``), that function alone."""
+    parent, _, attribute = module_name.rpartition(".")
+    try:
+        function = getattr(importlib.import_module(parent), attribute, None) if parent else None
+    except ImportError:
+        function = None
+    if inspect.isfunction(function):
+        yield function
+        return
     try:
         module = importlib.import_module(module_name)
     except ImportError:  # e.g. transformers.masking_utils exists on 5.x only: nothing to refuse

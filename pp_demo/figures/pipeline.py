@@ -13,8 +13,8 @@ import torch
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
 
+from pp_demo.core import Stages
 from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
-from pp_demo.pipeline.stages import Stages
 
 __all__ = ["stage_contents", "draw_stage_split", "draw_stage_inputs", "draw_memory_per_device"]
 

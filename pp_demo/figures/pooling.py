@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
+from pp_demo.core import PaddingCase
 from pp_demo.figures.palette import (
     MAX_WIDTH_IN,
     NO_ANSWER_COLOUR,
@@ -24,10 +25,9 @@ from pp_demo.figures.palette import (
     text_inches,
     verdict_colour,
 )
-from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.packed import class_grid
 from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, Verdict, mark, padding_table, resolve_cases
-from pp_demo.pooling.rules import pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 
 __all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
 

@@ -1,5 +1,5 @@
 """Schedules as timelines (notebook 10), placed from the order the engine runs
-(``pp_demo.pipeline.schedules``): Okabe-Ito colours, backwards hatched and every box labelled, so
+(``pp_demo.ranks.schedules``): Okabe-Ito colours, backwards hatched and every box labelled, so
 nothing is told by colour alone; for a projector, at most ``MAX_WIDTH_IN`` wide with text at
 ``PROJECTOR_PT`` and the key in a legend. Each returns the ``Figure``."""
 
@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.figures.palette import MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, text_inches
-from pp_demo.pipeline.schedules import peak_in_flight, schedule_order, timeline
+from pp_demo.ranks.schedules import peak_in_flight, schedule_order, timeline
 
 __all__ = ["draw_timeline"]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
+from pp_demo.core import PAD, RULES, PaddingCase, Rule, get_rule
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import PAD, PaddingCase
 from pp_demo.pooling.padding_table import Verdict, judge, resolve_cases
-from pp_demo.pooling.rules import RULES, Rule, get_rule, pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 
 __all__ = ["PackedBatch", "PACKED", "pack", "class_grid", "run_on_cases"]
 

@@ -1,15 +1,17 @@
 """The cases x rules table: which position each rule pools, judged against one reference.
 
-Two references exist (``REFERENCES``; ``pp_demo.pooling.cases`` says why they differ) and a table
+Two references exist (``REFERENCES``; ``pp_demo.core`` says why they differ) and a table
 is judged by exactly one, which the header of every printed table names.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import torch
+
+from pp_demo.core import CASES, CORE_RULES, PaddingCase, Rule, get_case, get_rule
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import CASES, PaddingCase, get_case, row_text
-from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES, Rule, get_rule, pooled_positions
+from pp_demo.pooling.positions import PADDED_RULES, pooled_positions
 from pp_demo.pooling.survey import PROJECTOR_WIDTH, RULE_CLASS
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "padding_table",
     "format_padding_table",
     "two_line_heading",
+    "row_text",
 ]
 
 REFERENCES = {
@@ -31,6 +34,11 @@ REFERENCES = {
     "forward": "the position model.forward pools (transformers 4.51.3: rightmost non-pad id)",
 }
 RIGHT, WRONG, NO_ANSWER = "✓", "✗", "-"
+
+
+def row_text(row: Iterable[int | torch.Tensor]) -> str:
+    """A row of ids or mask values as ``[0,0,5,6]``: compact, for tables and messages."""
+    return "[" + ",".join(str(int(t)) for t in row) + "]"
 
 
 def mark(right: bool | None) -> str:

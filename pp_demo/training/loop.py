@@ -14,10 +14,9 @@ from typing import Any
 
 import torch
 
-from pp_demo.pipeline import jobs
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import train_steps
-from pp_demo.pooling.cases import PAD
+from pp_demo.core import PAD, build_model
+from pp_demo.ranks import jobs
+from pp_demo.ranks.in_process import train_steps
 
 __all__ = ["TrainingBatch", "make_batches", "train_unpipelined", "accuracy_by_side", "load_params", "fresh_model"]
 
@@ -60,7 +59,7 @@ def train_unpipelined(
     model: Any, batches: Iterable[jobs.Batch], n_micro: int = 1, lr: float = 1e-2
 ) -> tuple[list[float], list[torch.Tensor]]:
     """Adam through ``model.forward``, in place: the pipeline run's optimiser loop in one
-    process without stages (``pp_demo.pipeline.in_process.train_steps``). Returns each
+    process without stages (``pp_demo.ranks.in_process.train_steps``). Returns each
     step's loss (mean over micro-batches) and logits."""
 
     def forward(ids: torch.Tensor, mask: torch.Tensor) -> Any:

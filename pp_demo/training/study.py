@@ -20,12 +20,10 @@ from typing import Any
 import torch
 import transformers
 
-from pp_demo.pipeline import runner
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pipeline.jobs import IGNORED, Job, Training
-from pp_demo.pipeline.stages import split_model
-from pp_demo.pooling.cases import PAD
-from pp_demo.pooling.rules import FIX, pooled_positions
+from pp_demo.core import FIX, PAD, pipeline_logits, split_model
+from pp_demo.pooling.positions import pooled_positions
+from pp_demo.ranks import runner
+from pp_demo.ranks.jobs import IGNORED, Job, Training
 from pp_demo.training.loop import TrainingBatch, accuracy_by_side, fresh_model, load_params, make_batches
 
 __all__ = [

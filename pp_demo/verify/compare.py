@@ -15,13 +15,11 @@ from typing import Any, Literal
 
 import torch
 
-from pp_demo.bounds import seed_value, strings, tolerance_value
-from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Inference, Job
-from pp_demo.pipeline.runner import run
-from pp_demo.pooling.cases import as_batch
-from pp_demo.pooling.rules import FIX
+from pp_demo.bounds import strings, tolerance_value
+from pp_demo.core import FIX, as_batch, build_model
+from pp_demo.errors import BadInput, seed_value
+from pp_demo.ranks.jobs import Inference, Job
+from pp_demo.ranks.runner import run
 from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
 
 __all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]

@@ -18,21 +18,28 @@ from typing import Literal
 
 import torch
 
-from pp_demo.pipeline.families import FAMILIES, build_model, rules_for
-from pp_demo.pipeline.jobs import Inference, Job
-from pp_demo.pipeline.runner import run
-from pp_demo.pooling.cases import CASES, as_batch
+from pp_demo.core import CASES, FAMILIES, FIX, as_batch, build_model, get_family
 from pp_demo.pooling.padding_table import RIGHT, WRONG, mark, two_line_heading
+from pp_demo.ranks.jobs import Inference, Job
+from pp_demo.ranks.runner import run
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
+__all__ = ["rules_for", "pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
 
 Matrix = dict[tuple[str, str, str], bool]
 """``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
 
 Differences = dict[tuple[str, str, str], float]
 """``{(family, rule, case): max |logit difference| between the pipeline's row and model.forward's}``."""
+
+
+def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
+    """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
+    ColossalAI pipeline forward (where it has one), then the fix (once, where they are the same)."""
+    colossalai = get_family(family).colossalai_rule
+    default = [colossalai, FIX] if colossalai else [FIX]
+    return list(dict.fromkeys(chosen or default))
 
 
 def pipeline_differences(
@@ -84,7 +91,7 @@ def pipeline_matrix(
     dtype: torch.dtype = torch.float32,
 ) -> Matrix | None:
     """``Matrix``: each difference within the tolerance (``compare_rows``'s rule). ``on`` is the
-    runner's (``pp_demo.pipeline.runner.run``): ``"ranks"`` runs the whole table in one start of
+    runner's (``pp_demo.ranks.runner.run``): ``"ranks"`` runs the whole table in one start of
     the ranks; under torchrun, a rank without results returns ``None``."""
     found = pipeline_differences(families, cases, rules, attn_implementation, on, split_points, device, dtype)
     if found is None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from pp_demo.pooling.rules import get_rule
+from pp_demo.core import get_rule
 from pp_demo.silent_imports import import_quietly, quiet
 
 __all__ = ["PooledRows", "export_onnx", "run_onnx", "EXPORTERS"]

@@ -19,11 +19,8 @@ from typing import Any
 import torch
 import transformers
 
+from pp_demo.core import FAMILIES, FIX, PAD, pipeline_logits
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import FAMILIES
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pooling.cases import PAD
-from pp_demo.pooling.rules import FIX
 from pp_demo.silent_imports import quiet
 from pp_demo.verify.compare import RowComparison, compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pp_demo.core import FIX, PaddingCase, get_rule
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import PaddingCase, row_text
-from pp_demo.pooling.padding_table import Verdict, judge, mark, padding_table
-from pp_demo.pooling.rules import FIX, PADDED_RULES, get_rule
+from pp_demo.pooling.padding_table import Verdict, judge, mark, padding_table, row_text
+from pp_demo.pooling.positions import PADDED_RULES
 
 __all__ = ["Exploration", "parse_row", "explore", "format_exploration", "exploration_html", "explorer_box"]
 

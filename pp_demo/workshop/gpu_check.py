@@ -241,7 +241,7 @@ def run_step(step: Step, root: Path = Path(".")) -> Outcome:
     else:
         verdict, note = PASS, ""
     if "--distributed" in step.argv:  # what its two ranks use here, by the pipeline's own rule: "nccl on cuda"
-        from pp_demo.pipeline.on_rank import backend_and_device
+        from pp_demo.ranks.on_rank import backend_and_device
 
         backend, device, _ = backend_and_device(0, 2)
         note = f"ranks: {backend} on {device.type}; {note}"

@@ -4,7 +4,7 @@ Notebook 04 needs a real tokenizer to show where ``pad_token_id == eos_token_id`
 ids, and nothing can be downloaded here. So this one is built from a fixed word list with
 the ``tokenizers`` library and wrapped in ``transformers.PreTrainedTokenizerFast``:
 
-* ``<eos>`` has id 0, the pad id of the tiny models in ``pp_demo.pipeline.families``, and the whole
+* ``<eos>`` has id 0, the pad id of the tiny models in ``pp_demo.core``, and the whole
   vocabulary stays under their 32 ids, so its output can go straight into those models;
 * every text gets an ``<eos>`` appended (a pair becomes ``A <eos> B <eos>``), as many
   fine-tuning and reward-model recipes do;

@@ -14,9 +14,7 @@ import transformers
 from review_table import COLOSSALAI_RULE, FIVE_ROWS, MATCHES_FORWARD
 
 from pp_demo.colossalai.forwards import FORWARDS, call_one_stage, colossalai_forward, colossalai_forwards
-from pp_demo.pipeline.families import build_model, get_family
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model, get_family, pipeline_logits
 from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from pp_demo import core as rules
 from pp_demo.exercises import EXERCISES, nb06, status
 from pp_demo.exercises.solutions import SOLUTIONS
-from pp_demo.pooling import rules
+from pp_demo.pooling.positions import pooled_positions
 
 
 def _fix_by_hand(ids, pad):
@@ -193,11 +194,11 @@ def _transformers_mask(attention_mask):
 # what the judge must say instead of "correct".
 SHORTCUTS = [
     ("01.1", _fix_copied, "multiplies by arange, the expression printed above"),
-    ("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad), "calls pp_demo.pooling.rules.rightmost_non_pad"),
+    ("01.1", lambda ids, pad: rules.rightmost_non_pad(ids, pad), "calls pp_demo.core.rightmost_non_pad"),
     (
         "01.1",
-        lambda ids, pad: rules.pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
-        "calls pp_demo.pooling.rules.pooled_positions",
+        lambda ids, pad: pooled_positions("rightmost_non_pad", input_ids=ids, pad_token_id=pad),
+        "calls pp_demo.pooling.positions.pooled_positions",
     ),
     ("01.1", lambda ids, pad: _fix_by_hand(ids[:1], pad).expand(ids.shape[0]), "row 1"),  # row 0's answer for all
     # the explorer's starting row and the review table's failing row, as a name or as lists
@@ -207,7 +208,7 @@ SHORTCUTS = [
     ("01.3", 3, "the right row [5,6,7,8,0,0]"),  # notebook 01 prints count - 1 = 3 for the left row
     ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
     ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
-    ("10.2", _bubble_from_the_timeline, "calls pp_demo.pipeline.schedules.timeline"),
+    ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
     ("02.1", "attention_mask", "the left row [0,0,5,6,7,8]"),  # the tensor the question names
     ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]"),  # the printed line's order (left-padded first)
@@ -216,7 +217,7 @@ SHORTCUTS = [
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10] is misjudged"),  # the ✗ rows
     # of the count column in the padding table `reproduce` prints just above
     ("04.1", [0, 1, 2, 3, 4], "row 1 [0,0,5,6]"),  # every row with a pad id in it
-    ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.pooling.rules.rightmost_attended"),
+    ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.core.rightmost_attended"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),  # the first_pad_mod column of the tokenized pairs: 4
     ("04.3", 0, "0 is not where first_pad_mod pools"),  # first_pad_mod on right_pad_in_content, printed above
     ("05.1", (2, 2), "your pooled class is the label's"),  # the label printed for each row, taken
@@ -294,13 +295,10 @@ def test_no_output_of_its_notebook_prints_the_answer(key, notebooks):
 
 def test_a_refused_function_is_caught_however_it_was_imported():
     # a name bound before judging (as a notebook's import cell does) is the same code object
-    from pp_demo.pooling.rules import rightmost_non_pad
+    from pp_demo.core import rightmost_non_pad
 
     text = status("01.1", lambda ids, pad: rightmost_non_pad(ids, pad))
-    assert (
-        text
-        == "not yet: your answer calls pp_demo.pooling.rules.rightmost_non_pad: write it yourself from the definition"
-    )
+    assert text == "not yet: your answer calls pp_demo.core.rightmost_non_pad: write it yourself from the definition"
 
 
 def test_judging_leaves_no_profiler_behind():
@@ -346,7 +344,8 @@ def test_only_the_exercises_whose_answer_is_a_function_refuse_a_library():
     # a value answer is worked out in the reader's own cell: there is nothing to refuse
     refusing = {key: exercise.refuse for key, exercise in EXERCISES.items() if exercise.refuse}
     assert set(refusing) == {"01.1", "10.2", "04.2", "06.3"}
-    assert all("pp_demo.pooling.rules" in refusing[key] for key in ("01.1", "04.2", "06.3"))
+    rules = {"pp_demo.pooling.positions", "pp_demo.core.count_minus_one", "pp_demo.core.rightmost_attended"}
+    assert all(rules <= set(refusing[key]) for key in ("01.1", "04.2", "06.3"))
 
 
 def _from_the_right_mentioning_arange(input_ids, pad_token_id):

@@ -106,7 +106,7 @@ def test_notebook_02_function_stub_returning_ellipsis_is_not_attempted():
 
 
 def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
-    from pp_demo.pipeline.schedules import gpipe_slots
+    from pp_demo.ranks.schedules import gpipe_slots
 
     for p in (2, 3, 4):
         for m in (1, 4, 8):
@@ -122,9 +122,7 @@ def test_notebook_02_solutions_agree_with_the_gpipe_timeline():
 
 def test_notebook_02_the_last_stage_pooling_from_the_mask_ignores_input_ids():
     # 02.1 checked in the model itself: scramble input_ids on the way to the last stage
-    from pp_demo.pipeline.families import build_model
-    from pp_demo.pipeline.stages import split_model
-    from pp_demo.pooling.cases import as_batch
+    from pp_demo.core import as_batch, build_model, split_model
 
     first, last = split_model(build_model("llama"), rule="rightmost_attended")
     ids, mask = as_batch(["left", "right"])
@@ -336,7 +334,7 @@ def _allowed_by_definition(mask_row):
     ],
 )
 def test_notebook_06_solution_equals_the_causal_padding_definition_written_by_loops(rows):
-    from pp_demo.pooling.cases import as_batch
+    from pp_demo.core import as_batch
 
     _, mask = as_batch(rows)
     got = SOLUTIONS["06.3"](mask)
@@ -377,7 +375,7 @@ def test_a_wrong_notebook_05_answer_gets_a_counterexample(key, wrong, counterexa
 
 
 def test_notebook_05_answers_hold_on_the_generated_training_rows():
-    from pp_demo.pooling.rules import count_minus_one, rightmost_non_pad
+    from pp_demo.core import count_minus_one, rightmost_non_pad
     from pp_demo.training.loop import make_batches
 
     batches = make_batches(20, batch_size=16, seed=0)
@@ -396,7 +394,7 @@ def test_notebook_05_answers_hold_on_the_generated_training_rows():
 def test_notebook_05_the_count_rule_logits_depend_on_exactly_the_solution_positions():
     # measured, not derived: nudge the embedding at one position at a time (the ids, hence the
     # pooled position, stay the same) and see whether the pipeline's logits move
-    from pp_demo.pipeline.stages import split_model
+    from pp_demo.core import split_model
     from pp_demo.training.loop import fresh_model
 
     ids = torch.tensor([[0, 0, 0, 17, 4, 22, 9, 14]])

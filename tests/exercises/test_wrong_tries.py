@@ -23,8 +23,8 @@ import re
 
 import pytest
 
+from pp_demo.core import CASES
 from pp_demo.exercises import EXERCISES, status
-from pp_demo.pooling.cases import CASES
 
 # Records (exercise, index of the wrong answer) of notebooks 01 and 02 whose messages fail a
 # test below: their exercises are being rewritten. Empty these lists as they are fixed (each

@@ -87,9 +87,8 @@ def _timeline(kind, n_stages, backward=True):
 
 
 def _stage_split(split_points=None):
+    from pp_demo.core import build_model, split_model
     from pp_demo.figures.pipeline import draw_stage_split
-    from pp_demo.pipeline.families import build_model
-    from pp_demo.pipeline.stages import split_model
 
     return draw_stage_split(split_model(build_model("llama"), split_points))
 

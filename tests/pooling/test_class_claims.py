@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pp_demo.pooling.failure import CLAIMS, Claim, claims_about, wrong_when
-from pp_demo.pooling.rules import pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 from pp_demo.pooling.survey import CLASSES, format_classes
 
 PAD, REAL = 0, 7

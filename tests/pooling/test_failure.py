@@ -10,8 +10,9 @@ import itertools
 import pytest
 import torch
 
+from pp_demo.core import RULES
 from pp_demo.pooling.failure import FAILURES, SENTENCES, is_wrong, wrong_when
-from pp_demo.pooling.rules import RULES, pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 
 PAD, REAL = 0, 7
 SHAPES = {length: ["".join(s) for s in itertools.product("rpe", repeat=length)] for length in range(1, 9)}

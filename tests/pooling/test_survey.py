@@ -10,10 +10,10 @@ import matplotlib
 import pytest
 import torch
 
+from pp_demo.core import CASES, RULES, get_rule, known_lengths
 from pp_demo.figures.pooling import draw_class_grid
-from pp_demo.pooling.cases import CASES
 from pp_demo.pooling.packed import PACKED, class_grid, pack, run_on_cases
-from pp_demo.pooling.rules import RULES, get_rule, known_lengths, pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 from pp_demo.pooling.survey import (
     CLASSES,
     INCIDENTS,

@@ -85,8 +85,9 @@ def test_two_line_headings_cut_where_the_halves_balance():
 
 @pytest.mark.parametrize("reference", ["true_last", "forward"])
 def test_the_printed_table_fits_a_projector_and_keeps_every_rule(reference):
+    from pp_demo.core import CORE_RULES
     from pp_demo.pooling.padding_table import two_line_heading
-    from pp_demo.pooling.rules import CORE_RULES, PADDED_RULES
+    from pp_demo.pooling.positions import PADDED_RULES
     from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
     for rules, blocks in ((CORE_RULES, 1), (PADDED_RULES, 2)):

@@ -19,7 +19,7 @@ TOP = "pp_demo"
 
 
 def _module_name(path: Path) -> str:
-    """pp_demo/pooling/rules.py -> pp_demo.pooling.rules; a folder's __init__ is the folder."""
+    """pp_demo/core.py -> pp_demo.core; a folder's __init__ is the folder."""
     parts = [TOP, *path.relative_to(PACKAGE).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
@@ -198,14 +198,14 @@ def test_the_parser_sees_lazy_relative_and_absolute_imports():
     source = (
         "import torch\nfrom .report import load_results\n\ndef f():\n    from . import timers\n"
         "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker.judge import check_forward\n"
-        "    from pp_demo.pipeline import jobs\n"
+        "    from pp_demo.ranks import jobs\n"
     )
     assert imports_of("pp_demo.bench", source, is_package=True) == {
         "pp_demo.bench.report",
         "pp_demo.bench.timers",
         "pp_demo.pooling.padding_table",
         "pp_demo.verify.checker.judge",
-        "pp_demo.pipeline.jobs",
+        "pp_demo.ranks.jobs",
     }
     assert imports_of("pp_demo.exercises.nb02", "from .core import register\n") == {"pp_demo.exercises.core"}
 

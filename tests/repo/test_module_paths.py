@@ -98,12 +98,12 @@ def test_every_module_path_written_in_the_repository_names_a_module():
 @pytest.mark.parametrize(
     "reference, right",
     [
-        ("pp_demo.pipeline.on_rank", True),
+        ("pp_demo.ranks.on_rank", True),
         ("pp_demo.colossalai.forwards:colossalai_forward", True),
-        ("pp_demo.pooling.rules.FIX", True),
+        ("pp_demo.core.FIX", True),
         ("pp_demo:fixed_pipeline", True),
-        ("pp_demo.pipeline.ranks", False),  # the old name of on_rank
-        ("pp_demo.pipeline.on_rank:no_such_name", False),
+        ("pp_demo.ranks.ranks", False),  # the old name of on_rank
+        ("pp_demo.ranks.on_rank:no_such_name", False),
         ("pp_demo.distributed", False),
     ],
 )
@@ -113,7 +113,7 @@ def test_the_resolver_tells_a_module_from_a_moved_one(reference, right):
 
 def test_the_preloaded_and_probed_module_lists_name_modules():
     # The two lists the code imports by name, read from the code itself (no import of torch).
-    from pp_demo.pipeline import launch
+    from pp_demo.ranks import launch
     from pp_demo.workshop import doctor
 
     listed = [m for m in launch._PRELOAD if m.startswith("pp_demo")] + list(doctor.NOTEBOOK_MODULES)
@@ -140,8 +140,8 @@ def test_the_patches_have_one_copy_the_package_ships():
     assert sorted({p.parent for p in everywhere}) == [PATCHES]
 
 
-# A file path the package's or the tests' code names (``tests/pipeline/test_looped.py``,
-# ``pp_demo/pooling/rules.py``), or a bare test file's name; placeholders name no one file.
+# A file path the package's or the tests' code names (``tests/ranks/test_looped.py``,
+# ``pp_demo/core.py``), or a bare test file's name; placeholders name no one file.
 # (results/ holds what runs write: a path there may name a file a run has yet to write.)
 FILE_PATH = re.compile(r"\b(?:pp_demo|tests|tools|docs|notebooks)/[A-Za-z0-9_./-]*[A-Za-z0-9_]\.[a-z]+\b")
 TEST_FILE = re.compile(r"(?<![/\w])test_[a-z0-9_]+\.py\b")
@@ -174,11 +174,11 @@ def test_every_file_path_in_the_code_and_its_docstrings_exists():
 
 def test_the_path_reader_finds_paths_and_names_and_skips_placeholders():
     text = (
-        "tested by tests/pipeline/test_looped.py and test_rules.py; see pp_demo/pooling/rules.py.\n"
+        "tested by tests/ranks/test_looped.py and test_rules.py; see pp_demo/core.py.\n"
         "a notebook's module pp_demo/exercises/nbNN.py, a test FOLDER/test_x.py, results/tmp/"
     )
     assert _named_paths(text) == (
-        {"tests/pipeline/test_looped.py", "pp_demo/pooling/rules.py"},
+        {"tests/ranks/test_looped.py", "pp_demo/core.py"},
         {"test_rules.py"},
     )
 

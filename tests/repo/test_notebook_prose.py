@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import pytest
 from helpers import landings
 
-from pp_demo.pooling.cases import CASES, PAD
-from pp_demo.pooling.rules import RULES, pooled_positions
+from pp_demo.core import CASES, PAD, RULES
+from pp_demo.pooling.positions import pooled_positions
 from pp_demo.training.loop import make_batches
 from pp_demo.training.study import with_eos
 

@@ -71,7 +71,7 @@ def test_each_deliberate_name_is_still_defined_twice():
 def test_the_padded_rules_are_chosen_in_one_place():
     # each copy spelled the choice out as this comprehension test on a rule's inputs
     spelled = [path for path, text in SOURCES.items() if '"cu_seqlens" not in rule.needs' in text]
-    assert spelled == ["pp_demo/pooling/rules.py"]
+    assert spelled == ["pp_demo/core.py"]
 
 
 def test_the_verdict_marks_are_written_in_one_place():
@@ -83,7 +83,7 @@ def test_the_verdict_marks_are_written_in_one_place():
 def test_the_default_rules_of_a_family_are_chosen_in_one_place():
     # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, in families
     spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai(_rule)?, FIX\]", text)]
-    assert spelled == ["pp_demo/pipeline/families.py"]
+    assert spelled == ["pp_demo/core.py"]
 
 
 def test_one_optimiser_loop_trains_in_a_process():
@@ -94,8 +94,8 @@ def test_one_optimiser_loop_trains_in_a_process():
     assert sorted(optimizers) == [
         "pp_demo/bench/colossalai_peer.py",
         "pp_demo/colossalai/engine/worker.py",
-        "pp_demo/pipeline/in_process.py",
-        "pp_demo/pipeline/on_rank.py",
+        "pp_demo/ranks/in_process.py",
+        "pp_demo/ranks/on_rank.py",
     ]
     hand_rolled = [path for path, text in SOURCES.items() if "stages.last(stages.first(" in text]
     assert hand_rolled == []  # a two-stage shortcut past the runner

@@ -101,12 +101,12 @@ PHI3 = """
 def test_add_a_family_as_the_page_says(tree):
     # a family ColossalAI has no pipeline forward for: its row, and None in the review table
     end = "\n    ]\n}\n# fmt: on"
-    _edit(tree, "pp_demo/pipeline/families.py", end, PHI3 + end)
+    _edit(tree, "pp_demo/core.py", end, PHI3 + end)
     gptj = '    "gptj": "first_pad_mod",\n'
     _edit(tree, "tests/review_table.py", gptj, gptj + '    "phi3": None,\n')
     ran = _pytest(
         tree,
-        "tests/pipeline/test_families.py",
+        "tests/core/test_families.py",
         "tests/colossalai/pull_request/test_verify_pr.py::test_the_changed_files_are_history_that_agrees_with_the_families_table",
         "-m",
         "not slow",
@@ -124,14 +124,14 @@ def test_add_a_schedule_as_the_page_says(tree):
     # torch's looped breadth-first schedule: two stages on each rank, like the interleaved one
     interleaved = '        ScheduleSpec("interleaved-1f1b", "Interleaved1F1B", stages_per_rank=2),\n'
     looped_bfs = '        ScheduleSpec("looped-bfs", "LoopedBFS", stages_per_rank=2),\n'
-    _edit(tree, "pp_demo/pipeline/schedules.py", interleaved, interleaved + looped_bfs)
-    _edit(tree, "pp_demo/pipeline/jobs.py", '"interleaved-1f1b"]', '"interleaved-1f1b", "looped-bfs"]')
-    test = "tests/pipeline/test_looped.py"
+    _edit(tree, "pp_demo/ranks/schedules.py", interleaved, interleaved + looped_bfs)
+    _edit(tree, "pp_demo/ranks/jobs.py", '"interleaved-1f1b"]', '"interleaved-1f1b", "looped-bfs"]')
+    test = "tests/ranks/test_looped.py"
     _add(tree, test, "LOOPED: ScheduleInterleaved1F1B", ', "looped-bfs": ScheduleLoopedBFS')
     _edit(tree, test, "SCHEDULES.values()] == [1, 1, 2]", "SCHEDULES.values()] == [1, 1, 2, 2]")
     _edit(tree, test, "'interleaved-1f1b', got 'zb'", "'interleaved-1f1b', 'looped-bfs', got 'zb'")
     _edit(tree, test, "ScheduleInterleaved1F1B\n", "ScheduleInterleaved1F1B, ScheduleLoopedBFS\n")
-    ran = _pytest(tree, "-q", test, "tests/pipeline/test_schedules.py", "-m", "not slow", "-k", "not ranks")
+    ran = _pytest(tree, "-q", test, "tests/ranks/test_schedules.py", "-m", "not slow", "-k", "not ranks")
     assert ran.returncode == 0, ran.stdout[-2000:]
     _check_against_page(tree, "Add a schedule")
 
@@ -149,13 +149,13 @@ ATTENDED_MAX = '''def attended_max(attention_mask: torch.Tensor) -> torch.Tensor
 def test_add_a_pooling_rule_as_the_page_says(tree):
     # another spelling of the mask rule (class d), not a core rule: the survey's class takes it
     registry = "# ---------------------------------------------------------------- the registry"
-    _edit(tree, "pp_demo/pooling/rules.py", registry, ATTENDED_MAX + registry)
+    _edit(tree, "pp_demo/core.py", registry, ATTENDED_MAX + registry)
     known = '        Rule(\n            "known_lengths",'
     entry = '        Rule("attended_max", attended_max, ("attention_mask",), "attention mask, largest"),\n'
-    _edit(tree, "pp_demo/pooling/rules.py", known, entry + known)
+    _edit(tree, "pp_demo/core.py", known, entry + known)
     cumsum = '    "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],\n'
     by_hand = '    "attended_max":       [5,   3,   5,   3,   5,       -1,     3],\n'  # from its definition
-    _edit(tree, "tests/pooling/test_rules.py", cumsum, cumsum + by_hand)
+    _edit(tree, "tests/core/test_rules.py", cumsum, cumsum + by_hand)
     _add(tree, "pp_demo/pooling/survey.py", '("attended_flip", "attended_cumsum"', ', "attended_max"')
     failure = "pp_demo/pooling/failure.py"  # never wrong against the mask; against forward as flip is
     _add(tree, failure, '("rightmost_attended", "attended_flip", "attended_cumsum"', ', "attended_max"')

@@ -7,8 +7,8 @@ two pipelines run as two real ranks (1F1B, gloo) in one start.
 import pytest
 import torch
 
-from pp_demo.pipeline.jobs import IGNORED, Job, Training, micro_batch_loss
-from pp_demo.pipeline.runner import run
+from pp_demo.ranks.jobs import IGNORED, Job, Training, micro_batch_loss
+from pp_demo.ranks.runner import run
 from pp_demo.training.loop import accuracy_by_side, fresh_model, load_params, make_batches, train_unpipelined
 
 STEPS = 25

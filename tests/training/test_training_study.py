@@ -14,7 +14,7 @@ import torch
 import transformers
 
 from pp_demo.cli import main as cli_main
-from pp_demo.pooling.rules import first_pad_minus_one, rightmost_non_pad
+from pp_demo.core import first_pad_minus_one, rightmost_non_pad
 from pp_demo.training.loop import fresh_model, make_batches, train_unpipelined
 from pp_demo.training.study import RUNS, StudySettings, outcome, pad_sight, run_study, train_through_stages, with_eos
 

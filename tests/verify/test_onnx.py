@@ -8,9 +8,7 @@ and the modulo rescues it); the fix never returns a negative position.
 import pytest
 import torch
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.stages import split_model
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model, split_model
 from pp_demo.verify.onnx_export import PooledRows, export_onnx, run_onnx
 
 CASES = ["left", "right", "left_pad_in_content", "right_pad_in_content", "unpadded", "all_pad"]

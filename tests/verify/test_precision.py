@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from pp_demo.cli import main
-from pp_demo.pipeline.families import build_model
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model
 from pp_demo.verify.compare import reproduce
 from pp_demo.verify.family_matrix import closest_calls, pipeline_differences, pipeline_matrix
 from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance

@@ -6,8 +6,8 @@ Expected values come from the documented rule (pp_demo.verify.tolerances' docstr
 import pytest
 import torch
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import fixed_pipeline
+from pp_demo.core import build_model
+from pp_demo.ranks.in_process import fixed_pipeline
 from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.tolerances import tolerance
 

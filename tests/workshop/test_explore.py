@@ -4,10 +4,10 @@ table, pad 0, length 6) and on bad rows, as a function, as HTML and from the CLI
 import pytest
 
 from pp_demo.cli import main
+from pp_demo.core import PaddingCase
 from pp_demo.figures.pooling import draw_padding_table
-from pp_demo.pooling.cases import PaddingCase
 from pp_demo.pooling.padding_table import format_padding_table
-from pp_demo.pooling.rules import PADDED_RULES
+from pp_demo.pooling.positions import PADDED_RULES
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.workshop.explorer import exploration_html, explore, explorer_box, format_exploration, parse_row
 

@@ -6,8 +6,7 @@ Every expected id and mask below is written by hand from the word list in
 
 import pytest
 
-from pp_demo.pipeline.families import FAMILIES
-from pp_demo.pooling.cases import PAD
+from pp_demo.core import FAMILIES, PAD
 from pp_demo.workshop.tokenizer import VOCAB, tiny_tokenizer
 
 

@@ -22,7 +22,7 @@ from pp_demo import bounds, output_paths
 from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.errors import BadInput
-from pp_demo.pooling.cases import row_text
+from pp_demo.pooling.padding_table import row_text
 
 __all__ = ["TREES", "RESULTS", "tree_folder", "verdict_lines", "summary_lines", "run_trees", "main"]
 
@@ -202,7 +202,7 @@ def _records(record: dict[str, Any]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pp_demo.pipeline.launch import launched_by_torchrun
+    from pp_demo.ranks.launch import launched_by_torchrun
 
     _check_before_the_run(args)
     if launched_by_torchrun():

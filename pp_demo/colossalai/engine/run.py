@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.core import REVIEW_TABLE, as_batch
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.launch import free_port
-from pp_demo.pooling.cases import REVIEW_TABLE, as_batch
+from pp_demo.ranks.launch import free_port
 from pp_demo.verify.compare import REPRO_ROWS
 
 __all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]

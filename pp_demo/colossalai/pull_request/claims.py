@@ -1,6 +1,6 @@
 """The pull request's claims, judged on what ColossalAI's own forwards did (``pull_request.worker``).
 
-Every judgement compares what was seen with what was stated, and with what ``pp_demo.pooling.rules``
+Every judgement compares what was seen with what was stated, and with what ``pp_demo.core``
 predicts for the same rows: a forward whose file a variant patched pools the rightmost non-pad
 position, any other pools by its family's ColossalAI 0.5.0 rule. ``model.forward`` pools the
 rightmost non-pad position, so a forward matches it exactly where the two positions agree.
@@ -11,10 +11,9 @@ from typing import Any
 import torch
 
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
-from pp_demo.pipeline.families import FAMILIES
-from pp_demo.pooling.cases import PAD
+from pp_demo.core import FAMILIES, FIX, PAD
 from pp_demo.pooling.failure import SENTENCES
-from pp_demo.pooling.rules import FIX, pooled_positions
+from pp_demo.pooling.positions import pooled_positions
 
 Record = dict[str, Any]
 """The worker's nested results: ``{variant: {family: {batch: {"matches", "pooled"}}}}``."""
@@ -40,7 +39,7 @@ def first_pad_wrong(row: list[int]) -> bool:
 
 
 def predicted(variant: str, family: str, input_ids: torch.Tensor) -> list[int]:
-    """Positions ``pp_demo.pooling.rules`` says the variant's forward pools (taken modulo L, as indexing does)."""
+    """Positions ``pp_demo.core`` says the variant's forward pools (taken modulo L, as indexing does)."""
     patched = {f for _, files in VARIANTS[variant] for f in files}
     rule = FIX if family in patched else FAMILIES[family].colossalai_rule
     assert rule is not None, f"{family} has no ColossalAI forward"  # the workers run only those
@@ -129,7 +128,7 @@ def _claim4(fams: Record, data: ClaimBatches) -> Judged:
         stated += stated_here
     wrong = sum(stated[4:])
     seen = (
-        f"review rows wrong only on [5,0,7,8,0,0]: {review_ok}; wrong rows = the arithmetic's = pp_demo.pooling.rules' "
+        f"review rows wrong only on [5,0,7,8,0,0]: {review_ok}; wrong rows = the arithmetic's = pp_demo.core' "
         f"on 4 review + {len(stated) - 4} random rows for all five: {same} ({wrong} random rows wrong)"
     )
     # the sentence the exhaustive test of pp_demo.pooling.failure checked, not a paraphrase
@@ -176,7 +175,7 @@ _CLAIMS = [
         "gpt2, bloom, falcon, gptj, mistral unpatched on review + seeded random rows",
     ),
     ("follow-up: the five first-pad forwards moved too", "every pooling forward with change + follow-up, every batch"),
-    ("pp_demo.pooling.rules predict what the forwards pool", "every variant, forward, batch and row"),
+    ("pp_demo.core predict what the forwards pool", "every variant, forward, batch and row"),
 ]
 
 

@@ -25,7 +25,7 @@ from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, VERIFIED, clai
 from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.errors import BadInput
 from pp_demo.output_paths import check_folder_writable, output_path, write_json
-from pp_demo.pooling.cases import row_text
+from pp_demo.pooling.padding_table import row_text
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
 __all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]

@@ -5,7 +5,7 @@ variant's tree first on ``PYTHONPATH``; JOB is ``{"sdist": stem, "trees": {varia
 Each variant's ``colossalai`` is imported from its folder in turn, the previous one dropped, so
 one process serves every variant (torch and transformers are imported once). Per row it writes
 whether the logits equal ``model.forward``'s and where they were pooled
-(``pp_demo.verify.where_pooled``), for the parent to compare with ``pp_demo.pooling.rules``.
+(``pp_demo.verify.where_pooled``), for the parent to compare with ``pp_demo.core``.
 """
 
 import contextlib
@@ -17,8 +17,7 @@ from typing import Any
 import torch
 
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION, forget_imported_tree, forwards_in_tree
-from pp_demo.pipeline.families import FAMILIES, build_model
-from pp_demo.pooling.cases import PAD, REVIEW_TABLE, as_batch
+from pp_demo.core import FAMILIES, PAD, REVIEW_TABLE, as_batch, build_model
 from pp_demo.verify.checker.batches import random_row
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance

@@ -1,6 +1,6 @@
 """The padding battery: batches that tell the pooling rules apart, for any model.
 
-The named cases of ``pp_demo.pooling.cases`` use pad id 0 and small token ids; a maintainer's
+The named cases of ``pp_demo.core`` use pad id 0 and small token ids; a maintainer's
 model has its own pad id and vocabulary. So the battery rebuilds each case for a given
 ``pad_token_id`` and ``vocab_size`` (real tokens drawn from the other ids, seeded), and adds
 seeded random padding patterns (``random_row``) at several lengths and batch sizes. A
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import torch
 
+from pp_demo.core import CASES
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.jobs import Batch
-from pp_demo.pooling.cases import CASES
+from pp_demo.ranks.jobs import Batch
 
 __all__ = ["NAMED", "default_batch_sizes", "named_batches", "random_row", "random_batches", "battery", "named_length"]
 

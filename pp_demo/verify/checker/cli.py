@@ -23,7 +23,7 @@ __all__ = ["run_check"]
 
 def _speaks() -> bool:
     """Outside torchrun, or its last rank."""
-    from pp_demo.pipeline.launch import launched_by_torchrun
+    from pp_demo.ranks.launch import launched_by_torchrun
 
     return not launched_by_torchrun() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
 
@@ -66,7 +66,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
-    from pp_demo.pipeline.launch import launched_by_torchrun
+    from pp_demo.ranks.launch import launched_by_torchrun
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
     from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED

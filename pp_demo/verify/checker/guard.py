@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 JOURNAL = "PP_DEMO_CHECK_JOURNAL"  # set in the child: the file it writes its journal to
-AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.pipeline.torchrun_env
+AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.ranks.torchrun_env
 # what `check` exits with (re-exported by the report): 3 also when the callable's process is lost
 EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_STOPPED = 143  # SIGTERM from outside (128 + 15, what a shell reports for a process it ended)

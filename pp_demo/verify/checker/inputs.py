@@ -152,7 +152,7 @@ def load_model(family: str | None = None, model_path: str | None = None, attn_im
         raise BadInput("give exactly one of a family or a local model path")
     check_attention(attn_implementation)
     if family is not None:
-        from pp_demo.pipeline.families import build_model
+        from pp_demo.core import build_model
 
         return build_model(family, attn_implementation=attn_implementation)
     from transformers import AutoConfig, AutoModelForSequenceClassification

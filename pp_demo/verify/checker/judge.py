@@ -25,9 +25,11 @@ from typing import Any
 
 import torch
 
-from pp_demo.bounds import seconds, seed_value, strings, tolerance_value
-from pp_demo.pipeline.jobs import Batch
-from pp_demo.pooling.rules import FIX, PADDED_RULES, RULES, pooled_positions
+from pp_demo.bounds import seconds, strings, tolerance_value
+from pp_demo.core import FIX, RULES
+from pp_demo.errors import seed_value
+from pp_demo.pooling.positions import PADDED_RULES, pooled_positions
+from pp_demo.ranks.jobs import Batch
 from pp_demo.verify.checker import inputs
 from pp_demo.verify.checker.batches import battery, default_batch_sizes
 from pp_demo.verify.checker.inputs import load_callable, load_model

@@ -18,8 +18,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.pipeline.launch import launched_by_torchrun
-from pp_demo.pipeline.torchrun_env import check_torchrun_env
+from pp_demo.ranks.launch import launched_by_torchrun
+from pp_demo.ranks.torchrun_env import check_torchrun_env
 
 __all__ = ["Ranks", "join_ranks", "first_failure"]
 

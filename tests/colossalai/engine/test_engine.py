@@ -3,7 +3,7 @@
 Two rank starts in all, one per tree: the unpatched 0.5.0 sdist and the sdist with the change.
 Each runs llama's cases and then a case with an injected fault (a killed rank, a hung rank), so
 the fault is reported by the same start. Expected values come from ``model.forward`` (the
-reference) and ``pp_demo.pooling.rules``, not from the engine's code.
+reference) and ``pp_demo.core``, not from the engine's code.
 """
 
 import pytest
@@ -13,8 +13,8 @@ from pp_demo.colossalai.engine.claim import CLAIM, judge_engine
 from pp_demo.colossalai.engine.cli import tree_folder, verdict_lines
 from pp_demo.colossalai.engine.run import case_name, engine_cases, not_run, run_engine
 from pp_demo.colossalai.pull_request.claims import DOCUMENTED
-from pp_demo.pooling.cases import PAD
-from pp_demo.pooling.rules import FIX, pooled_positions
+from pp_demo.core import FIX, PAD
+from pp_demo.pooling.positions import pooled_positions
 
 pytestmark = pytest.mark.distributed
 

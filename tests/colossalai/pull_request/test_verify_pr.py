@@ -31,7 +31,7 @@ from pp_demo.colossalai.pull_request.sdists import (
     find_sdist,
     split_patch,
 )
-from pp_demo.pipeline.families import FAMILIES
+from pp_demo.core import FAMILIES
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.verify.compare import REPRO_FAMILIES
 
@@ -68,15 +68,16 @@ def test_the_changed_files_are_history_that_agrees_with_the_families_table():
 
 _PHI3_ROW = """
 import dataclasses
-from pp_demo.pipeline import families
-families.FAMILIES["phi3"] = dataclasses.replace(
-    families.FAMILIES["llama"], name="phi3", classifier="Phi3ForSequenceClassification",
+from pp_demo import core
+core.FAMILIES["phi3"] = dataclasses.replace(
+    core.FAMILIES["llama"], name="phi3", classifier="Phi3ForSequenceClassification",
     config="Phi3Config", colossalai_rule=None)
 from pp_demo.colossalai.engine import cli, run as engine
 from pp_demo.colossalai.pull_request import claims, sdists
 from pp_demo.errors import BadInput
 from pp_demo.verify import compare
-print(families.rules_for("phi3"))
+from pp_demo.verify.family_matrix import rules_for
+print(rules_for("phi3"))
 print(compare.REPRO_FAMILIES, sdists.CHANGE_FILES, sdists.FOLLOW_UP_FILES)
 print(sorted({f for _, files in sdists.VARIANTS["change + follow-up"] for f in files}))
 try:

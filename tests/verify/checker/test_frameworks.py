@@ -31,7 +31,7 @@ def _checked_in_a_child(forward, model="build_model('gpt2')", **options):
     module, name = forward.split(":")
     code = (
         f"from {module} import {name} as forward\n"
-        "from pp_demo.pipeline.families import build_model\n"
+        "from pp_demo.core import build_model\n"
         "from pp_demo.verify.checker.judge import check_forward\n"
         f"report = check_forward({model}, forward, **{options!r})\n"
         "print(report.exit_code)\n"

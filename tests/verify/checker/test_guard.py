@@ -9,9 +9,9 @@ callable runs, with the bound and the tolerances that fit the logits.
 import pytest
 from helpers import run_check as cli
 
+from pp_demo.core import build_model
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import count_rule_pipeline
+from pp_demo.ranks.in_process import count_rule_pipeline
 from pp_demo.verify.checker.guard import verdict_of_a_lost_child
 from pp_demo.verify.checker.judge import check_forward
 from pp_demo.verify.compare import compare_rows
@@ -68,7 +68,7 @@ def test_the_verdict_counts_the_batches_that_passed_before():
 )
 def test_numbers_out_of_bounds_are_usage_errors(capsys, args, expected):
     if args[0].startswith("--"):
-        args = ["pp_demo.pipeline.in_process:count_rule_pipeline", *args]
+        args = ["pp_demo.ranks.in_process:count_rule_pipeline", *args]
     code, out, err = cli(capsys, *args, "--cases", "left")
     assert code == 2 and out == ""
     assert expected in err.strip().splitlines()[-1] and "Traceback" not in err
@@ -112,8 +112,8 @@ def test_a_name_that_is_not_in_the_module_is_called_missing():
     from pp_demo.verify.checker.inputs import load_callable
 
     missing = "no" + "such" + "name"  # spelt apart: the repository's module-path scan would read it as a path
-    with pytest.raises(BadInput, match=rf"pp_demo.pipeline.in_process has no '{missing}' \(a misspelt name\?\)"):
-        load_callable(f"pp_demo.pipeline.in_process:{missing}")
+    with pytest.raises(BadInput, match=rf"pp_demo.ranks.in_process has no '{missing}' \(a misspelt name\?\)"):
+        load_callable(f"pp_demo.ranks.in_process:{missing}")
 
 
 @pytest.mark.parametrize("atol", [-1.0, float("nan"), float("inf")])

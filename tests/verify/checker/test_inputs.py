@@ -16,8 +16,8 @@ import torch
 from helpers import interruptible
 from helpers import run_check as cli
 
+from pp_demo.core import build_model
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import build_model
 from pp_demo.verify.checker.judge import check_forward
 
 HERE = os.path.dirname(__file__)
@@ -100,7 +100,7 @@ def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path
     [
         (["nodots"], "give the callable as package.module:function"),
         (["no_such_module_here:forward"], "cannot import no_such_module_here"),
-        (["pp_demo.pooling.rules:RULES"], "'RULES' in pp_demo.pooling.rules is a dict, not a callable"),
+        (["pp_demo.core:RULES"], "'RULES' in pp_demo.core is a dict, not a callable"),
         (["checker_callables:correct", "--atol", "-1"], "atol is a finite number more than 0"),
         (["checker_callables:correct", "--atol", "nan"], "atol is a finite number more than 0"),
         (["checker_callables:correct", "--lengths", "0"], "lengths must be integers >= 2"),

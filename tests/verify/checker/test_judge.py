@@ -8,8 +8,8 @@ definitions and the review table, not from the checker.
 import pytest
 import torch
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import fixed_pipeline, pipeline_logits
+from pp_demo.core import build_model, pipeline_logits
+from pp_demo.ranks.in_process import fixed_pipeline
 from pp_demo.verify.checker.judge import assert_matches_forward, check_forward
 from pp_demo.verify.tolerances import tolerance
 
@@ -203,9 +203,9 @@ def test_the_failure_table_of_the_docs():
 def test_cli_checks_a_callable_by_dotted_path(capsys):
     from pp_demo.cli import main
 
-    assert main(["check", "pp_demo.pipeline.in_process:fixed_pipeline", "--family", "gpt2"]) == 0
+    assert main(["check", "pp_demo.ranks.in_process:fixed_pipeline", "--family", "gpt2"]) == 0
     assert capsys.readouterr().out.startswith("PASS: 16/16 batches match the reference")
-    assert main(["check", "pp_demo.pipeline.in_process:count_rule_pipeline", "--family", "llama"]) == 1
+    assert main(["check", "pp_demo.ranks.in_process:count_rule_pipeline", "--family", "llama"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("FAIL:") and out.rstrip().endswith("consistent with: count")
 
@@ -234,4 +234,4 @@ def test_a_callable_that_is_not_one_is_refused():
     with pytest.raises(ValueError, match="package.module:function"):
         load_callable("nodots")
     with pytest.raises(ValueError, match="not a callable"):
-        load_callable("pp_demo.pooling.rules:RULES")
+        load_callable("pp_demo.core:RULES")

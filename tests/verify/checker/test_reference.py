@@ -9,7 +9,7 @@ score head's weight doubles every logit.
 import torch
 from checker_callables import correct, scales_the_score, zeroes_the_mask
 
-from pp_demo.pipeline.families import build_model
+from pp_demo.core import build_model
 from pp_demo.verify.checker.judge import check_forward
 
 SMALL = {"cases": ["left", "right", "random"], "lengths": (6,), "batch_sizes": (2,)}

@@ -16,7 +16,7 @@ import pytest
 from helpers import interruptible
 from helpers import run_check as cli
 
-from pp_demo.pipeline.families import build_model
+from pp_demo.core import build_model
 from pp_demo.verify.checker.judge import check_forward
 
 HERE = os.path.dirname(__file__)

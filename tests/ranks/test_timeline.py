@@ -6,7 +6,7 @@ from matplotlib.patches import Rectangle
 
 from pp_demo.figures.palette import OKABE_ITO
 from pp_demo.figures.schedules import draw_timeline
-from pp_demo.pipeline.schedules import (
+from pp_demo.ranks.schedules import (
     gpipe_slots,
     peak_in_flight,
     schedule_order,

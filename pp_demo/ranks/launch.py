@@ -2,8 +2,8 @@
 the worker lives in this package, since a function defined in a notebook cannot be spawned, and
 only the caller prints), or torchrun's (``join_torchrun``: this process is one of them already).
 
-Both are the back ends of ``pp_demo.pipeline.runner.run``, the one way in. Backend: NCCL when the
-node has a GPU per rank, else gloo on the CPU (``pp_demo.pipeline.on_rank.backend_and_device``;
+Both are the back ends of ``pp_demo.ranks.runner.run``, the one way in. Backend: NCCL when the
+node has a GPU per rank, else gloo on the CPU (``pp_demo.ranks.on_rank.backend_and_device``;
 ``ranks_placement`` says which, and why, before a run). What each rank does is in ``on_rank``.
 """
 
@@ -23,9 +23,9 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from pp_demo.pipeline.jobs import Job
-from pp_demo.pipeline.on_rank import RankJob, backend_and_device, run_on_rank
-from pp_demo.pipeline.torchrun_env import port_taken
+from pp_demo.ranks.jobs import Job
+from pp_demo.ranks.on_rank import RankJob, backend_and_device, run_on_rank
+from pp_demo.ranks.torchrun_env import port_taken
 
 __all__ = [
     "PipelineError",
@@ -76,7 +76,7 @@ def _spawned_rank(rank: int, world_size: int, init_method: str, out_dir: str, ti
 # server: each start spawns fresh interpreters.
 _START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 # the first one makes the server (and the ranks it forks) ignore Ctrl-C: the caller stops them
-_PRELOAD = ["pp_demo.pipeline.fork_server_signals", "pp_demo.pipeline.on_rank", "pp_demo.pipeline.families"]
+_PRELOAD = ["pp_demo.ranks.fork_server_signals", "pp_demo.ranks.on_rank", "pp_demo.core"]
 _PRELOAD += ["transformers"]
 
 

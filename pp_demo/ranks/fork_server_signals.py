@@ -1,4 +1,4 @@
-"""Imported first by the fork server the spawned ranks start from (``pp_demo.pipeline.launch``).
+"""Imported first by the fork server the spawned ranks start from (``pp_demo.ranks.launch``).
 
 Ctrl-C reaches every process of the terminal's group: the fork server too, which may still be
 importing torch and transformers (seconds) and would print the interrupted import's traceback,

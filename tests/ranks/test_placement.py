@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from pp_demo.pipeline.launch import ranks_placement
-from pp_demo.pipeline.on_rank import backend_and_device
+from pp_demo.ranks.launch import ranks_placement
+from pp_demo.ranks.on_rank import backend_and_device
 
 CPU = torch.device("cpu")
 

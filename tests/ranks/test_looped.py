@@ -16,11 +16,10 @@ from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 from torch.distributed.pipelining import Schedule1F1B, ScheduleGPipe, ScheduleInterleaved1F1B
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Schedule, Step, Training, prepare
-from pp_demo.pipeline.runner import run
-from pp_demo.pipeline.schedules import SCHEDULES, get_schedule, stage_ids_of_rank
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model
+from pp_demo.ranks.jobs import Fault, Inference, Job, Schedule, Step, Training, prepare
+from pp_demo.ranks.runner import run
+from pp_demo.ranks.schedules import SCHEDULES, get_schedule, stage_ids_of_rank
 from pp_demo.training.loop import fresh_model, make_batches
 from pp_demo.verify.compare import forward_logits
 from pp_demo.verify.tolerances import tolerance
@@ -166,10 +165,10 @@ def test_a_looped_job_keeps_its_schedule_for_inference_and_with_few_micro_batche
 _TORCHRUN_SCRIPT = """
 import torch
 from review_table import SIX_ROWS
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Job
-from pp_demo.pipeline.runner import run
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import build_model
+from pp_demo.ranks.jobs import Job
+from pp_demo.ranks.runner import run
+from pp_demo.core import as_batch
 from pp_demo.verify.compare import forward_logits
 
 ids, mask = as_batch(SIX_ROWS)

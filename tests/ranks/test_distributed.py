@@ -16,10 +16,8 @@ from helpers import one_process_step as _one_process_step
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
 from pp_demo import PipelineError, run
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Step, prepare
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model, pipeline_logits
+from pp_demo.ranks.jobs import Fault, Inference, Job, Step, prepare
 from pp_demo.verify.compare import forward_logits
 
 FAMILIES = ["llama", "qwen2", "opt"]

@@ -17,8 +17,8 @@ import pytest
 from helpers import interruptible
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline import torchrun_env
-from pp_demo.pipeline.torchrun_env import INTERRUPTED, check_torchrun_env, say_once
+from pp_demo.ranks import torchrun_env
+from pp_demo.ranks.torchrun_env import INTERRUPTED, check_torchrun_env, say_once
 
 FULL = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29501", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "RANK": "0"}
 
@@ -177,9 +177,9 @@ def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monke
     import torch
 
     from pp_demo import PipelineError, run
-    from pp_demo.pipeline import launch
-    from pp_demo.pipeline.families import build_model
-    from pp_demo.pipeline.jobs import Job
+    from pp_demo.core import build_model
+    from pp_demo.ranks import launch
+    from pp_demo.ranks.jobs import Job
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -226,7 +226,7 @@ def test_the_command_refuses_a_rank_outside_the_world_in_one_line(clean_env, cap
 def test_the_fork_server_alone_ignores_ctrl_c():
     """Imported first by the fork server (started as ``python -c``), the module makes it ignore
     SIGINT; imported anywhere else it changes nothing."""
-    probe = "import signal, sys; import pp_demo.pipeline.fork_server_signals; "
+    probe = "import signal, sys; import pp_demo.ranks.fork_server_signals; "
     probe += "print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN)"
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     as_server = [sys.executable, "-c", "import multiprocessing.forkserver; " + probe]

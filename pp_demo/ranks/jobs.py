@@ -18,11 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pp_demo.core import FIX, check_batch, check_split_points, count_layers, get_rule, micro_batches
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.schedules import get_schedule
-from pp_demo.pipeline.stages import check_split_points, count_layers, even_split_points
-from pp_demo.pipeline.validate import check_fault, check_model_values, check_tensors
-from pp_demo.pooling.rules import FIX, get_rule
+from pp_demo.ranks.schedules import get_schedule
+from pp_demo.ranks.validate import check_fault
 
 __all__ = [
     "Batch",
@@ -34,8 +33,8 @@ __all__ = [
     "Result",
     "Mode",
     "Schedule",
-    "micro_batches",
     "IGNORED",
+    "even_split_points",
     "micro_batch_loss",
     "parameter_copies",
     "check_job",
@@ -80,9 +79,9 @@ class Job:
     ``schedule`` None means GPipe for inference and 1F1B for training. 1F1B needs at least
     one micro-batch per stage: with fewer, stage 0's warm-up would already be every forward,
     so there is no steady state, and the engine refuses it. The runner then uses GPipe,
-    whose gradients are the same (``pp_demo.pipeline.schedules.schedule_order`` shows both orders).
+    whose gradients are the same (``pp_demo.ranks.schedules.schedule_order`` shows both orders).
     A looped schedule (``"interleaved-1f1b"``) holds several stages per rank
-    (``pp_demo.pipeline.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks.
+    (``pp_demo.ranks.schedules.SCHEDULES``), for inference too: 4 stages run on 2 ranks.
     """
 
     model: nn.Module
@@ -165,14 +164,12 @@ class Training:
 Result = Inference | Step | Training
 
 
-def micro_batches(batch_size: int, count: int) -> list[slice]:
-    """Row slices of ``count`` equal micro-batches; a clear error when they can't be equal."""
-    if not isinstance(count, int) or count < 1:
-        raise BadInput(f"the micro-batch count must be a positive int, got {count!r}")
-    if batch_size % count:
-        raise BadInput(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
-    size = batch_size // count
-    return [slice(i * size, (i + 1) * size) for i in range(count)]
+def even_split_points(num_layers: int, n_stages: int) -> tuple[int, ...]:
+    """Points that cut ``num_layers`` layers into ``n_stages`` stages as evenly as possible."""
+    check_split_points(None, num_layers)  # at least 2 layers, else the core's refusal
+    if not isinstance(n_stages, int) or not 2 <= n_stages <= num_layers:
+        raise BadInput(f"a model with {num_layers} layers splits into 2..{num_layers} stages, got {n_stages!r}")
+    return tuple(round(i * num_layers / n_stages) for i in range(1, n_stages))
 
 
 IGNORED = -100
@@ -204,9 +201,10 @@ def check_job(job: Job, n_stages: int) -> None:
         raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
         raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
-    check_model_values(job.model)
-    for b in job.batches:
-        check_tensors(b, job.model.config, needs_labels=job.mode != "infer", ignored=IGNORED)
+    for b in job.batches:  # the core's door of a batch, then its labels where the mode trains
+        check_batch(job.model, b.input_ids, b.attention_mask)
+        if job.mode != "infer":
+            check_labels(b, job.model.config.num_labels)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
@@ -231,6 +229,28 @@ def check_job(job: Job, n_stages: int) -> None:
             )
     if job.fault is not None:
         check_fault(job.fault, n_stages // per_rank, forwards=job.n_micro * len(job.batches))
+
+
+def check_labels(batch: Batch, classes: int) -> None:
+    """One integer label per row, on the ids' device, in ``0..classes - 1`` or ``IGNORED``."""
+    labels, rows = batch.labels, batch.input_ids.shape[0]
+    if labels is None:
+        raise BadInput("each training batch needs one label per row")
+    if not isinstance(labels, torch.Tensor):
+        raise BadInput(f"labels must be a torch.Tensor, got {type(labels).__name__} (wrap it: torch.tensor(...))")
+    if labels.dim() != 1:
+        raise BadInput(f"labels must be 1-D, got shape {tuple(labels.shape)}")
+    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
+        raise BadInput(f"labels must hold integers (torch.long), got {labels.dtype}")
+    if labels.shape[0] != rows:
+        raise BadInput(f"each training batch needs one label per row: {rows} rows, {labels.shape[0]} labels")
+    if labels.device != batch.input_ids.device:
+        devices = ", ".join(sorted({str(labels.device), str(batch.input_ids.device)}))
+        raise BadInput(f"the ids, mask and labels of a batch must be on one device, got {devices}")
+    counted = labels[labels != IGNORED]
+    if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
+        also = f", or {IGNORED} for a row left out of the loss"
+        raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:

@@ -10,8 +10,8 @@ all; it is tested on real packed batches in ``tests/pooling/test_survey.py``.
 import pytest
 import torch
 
-from pp_demo.pooling.cases import CASES
-from pp_demo.pooling.rules import FIX, RULES, get_rule, pooled_positions
+from pp_demo.core import CASES, FIX, RULES, get_rule
+from pp_demo.pooling.positions import pooled_positions
 
 #                        left right lpic rpic unpadded all_pad trailing_eos
 # A table, one row per line (the formatter would put one value per line).

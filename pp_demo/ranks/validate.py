@@ -1,10 +1,10 @@
-"""What a job and a run are given, checked in one line each before anything is built or started.
+"""What a run is given, checked in one line each before any rank starts (a batch's tensors are
+checked at the core's door, ``pp_demo.core.check_batch``).
 
-Unchecked, each of these fails far from its cause: 1-D ids in an attention layer, float ids
-in the embedding, an id past the vocabulary as ``index out of range`` on some rank, a label
-past the class count in the loss, a timeout of 0 as "did not finish within 0 s", a fault
-that never fires, a script without the main guard as a cascade of "bootstrapping phase"
-errors from every rank. Each function raises ``BadInput`` with the value and what would do.
+Unchecked, each of these fails far from its cause: a device this torch cannot compute on, a
+timeout of 0 as "did not finish within 0 s", a fault that never fires, a script without the main
+guard as a cascade of "bootstrapping phase" errors from every rank. Each function raises
+``BadInput`` with the value and what would do.
 """
 
 import ast
@@ -19,7 +19,7 @@ import torch
 
 from pp_demo.errors import BadInput
 
-__all__ = ["check_device", "check_tensors", "check_model_values", "check_fault", "check_run_arguments"]
+__all__ = ["check_device", "check_fault", "check_run_arguments"]
 __all__ += ["check_main_guard"]
 
 
@@ -53,74 +53,6 @@ def check_device(text: str) -> str:
     if device.index is not None and device.index >= count:
         raise BadInput(f"{text!r}: this machine has {count} {device.type} device(s), {device.type}:0..{count - 1}")
     return text
-
-
-def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
-    if value.dim() != dims:
-        hint = " (one row: ids[None])" if name == "input_ids" and value.dim() == 1 else ""
-        raise BadInput(f"{name} must be {dims}-D, got shape {tuple(value.shape)}{hint}")
-    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-        raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
-    if value.is_meta:
-        raise BadInput(f"{name} is on the meta device (a shape without values): give it on cpu or a GPU")
-    return value
-
-
-def check_tensors(batch: Any, config: Any, needs_labels: bool, ignored: int) -> None:
-    """A batch against the model's ``config``: 2-D integer ids, not empty, in the
-    vocabulary; a 0/1 mask of their shape; labels in ``num_labels`` (or ``ignored``: a row
-    left out of the loss); all on one device."""
-    ids = _integer_tensor(batch.input_ids, "input_ids", 2)
-    if ids.numel() == 0:
-        raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
-    low, high, vocab = int(ids.min()), int(ids.max()), int(config.vocab_size)
-    if low < 0 or high >= vocab:
-        raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
-    mask = batch.attention_mask
-    if isinstance(mask, torch.Tensor) and mask.is_meta:
-        raise BadInput("attention_mask is on the meta device (a shape without values): give it on cpu or a GPU")
-    if mask is None:
-        raise BadInput(
-            "each job needs an attention_mask of the shape of its input_ids "
-            "(the schedule cuts a tensor into micro-batches, never None)"
-        )
-    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
-        got = str(tuple(mask.shape)) if isinstance(mask, torch.Tensor) else f"a {type(mask).__name__}"
-        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {tuple(ids.shape)}, got {got}")
-    if not bool(((mask == 0) | (mask == 1)).all()):
-        raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
-    tensors = [ids, mask]
-    if needs_labels:
-        labels = batch.labels
-        if labels is None:
-            raise BadInput("each training batch needs one label per row")
-        labels = _integer_tensor(labels, "labels", 1)
-        if labels.shape[0] != ids.shape[0]:
-            raise BadInput(
-                f"each training batch needs one label per row: {ids.shape[0]} rows, {labels.shape[0]} labels"
-            )
-        classes = int(config.num_labels)
-        counted = labels[labels != ignored]
-        if counted.numel() and (int(counted.min()) < 0 or int(counted.max()) >= classes):
-            also = f", or {ignored} for a row left out of the loss"
-            raise BadInput(f"labels must lie in 0..{classes - 1} (num_labels {classes}){also}, got {labels.tolist()}")
-        tensors.append(labels)
-    devices = sorted({str(t.device) for t in tensors})
-    if len(devices) > 1:
-        raise BadInput(f"the ids, mask and labels of a batch must be on one device, got {', '.join(devices)}")
-
-
-def check_model_values(model: Any) -> None:
-    """A model whose weights hold values: one left on the meta device (built empty, never
-    loaded) has shapes only, and its forward cannot compute a logit."""
-    meta = [name for name, p in model.named_parameters() if p.is_meta]
-    if meta:
-        raise BadInput(
-            f"the model's weights are on the meta device ({meta[0]}{' and more' if len(meta) > 1 else ''}): "
-            "load or materialise them first (model.to_empty(device='cpu') and load_state_dict)"
-        )
 
 
 def check_fault(fault: Any, n_stages: int, forwards: int) -> None:

@@ -11,10 +11,8 @@ import torch
 import transformers
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
-from pp_demo.pipeline.families import build_model, get_family
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pipeline.stages import LastStage, MiddleStage, even_split_points, split_model
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import LastStage, MiddleStage, as_batch, build_model, get_family, pipeline_logits, split_model
+from pp_demo.ranks.jobs import even_split_points
 from pp_demo.verify.compare import compare_rows, forward_logits
 
 FAMILIES = ["llama", "qwen2", "opt"]

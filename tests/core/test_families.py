@@ -12,11 +12,10 @@ import itertools
 import pytest
 from review_table import COLOSSALAI_RULE, MATCHES_FORWARD
 
-from pp_demo.pipeline.families import FAMILIES, build_model
-from pp_demo.pipeline.jobs import Job
-from pp_demo.pipeline.runner import run
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import FAMILIES, as_batch, build_model
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
+from pp_demo.ranks.jobs import Job
+from pp_demo.ranks.runner import run
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.family_matrix import format_matrix, pipeline_matrix
 
@@ -105,7 +104,7 @@ def test_cli_families_prints_the_matrix_from_two_ranks(capsys):
 
 
 def test_a_family_runs_its_colossalai_rule_then_the_fix_unless_rules_are_chosen():
-    from pp_demo.pipeline.families import rules_for
+    from pp_demo.verify.family_matrix import rules_for
 
     # ColossalAI 0.5.0's rules (DESIGN: llama count, mistral first_pad, gpt2 first_pad_mod); the
     # Qwen3 forward added after 0.5.0 takes the fix, so the fix is run once

@@ -16,10 +16,9 @@ import torch
 from review_table import SIX_ROWS
 
 from pp_demo import run
+from pp_demo.core import as_batch, build_model
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Batch, Fault, Job
-from pp_demo.pooling.cases import as_batch
+from pp_demo.ranks.jobs import Batch, Fault, Job
 
 IDS, MASK = as_batch(SIX_ROWS)
 LABELS = torch.tensor([0, 1, 0, 1, 0, 1])
@@ -152,8 +151,8 @@ def test_a_script_that_starts_ranks_without_the_main_guard_gets_one_line(tmp_pat
         textwrap.dedent(
             """
             from pp_demo import run
-            from pp_demo.pipeline.families import build_model
-            from pp_demo.pipeline.jobs import Job
+            from pp_demo.core import build_model
+            from pp_demo.ranks.jobs import Job
             import torch
 
             ids = torch.tensor([[0, 0, 5, 6], [5, 6, 7, 8]])
@@ -176,8 +175,8 @@ def test_the_same_script_under_the_guard_runs(tmp_path):
         textwrap.dedent(
             """
             from pp_demo import run
-            from pp_demo.pipeline.families import build_model
-            from pp_demo.pipeline.jobs import Job
+            from pp_demo.core import build_model
+            from pp_demo.ranks.jobs import Job
             import torch
 
             if __name__ == "__main__":
@@ -217,7 +216,7 @@ def test_the_same_script_under_the_guard_runs(tmp_path):
     ],
 )
 def test_build_model_takes_known_fields_and_sane_values_only(family, overrides, expected):
-    from pp_demo.pipeline.families import build_model
+    from pp_demo.core import build_model
 
     with pytest.raises(BadInput) as refused:
         build_model(family, **overrides)
@@ -225,7 +224,7 @@ def test_build_model_takes_known_fields_and_sane_values_only(family, overrides, 
 
 
 def test_build_model_still_takes_the_fields_of_each_family_by_alias():
-    from pp_demo.pipeline.families import build_model
+    from pp_demo.core import build_model
 
     assert build_model("gpt2", n_positions=8).config.n_positions == 8
     assert build_model("gpt2", num_hidden_layers=2).config.n_layer == 2  # the alias of n_layer
@@ -234,9 +233,9 @@ def test_build_model_still_takes_the_fields_of_each_family_by_alias():
 
 @pytest.mark.parametrize("where", ["ids", "mask", "model"])
 def test_meta_tensors_are_refused_in_one_line_by_run(where):
-    from pp_demo.pipeline.families import build_model
-    from pp_demo.pipeline.jobs import Job
-    from pp_demo.pipeline.runner import run
+    from pp_demo.core import build_model
+    from pp_demo.ranks.jobs import Job
+    from pp_demo.ranks.runner import run
 
     model = build_model("llama")
     ids, mask = torch.tensor([[0, 5, 6, 7]]), torch.tensor([[0, 1, 1, 1]])
@@ -251,8 +250,7 @@ def test_meta_tensors_are_refused_in_one_line_by_run(where):
 
 
 def test_a_one_layer_model_without_a_split_says_it_cannot_be_split():
-    from pp_demo.pipeline.families import build_model
-    from pp_demo.pipeline.in_process import pipeline_logits
+    from pp_demo.core import build_model, pipeline_logits
 
     ids, mask = torch.tensor([[0, 5, 6, 7]]), torch.tensor([[0, 1, 1, 1]])
     with pytest.raises(BadInput, match=r"a model with 1 layer\(s\) cannot be split into stages"):

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from pp_demo.pipeline.jobs import Job
-from pp_demo.pipeline.schedules import schedule_order
+from pp_demo.ranks.jobs import Job
+from pp_demo.ranks.schedules import schedule_order
 
 
 def test_gpipe_runs_every_forward_then_every_backward_on_every_stage():

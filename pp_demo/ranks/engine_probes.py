@@ -1,8 +1,8 @@
 """Two looks inside ``torch.distributed.pipelining`` on real ranks, for the tests and notebook 10:
 the order each rank's stage really runs its forwards and backwards in (``OrderProbe``: what
-``pp_demo.pipeline.schedules`` writes down without starting ranks must be this), and a stage reused
+``pp_demo.ranks.schedules`` writes down without starting ranks must be this), and a stage reused
 for a second sequence length (``ShapeTrapProbe``), which the runner never does
-(``pp_demo.pipeline.on_rank.StageCache`` builds one per shape): the hidden states arrive in the
+(``pp_demo.ranks.on_rank.StageCache`` builds one per shape): the hidden states arrive in the
 old shape, the ids and mask in the new one, and the last stage fails on the mismatch.
 Both are ``RankJob``s, for ``run([...], on="ranks")``.
 """
@@ -14,11 +14,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.jobs import Job
-from pp_demo.pipeline.on_rank import StageCache, pipeline_step
-from pp_demo.pipeline.stages import even_split_points
-from pp_demo.pooling.cases import as_batch
+from pp_demo.core import as_batch, build_model
+from pp_demo.ranks.jobs import Job, even_split_points
+from pp_demo.ranks.on_rank import StageCache, pipeline_step
 
 __all__ = ["OrderProbe", "ShapeTrapProbe"]
 
@@ -76,7 +74,7 @@ class ShapeTrapProbe:
     never come, so the stages talk over a process group of their own whose operations give up
     after ``wait_s`` (an error on that rank, not a hang). One micro-batch: with more, the
     first rank would wait to send a second one to the failed stage.
-    ``tests/pipeline/test_engine_order.py`` holds it on each torch CI runs."""
+    ``tests/ranks/test_engine_order.py`` holds it on each torch CI runs."""
 
     n_stages: int = 2
     wait_s: float = 5.0

@@ -23,9 +23,9 @@ from torch import nn
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.pipeline.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
-from pp_demo.pipeline.schedules import get_schedule, stage_ids_of_rank
-from pp_demo.pipeline.stages import split_model
+from pp_demo.core import split_model
+from pp_demo.ranks.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
+from pp_demo.ranks.schedules import get_schedule, stage_ids_of_rank
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
 
@@ -78,7 +78,7 @@ class _Faulty(nn.Module):
 class StageCache:
     """This rank's stages and their schedule, one set per job shape: the engine cannot change
     shape. A rank holds one stage, or several under a looped schedule
-    (``pp_demo.pipeline.schedules.stage_ids_of_rank``: which ones is the registry's business)."""
+    (``pp_demo.ranks.schedules.stage_ids_of_rank``: which ones is the registry's business)."""
 
     def __init__(self, rank: int, world_size: int, device: torch.device, group: Any = None) -> None:
         """``group``: the process group the stages talk over (``None``: the default one)."""
@@ -137,10 +137,10 @@ class StageCache:
 @runtime_checkable
 class RankJob(Protocol):
     """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s ``BenchJob``,
-    ``pp_demo.pipeline.engine_probes``): every rank calls its ``run_on_rank`` with the rank's
+    ``pp_demo.ranks.engine_probes``): every rank calls its ``run_on_rank`` with the rank's
     ``StageCache``; the last rank's answer is the job's result. Not a ``Job``, never checked or
     prepared: it builds its own ``Job``s on the ranks. Defined here, not in
-    ``pp_demo.pipeline.jobs``: its signature needs ``StageCache``."""
+    ``pp_demo.ranks.jobs``: its signature needs ``StageCache``."""
 
     @property
     def n_stages(self) -> int:

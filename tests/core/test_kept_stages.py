@@ -8,22 +8,21 @@ import weakref
 import pytest
 import torch
 
-from pp_demo.pipeline import in_process
-from pp_demo.pipeline.families import build_model
-from pp_demo.pipeline.in_process import pipeline_logits
-from pp_demo.pooling.cases import as_batch
+from pp_demo import core
+from pp_demo.core import as_batch, build_model, pipeline_logits
 
 
 @pytest.fixture
 def splits(monkeypatch):
     made = []
 
-    def counting(*args, **kwargs):
-        made.append(args[1:])
-        return in_process.split_model.__wrapped__(*args, **kwargs)
+    split = core._split  # the one place the stages are built
 
-    counting.__wrapped__ = in_process.split_model
-    monkeypatch.setattr(in_process, "split_model", counting)
+    def counting(*args, **kwargs):
+        made.append(args[2:])
+        return split(*args, **kwargs)
+
+    monkeypatch.setattr(core, "_split", counting)
     return made
 
 

@@ -10,13 +10,13 @@ as with one stage per rank. A new schedule of torch's is one more row.
 What ``torch.distributed.pipelining``'s ``ScheduleGPipe`` and ``Schedule1F1B`` execute on
 one rank during a training step (their ``_step_microbatches``), written out so notebooks and
 figures can show it without starting ranks (the engine's own ``pipeline_order`` tables are
-for its simulator, not this execution order). ``tests/pipeline/test_engine_order.py``
+for its simulator, not this execution order). ``tests/ranks/test_engine_order.py``
 records real ranks running both and compares.
 
 * GPipe: every forward, then every backward; the bubble is the p - 1 slots at each end.
 * 1F1B: stage s runs min(m, p - s) forwards, then alternates one backward and one forward,
   then the remaining backwards: at most p - s activations are kept alive (with m < p there
-  is no steady state: ``pp_demo.pipeline.jobs.Job`` says what runs then).
+  is no steady state: ``pp_demo.ranks.jobs.Job`` says what runs then).
 """
 
 from dataclasses import dataclass

@@ -1,8 +1,8 @@
-"""What the engine does on real ranks (gloo, two and three): the order ``pp_demo.pipeline.schedules``
+"""What the engine does on real ranks (gloo, two and three): the order ``pp_demo.ranks.schedules``
 writes down is the one it runs, recorded by hooks on each rank's stage during a training
 step; and a stage reused for another length never gives ``model.forward``'s logits: its
 hidden states arrive in the first step's shape while the ids and mask have the new one, and
-the last stage fails on the mismatch (which is why ``pp_demo.pipeline.on_rank`` builds one
+the last stage fails on the mismatch (which is why ``pp_demo.ranks.on_rank`` builds one
 stage per shape, and notebook 10 shows the trap)."""
 
 import re
@@ -10,9 +10,9 @@ import re
 import pytest
 import torch
 
-from pp_demo.pipeline.engine_probes import OrderProbe, ShapeTrapProbe
-from pp_demo.pipeline.runner import run
-from pp_demo.pipeline.schedules import schedule_order
+from pp_demo.ranks.engine_probes import OrderProbe, ShapeTrapProbe
+from pp_demo.ranks.runner import run
+from pp_demo.ranks.schedules import schedule_order
 
 CASES = [(kind, p, m) for p in (2, 3) for kind in ("gpipe", "1f1b") for m in (p, 5)]
 

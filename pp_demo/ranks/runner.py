@@ -1,6 +1,6 @@
 """``run(jobs, on=...)``: the one way to run a pipeline, in this process or as ranks.
 
-* ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.pipeline.in_process``);
+* ``on="process"``: every stage in this process, micro-batch by micro-batch (``pp_demo.ranks.in_process``);
 * ``on="ranks"``: one rank per stage on ``torch.distributed.pipelining`` (two stages per
   rank under a looped schedule). Spawned here (from Python or a notebook; the ranks start
   once per rank count for all the jobs), or, when this process is one of torchrun's ranks,
@@ -8,25 +8,25 @@
   jobs without split points are cut into as many stages as those ranks hold.
 
 Every job is checked before anything starts, so bad input is a one-line ``BadInput``;
-a rank that fails, dies or hangs is a ``pp_demo.pipeline.launch.PipelineError`` within ``timeout_s``.
+a rank that fails, dies or hangs is a ``pp_demo.ranks.launch.PipelineError`` within ``timeout_s``.
 """
 
 from collections.abc import Iterable
 from typing import Literal, cast
 
 from pp_demo.errors import BadInput
-from pp_demo.pipeline.in_process import run_in_process
-from pp_demo.pipeline.jobs import Job, Result, prepare
-from pp_demo.pipeline.launch import (
+from pp_demo.ranks.in_process import run_in_process
+from pp_demo.ranks.jobs import Job, Result, prepare
+from pp_demo.ranks.launch import (
     join_torchrun,
     launched_by_torchrun,
     ranks_placement,
     spawn_ranks,
     torchrun_world_size,
 )
-from pp_demo.pipeline.on_rank import RankJob, merge
-from pp_demo.pipeline.torchrun_env import check_torchrun_env
-from pp_demo.pipeline.validate import check_main_guard, check_run_arguments
+from pp_demo.ranks.on_rank import RankJob, merge
+from pp_demo.ranks.torchrun_env import check_torchrun_env
+from pp_demo.ranks.validate import check_main_guard, check_run_arguments
 
 __all__ = ["run"]
 

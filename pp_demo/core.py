@@ -1,0 +1,701 @@
+"""The core of pp_demo, in the order a learner reads it: a sequence classifier split into pipeline
+stages, run micro-batch by micro-batch, and the one position per row its last stage pools.
+
+1. Pooling rules: which position of each row the classifier reads its logits from.
+2. Padding cases: rows with their two references, the true last real token and what
+   ``model.forward`` pools.
+3. The family table: each transformers classifier as a row, and ``build_model``.
+4. The stage split: first, middle and last stages that reuse the model's own modules.
+5. The in-process pipeline: micro-batches through every stage, ``pipeline_logits``.
+
+Inputs are checked once, where a public function is entered (``pooled_positions``,
+``build_model``, ``split_model``, ``pipeline_logits``); inside, nothing checks them again. The
+ranks (``pp_demo.ranks``) run these very stages on torch's pipelining engine.
+"""
+
+import copy
+import difflib
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
+from operator import attrgetter
+from typing import Any, cast
+
+import torch
+import transformers
+from torch import nn
+
+from pp_demo.errors import BadInput, count_value, seed_value
+
+# fmt: off
+__all__ = [
+    "count_minus_one", "first_pad_minus_one", "first_pad_minus_one_wrapped", "rightmost_non_pad", "rightmost_attended",
+    "attended_flip", "attended_cumsum", "known_lengths", "Rule", "RULES", "FIX", "CORE_RULES", "get_rule",
+    "PAD", "PaddingCase", "CASES", "REVIEW_TABLE", "get_case", "as_batch",
+    "Family", "FAMILIES", "get_family", "family_of", "build_model",
+    "FirstStage", "MiddleStage", "LastStage", "Stages", "split_model", "count_layers", "check_split_points",
+    "pipeline_logits", "run_micro_batches", "micro_batches", "check_batch", "stages_for",
+]
+# fmt: on
+
+# ================================================================ 1. pooling rules
+# Each rule is the formula real code uses, on (batch, length) tensors, one position per row.
+# Positions are returned raw: a rule that yields -1 returns -1, because that is what the code it
+# models hands to tensor indexing (where -1 means the last position).
+
+
+def count_minus_one(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """Number of non-pad ids minus one: a position only when every real token comes first.
+
+    ColossalAI 0.5.0's pipeline forwards for Llama, Qwen2 and OPT (its issue 6457): right for
+    right padding, wrong for left padding and for a pad id among the real tokens.
+    """
+    return (input_ids != pad_token_id).sum(-1).long() - 1
+
+
+def first_pad_minus_one(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """Position before the first pad id, unwrapped (ColossalAI 0.5.0's Mistral forward).
+
+    With no pad, or a pad first (left padding), argmax is 0 and the result is -1, which indexing
+    wraps to the last position. A pad id among the real tokens (pad == eos) stops it early.
+    """
+    return (input_ids == pad_token_id).int().argmax(-1).long() - 1
+
+
+def first_pad_minus_one_wrapped(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """``first_pad_minus_one`` modulo the length (-1 becomes L - 1), kept for ONNX export: GPT-2,
+    Bloom, Falcon and GPT-J in ColossalAI 0.5.0, transformers 4.48 and earlier."""
+    return first_pad_minus_one(input_ids, pad_token_id) % input_ids.shape[-1]
+
+
+def rightmost_non_pad(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
+    """The fix (transformers >= 4.49): the rightmost position whose id is not the pad id.
+
+    Right for either padding side and for pad ids among the real tokens. Still wrong when a row
+    ends in a real token equal to pad (an eos with pad == eos), and 0 on an all-pad row.
+    """
+    positions = torch.arange(input_ids.shape[-1], device=input_ids.device)
+    return (positions * (input_ids != pad_token_id)).argmax(-1)
+
+
+def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The rightmost position the attention mask marks as real. It needs no pad id, so a real
+    eos equal to pad at a row's end stays right. 0 on a row with no attended token."""
+    positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device)
+    return (positions * attention_mask.long()).argmax(-1)
+
+
+def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The same class, from the right end: ``L - 1 - mask.flip(-1).argmax(-1)`` (L - 1, not 0,
+    on a row with no attended token)."""
+    return attention_mask.shape[-1] - 1 - attention_mask.long().flip(-1).argmax(-1)
+
+
+def attended_cumsum(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The same class as a running count: the count peaks at the last attended position, and
+    argmax takes the first of a tie, so the pads after it do not move the answer."""
+    return attention_mask.long().cumsum(-1).argmax(-1)
+
+
+def known_lengths(cu_seqlens: torch.Tensor) -> torch.Tensor:
+    """A packed batch's sequences end one before the next offset of ``[0, n0, n0 + n1, ...]``:
+    nothing is read from the tokens, so no pad or eos id can mislead it (vLLM, SGLang poolers)."""
+    return cu_seqlens[1:].long() - 1
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pooling rule under its short name, with the inputs it reads and where it is used."""
+
+    name: str
+    fn: Callable[..., torch.Tensor]
+    needs: tuple[str, ...]
+    used_by: str
+
+    def __call__(self, **inputs: Any) -> torch.Tensor:
+        """The positions, from inputs already checked (``pooled_positions`` checks them)."""
+        if "pad_token_id" in self.needs and inputs.get("pad_token_id") is None:
+            return _no_pad_id(inputs["input_ids"])
+        return self.fn(**{key: inputs.get(key) for key in self.needs})
+
+
+def _no_pad_id(input_ids: torch.Tensor) -> torch.Tensor:
+    """What transformers does when the config has no pad token: batch 1 pools the last
+    position, a larger batch is an error (rows could differ in length, nothing tells how)."""
+    if input_ids.shape[0] != 1:
+        raise BadInput(
+            f"pad_token_id is None and the batch has {input_ids.shape[0]} rows: without a pad id "
+            "the last real token of each row cannot be found (set config.pad_token_id)"
+        )
+    return torch.full((1,), input_ids.shape[1] - 1, dtype=torch.long, device=input_ids.device)
+
+
+_IDS = ("input_ids", "pad_token_id")
+_MASK = ("attention_mask",)
+# fmt: off
+RULES: dict[str, Rule] = {rule.name: rule for rule in [
+    Rule("count", count_minus_one, _IDS, "ColossalAI 0.5.0 llama, qwen2, opt"),
+    Rule("first_pad_mod", first_pad_minus_one_wrapped, _IDS,
+         "ColossalAI 0.5.0 gpt2, bloom, falcon, gptj; transformers <= 4.48"),
+    Rule("first_pad", first_pad_minus_one, _IDS, "ColossalAI 0.5.0 mistral"),
+    Rule("rightmost_non_pad", rightmost_non_pad, _IDS, "the fix: transformers >= 4.49, ColossalAI qwen3 (after 0.5.0)"),
+    Rule("rightmost_attended", rightmost_attended, _MASK, "attention mask; none of the pipeline forwards"),
+    Rule("attended_flip", attended_flip, _MASK, "attention mask, flipped: the same class as rightmost_attended"),
+    Rule("attended_cumsum", attended_cumsum, _MASK,
+         "attention mask, running count: the same class as rightmost_attended"),
+    Rule("known_lengths", known_lengths, ("cu_seqlens",),
+         "packed batches: NeMo-Aligner reward model; vLLM, SGLang, TEI poolers"),
+]}
+# fmt: on
+
+FIX = "rightmost_non_pad"
+"""The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""
+
+CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
+"""The review table's five rules: the three pipeline-forward rules, the fix and the attention
+mask. Notebook 07 compares the other mask spellings and the packed-batch rule."""
+
+
+def get_rule(name: "str | Rule") -> Rule:
+    """The rule registered under ``name``; an unknown name is refused with the known ones."""
+    if isinstance(name, Rule):
+        return name
+    try:
+        return RULES[name]
+    except (KeyError, TypeError):
+        raise BadInput(f"unknown pooling rule {name!r}; known rules: {', '.join(RULES)}") from None
+
+
+# ================================================================ 2. padding cases
+# One row of ids (pad id 0) with its mask and two answers never to be confused: ``true_last``, the
+# last real token by the mask (what a classifier *should* pool; None on the all-pad row), and
+# ``forward_pools``, the position model.forward pools in transformers 4.51.3 and 5.x (the
+# rightmost non-pad id: what a pipeline must *reproduce*). They differ on trailing_eos and all_pad.
+
+PAD = 0
+"""The pad id of every case (and of the tiny model configs)."""
+
+
+@dataclass(frozen=True)
+class PaddingCase:
+    name: str
+    input_ids: tuple[int, ...]
+    attention_mask: tuple[int, ...]
+    true_last: int | None
+    forward_pools: int
+    about: str
+
+    @property
+    def length(self) -> int:
+        return len(self.input_ids)
+
+    def tensors(self, device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+        """``(input_ids, attention_mask)`` as ``(1, L)`` long tensors."""
+        return as_batch([self], device)
+
+
+# fmt: off
+CASES: dict[str, PaddingCase] = {case.name: case for case in [
+    PaddingCase("left", (0, 0, 5, 6, 7, 8), (0, 0, 1, 1, 1, 1), 5, 5,
+                "left-padded: pads first, as for batched generation"),
+    PaddingCase("right", (5, 6, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0), 3, 3,
+                "right-padded: pads last, the usual training layout"),
+    PaddingCase("left_pad_in_content", (0, 0, 5, 0, 7, 8), (0, 0, 1, 1, 1, 1), 5, 5,
+                "left-padded, with a real token equal to the pad id (pad == eos)"),
+    PaddingCase("right_pad_in_content", (5, 0, 7, 8, 0, 0), (1, 1, 1, 1, 0, 0), 3, 3,
+                "right-padded, with a real token equal to the pad id (pad == eos)"),
+    PaddingCase("unpadded", (5, 6, 7, 8, 9, 10), (1, 1, 1, 1, 1, 1), 5, 5, "no padding at all"),
+    PaddingCase("all_pad", (0, 0, 0, 0, 0, 0), (0, 0, 0, 0, 0, 0), None, 0,
+                "no real token: nothing is right; model.forward pools position 0"),
+    PaddingCase("trailing_eos", (5, 6, 7, 0), (1, 1, 1, 1), 3, 2,
+                "ends in a real eos equal to pad: only the mask knows it is real"),
+]}
+# fmt: on
+
+REVIEW_TABLE = ("left", "right", "left_pad_in_content", "right_pad_in_content")
+"""The four rows of the pull request's review table, in its order."""
+
+
+def get_case(name: str) -> PaddingCase:
+    try:
+        return CASES[name]
+    except KeyError:
+        raise BadInput(f"unknown padding case {name!r}; known cases: {', '.join(CASES)}") from None
+
+
+def as_batch(
+    cases: Iterable[str | PaddingCase], device: str | torch.device = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack cases of one length into ``(input_ids, attention_mask)`` long tensors."""
+    resolved = [get_case(c) if isinstance(c, str) else c for c in cases]
+    lengths = {c.length for c in resolved}
+    if len(lengths) != 1:
+        raise BadInput(f"cases of different lengths {sorted(lengths)} cannot share a batch")
+    ids = torch.tensor([c.input_ids for c in resolved], dtype=torch.long, device=device)
+    mask = torch.tensor([c.attention_mask for c in resolved], dtype=torch.long, device=device)
+    return ids, mask
+
+
+# ================================================================ 3. the family table
+# One row per transformers ``*ForSequenceClassification`` class: a tiny config, and the attribute
+# names the split needs. ``body``: the module whose forward the stages reuse; ``layers``: its
+# ModuleList of decoder layers; ``final``: what runs after the last layer (identities before the
+# last stage); ``zeroed`` / ``bypassed``: embedding-side modules that would run again in a later
+# stage (it calls the same forward with ``inputs_embeds``): learned positions add zero there,
+# input-side norms and projections become identities; ``colossalai_rule``: the rule of
+# ColossalAI's pipeline forward for it (0.5.0's; the nightly's for qwen3), None where it has none.
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    classifier: str  # transformers class name
+    config: str  # its config class name
+    tiny: dict[str, Any] = field(repr=False)  # config keyword arguments of the tiny model
+    body: str
+    layers: str
+    final: tuple[str, ...]
+    zeroed: tuple[str, ...] = ()
+    bypassed: tuple[str, ...] = ()
+    colossalai_rule: str | None = None
+
+
+# Every tiny model: 4 decoder layers (three split points), hidden size 16, 2 heads, pad id 0 as in
+# the cases, 3 labels, no dropout: a training step is deterministic, the stages match model.forward
+# exactly. Qwen configs carry a sliding window even when off, and warn on every build without this.
+_LLAMA_LIKE = dict(vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=4, num_attention_heads=2,
+                   num_key_value_heads=1, max_position_embeddings=64)  # fmt: skip
+_NO_SLIDING = dict(_LLAMA_LIKE, use_sliding_window=False, sliding_window=None)
+# GPT-2's and GPT-J's configs default to bos = eos = 50256, outside a 32-token vocabulary (5.x warns
+# on every build): 0, as pad == eos for them in practice. No classifier forward reads them.
+_EOS_IN_VOCAB = {"bos_token_id": 0, "eos_token_id": 0}
+
+# fmt: off
+FAMILIES: dict[str, Family] = {f.name: f for f in [
+    Family("llama", "LlamaForSequenceClassification", "LlamaConfig", _LLAMA_LIKE,
+           body="model", layers="layers", final=("norm",), colossalai_rule="count"),
+    Family("qwen2", "Qwen2ForSequenceClassification", "Qwen2Config", _NO_SLIDING,
+           body="model", layers="layers", final=("norm",), colossalai_rule="count"),
+    Family("opt", "OPTForSequenceClassification", "OPTConfig",
+           dict(vocab_size=32, hidden_size=16, ffn_dim=32, num_hidden_layers=4, num_attention_heads=2,
+                max_position_embeddings=64, word_embed_proj_dim=16, dropout=0.0, attention_dropout=0.0),
+           body="model.decoder", layers="layers", final=("final_layer_norm", "project_out"),
+           zeroed=("embed_positions",), bypassed=("project_in",), colossalai_rule="count"),
+    # ColossalAI 0.5.0 has no Qwen3 forward; the one added after it takes the fix
+    Family("qwen3", "Qwen3ForSequenceClassification", "Qwen3Config", dict(_NO_SLIDING, head_dim=8),
+           body="model", layers="layers", final=("norm",), colossalai_rule="rightmost_non_pad"),
+    Family("mistral", "MistralForSequenceClassification", "MistralConfig", _LLAMA_LIKE,
+           body="model", layers="layers", final=("norm",), colossalai_rule="first_pad"),
+    Family("gpt2", "GPT2ForSequenceClassification", "GPT2Config",
+           dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, n_positions=64, **_EOS_IN_VOCAB,
+                embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0),
+           body="transformer", layers="h", final=("ln_f",), zeroed=("wpe",), colossalai_rule="first_pad_mod"),
+    Family("bloom", "BloomForSequenceClassification", "BloomConfig",
+           dict(vocab_size=32, hidden_size=16, n_layer=4, n_head=2, hidden_dropout=0.0, attention_dropout=0.0),
+           body="transformer", layers="h", final=("ln_f",), bypassed=("word_embeddings_layernorm",),
+           colossalai_rule="first_pad_mod"),
+    Family("falcon", "FalconForSequenceClassification", "FalconConfig",
+           dict(vocab_size=32, hidden_size=16, num_hidden_layers=4, num_attention_heads=2,
+                hidden_dropout=0.0, attention_dropout=0.0),
+           body="transformer", layers="h", final=("ln_f",), colossalai_rule="first_pad_mod"),
+    Family("gptj", "GPTJForSequenceClassification", "GPTJConfig",
+           dict(vocab_size=32, n_embd=16, n_layer=4, n_head=2, rotary_dim=4, n_positions=64, **_EOS_IN_VOCAB,
+                embd_pdrop=0.0, resid_pdrop=0.0, attn_pdrop=0.0),
+           body="transformer", layers="h", final=("ln_f",), colossalai_rule="first_pad_mod"),
+]}
+# fmt: on
+
+
+def get_family(name: str) -> Family:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise BadInput(f"unsupported family {name!r}; supported: {', '.join(FAMILIES)}") from None
+
+
+def family_of(model: object) -> Family:
+    """The family row of a model instance, found by its class."""
+    for family in FAMILIES.values():
+        if type(model).__name__ == family.classifier:
+            return family
+    supported = ", ".join(f.classifier for f in FAMILIES.values())
+    raise BadInput(f"unsupported model class {type(model).__name__}; supported: {supported}")
+
+
+def build_model(
+    family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None, **overrides: Any
+) -> Any:  # a transformers *ForSequenceClassification
+    """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally.
+
+    Same seed, same family, same weights, on any machine: weights are drawn on the CPU.
+    ``overrides`` change config fields (e.g. ``pad_token_id=None`` to see the error).
+    """
+    row = get_family(family)
+    config_class = getattr(transformers, row.config)
+    _check_overrides(family, config_class, overrides, seed, num_labels)
+    kwargs = {**row.tiny, "pad_token_id": PAD, "num_labels": num_labels, **overrides}
+    if attn_implementation is not None:
+        kwargs["attn_implementation"] = attn_implementation
+    _check_heads(config_class, kwargs)
+    try:
+        config = config_class(**kwargs)
+    except Exception as error:  # the config's own checks (transformers 5: huggingface_hub's validation)
+        raise BadInput(f"a {family} config with {overrides}: {str(error).splitlines()[0]}") from None
+    _check_built_config(family, config, head_dim_given="head_dim" in kwargs)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = getattr(transformers, row.classifier)(config)
+    return model.eval()
+
+
+# A config class takes any keyword: a misspelt one (num_hidden_layer=2) is stored where nobody reads
+# it, and the model is built with the default. And it takes values no model runs with
+# (num_labels=0), which end later in a shape error. So keys and sizes are checked before building.
+
+
+def _check_overrides(family: str, config_class: Any, overrides: dict[str, Any], seed: Any, num_labels: Any) -> None:
+    seed_value(seed, "seed")
+    count_value(num_labels, "num_labels", 1)
+    known = set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {})) | {"attn_implementation"}
+    for key in overrides:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise BadInput(
+                f"{config_class.__name__} has no field {key!r}{hint}: a {family} model is built from its known "
+                "config fields only"
+            )
+
+
+def _check_heads(config_class: Any, kwargs: dict[str, Any]) -> None:
+    """Heads that split the hidden size, before the config is built: transformers 5's configs
+    refuse it in their own words, 4.51.3's build it (``_check_built_config`` then refuses)."""
+    names = getattr(config_class, "attribute_map", {})  # gpt2 and bloom spell them n_embd, n_head
+    given = [kwargs.get(names.get(f, f), kwargs.get(f)) for f in ("hidden_size", "num_attention_heads")]
+    sizes = [v for v in given if isinstance(v, int) and not isinstance(v, bool) and v > 0]  # hidden, heads
+    if "head_dim" not in kwargs and len(sizes) == 2 and sizes[0] % sizes[1]:
+        _heads_refused(*sizes)
+
+
+def _check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
+    count_value(config.num_hidden_layers, f"num_hidden_layers of the {family} config", 1)
+    count_value(config.vocab_size, f"vocab_size of the {family} config", 2)
+    hidden = count_value(config.hidden_size, f"hidden_size of the {family} config", 1)
+    heads = count_value(config.num_attention_heads, f"num_attention_heads of the {family} config", 1)
+    if not head_dim_given and hidden % heads:
+        _heads_refused(hidden, heads)
+    pad = config.pad_token_id
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < config.vocab_size):
+        raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{config.vocab_size - 1}), or None")
+
+
+def _heads_refused(hidden: int, heads: int) -> None:
+    raise BadInput(f"hidden_size {hidden} does not split into {heads} attention heads: give a multiple of {heads}")
+
+
+# ================================================================ 4. the stage split
+# The stages reuse the model's own modules and body forward (the body copied once per stage, each
+# copy pruned): no family's forward is rewritten, so transformers itself computes positions, masks,
+# rotary or alibi terms. Parameters are shared with the model: a training step through the stages
+# trains the model itself.
+#
+#     first stage:   (input_ids, attention_mask)         embeddings + layers[:p1]                -> hidden
+#     middle stage:  (hidden, input_ids, attention_mask) layers[p1:p2]                           -> hidden
+#     last stage:    (hidden, input_ids, attention_mask) layers[pk:] + final norm + pool + score -> logits
+#
+# Only the hidden states travel from stage to stage. Every stage gets the micro-batch's ids and mask
+# from the schedule itself, as ColossalAI's schedule hands every stage the whole micro-batch: the body
+# needs the mask, the last stage pools from both. Integer tensors never cross between ranks, so no
+# engine is asked for their gradient (torch 2.11 and 2.12 demand one for every tensor received).
+
+
+def _last_hidden(output: Any) -> torch.Tensor:
+    return cast(torch.Tensor, output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0])
+
+
+class _Stage(nn.Module):
+    def __init__(self, body: nn.Module) -> None:
+        super().__init__()
+        self.body = body  # a pruned copy of the model's body, its parameters the model's own
+
+
+class FirstStage(_Stage):
+    """Embeddings and the first decoder layers; no final norm."""
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return _last_hidden(self.body(input_ids=input_ids, attention_mask=attention_mask, use_cache=False))
+
+
+class MiddleStage(_Stage):
+    """Decoder layers between two split points."""
+
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
+
+
+class LastStage(_Stage):
+    """The remaining layers, the final norm, the pooling rule and the score head."""
+
+    def __init__(self, body: nn.Module, score: nn.Module, rule: Rule, pad_token_id: int | None) -> None:
+        super().__init__(body)
+        self.score = score
+        self.rule = rule.name
+        self._rule = rule
+        self.pad_token_id = pad_token_id
+
+    def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
+        positions = self._rule(input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask)
+        # pool first, then score: the head is a per-position linear map, so scoring one position
+        # per row gives the same logits as scoring all and indexing afterwards
+        pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
+        return cast(torch.Tensor, self.score(pooled))
+
+
+class _Zero(nn.Module):
+    """Stands in for learned position embeddings after the first stage: they were already added
+    there, and the body's forward adds them again to its input."""
+
+    def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        return torch.zeros(())
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The stages in pipeline order, with where the model was cut."""
+
+    modules: tuple[nn.Module, ...]
+    split_points: tuple[int, ...]
+    num_layers: int
+    family: str
+
+    @property
+    def first(self) -> FirstStage:
+        return cast(FirstStage, self.modules[0])
+
+    @property
+    def last(self) -> LastStage:
+        return cast(LastStage, self.modules[-1])
+
+    def __len__(self) -> int:
+        return len(self.modules)
+
+    def __iter__(self) -> Iterator[nn.Module]:
+        return iter(self.modules)
+
+    def __getitem__(self, stage_index: int) -> nn.Module:
+        return self.modules[stage_index]
+
+    def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Every stage in order, in this process: what the ranks compute together. Each stage
+        gets the ids and the mask, as the schedule hands them on the ranks."""
+        hidden = self.first(input_ids, attention_mask)
+        for stage in self.modules[1:]:
+            hidden = stage(hidden, input_ids, attention_mask)
+        return cast(torch.Tensor, hidden)  # the last stage's logits
+
+
+def split_model(
+    model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None, rule: "str | Rule" = FIX
+) -> Stages:
+    """``len(split_points) + 1`` stages of ``model``, stage i holding layers ``[points[i-1],
+    points[i])`` (default: half the layers, two stages); ``rule`` names the last stage's."""
+    family, found = family_of(model), get_rule(rule)
+    points = check_split_points(split_points, count_layers(model))
+    return _split(model, family, points, found)
+
+
+def _split(model: nn.Module, family: Family, points: tuple[int, ...], rule: Rule) -> Stages:
+    body = attrgetter(family.body)(model)
+    layers = list(getattr(body, family.layers))
+    score = cast(nn.Module, model.score)  # every *ForSequenceClassification head is `score`
+    pad_token_id = cast("int | None", getattr(model.config, "pad_token_id", None))
+    modules: list[nn.Module] = []
+    for i, (start, stop) in enumerate(pairwise([0, *points, len(layers)])):
+        first, last = i == 0, i == len(points)
+        pruned = _prune(body, family, layers[start:stop], first, last)
+        if first:
+            modules.append(FirstStage(pruned))
+        elif last:
+            modules.append(LastStage(pruned, score, rule, pad_token_id))
+        else:
+            modules.append(MiddleStage(pruned))
+    return Stages(tuple(modules), points, len(layers), family.name)
+
+
+def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
+    """A copy of the body holding ``layers``; what runs before the first layer stays only in the
+    first stage, what runs after the last layer only in the last stage."""
+    # deepcopy the module tree but map every parameter and buffer to itself
+    copy_ = copy.deepcopy(body, {id(t): t for t in [*body.parameters(), *body.buffers()]})
+    setattr(copy_, family.layers, nn.ModuleList(layers))
+    for name in (() if last else family.final) + (() if first else family.bypassed):
+        if getattr(copy_, name, None) is not None:
+            setattr(copy_, name, nn.Identity())
+    for name in () if first else family.zeroed:
+        setattr(copy_, name, _Zero())
+    return copy_
+
+
+def count_layers(model: nn.Module) -> int:
+    """The number of decoder layers of a supported model (an unsupported one is refused)."""
+    family = family_of(model)
+    return len(getattr(attrgetter(family.body)(model), family.layers))
+
+
+def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
+    """The split points as a tuple: ``None`` is half the layers, an int one point (two stages);
+    each stage must hold at least one layer."""
+    _check_splittable(num_layers)
+    if split_points is None:
+        return (num_layers // 2,)
+    points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
+    valid = (
+        isinstance(points, (tuple, list))
+        and len(points) > 0
+        and all(isinstance(p, int) and not isinstance(p, bool) and 0 < p < num_layers for p in points)
+        and all(a < b for a, b in pairwise(points))
+    )
+    if not valid:
+        raise BadInput(
+            f"split points must be strictly increasing ints in 1..{num_layers - 1} for a model with "
+            f"{num_layers} layers (each stage holds at least one layer), got {split_points!r}"
+        )
+    return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
+
+
+def _check_splittable(num_layers: int) -> None:
+    if num_layers < 2:
+        raise BadInput(
+            f"a model with {num_layers} layer(s) cannot be split into stages: each stage holds at least one "
+            "layer, so a pipeline needs a model of 2 layers or more (num_hidden_layers=2)"
+        )
+
+
+# ================================================================ 5. the in-process pipeline
+
+
+def pipeline_logits(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    rule: "str | Rule" = FIX,
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+) -> torch.Tensor:
+    """The pipeline run in this process: the batch cut into ``n_micro`` micro-batches, each
+    through every stage in order; the logits on the model's device. A missing mask means every
+    token is real. The same stages run on the ranks, so any difference there is the engine's."""
+    found = get_rule(rule)
+    points = check_split_points(split_points, count_layers(model))
+    if attention_mask is None and isinstance(input_ids, torch.Tensor):
+        attention_mask = torch.ones_like(input_ids)
+    check_batch(model, input_ids, attention_mask)
+    rows = micro_batches(input_ids.shape[0], n_micro)
+    return run_micro_batches(stages_for(model, points, found.name), input_ids, attention_mask, rows)
+
+
+def run_micro_batches(
+    stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: list[slice]
+) -> torch.Tensor:
+    """Each micro-batch (a slice of rows) through every stage, without gradients: the logits of
+    the batch on the stages' device. The loop a pipeline schedule runs, in one process."""
+    for stage in stages:
+        stage.train(False)  # each stage holds copies of the body: set its mode
+    device = next(stages.first.parameters()).device
+    ids, mask = input_ids.to(device), attention_mask.to(device)
+    with torch.no_grad():
+        return torch.cat([stages.logits(ids[r], mask[r]) for r in rows])
+
+
+def micro_batches(batch_size: int, count: int) -> list[slice]:
+    """Row slices of ``count`` equal micro-batches; a clear error when they can't be equal."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise BadInput(f"the micro-batch count must be a positive int, got {count!r}")
+    if batch_size % count:
+        raise BadInput(f"a batch of {batch_size} rows cannot be split into {count} equal micro-batches")
+    size = batch_size // count
+    return [slice(i * size, (i + 1) * size) for i in range(count)]
+
+
+def check_batch(model: nn.Module, input_ids: Any, attention_mask: Any) -> None:
+    """A batch against the model: weights with values; 2-D integer ids in the vocabulary, not
+    empty; a 0/1 mask of their shape on their device. The values come back from the device in
+    one read, not one per check: at real size on a GPU each read is a wait."""
+    meta = [name for name, p in model.named_parameters() if p.is_meta]
+    if meta:
+        raise BadInput(
+            f"the model's weights are on the meta device ({meta[0]}{' and more' if len(meta) > 1 else ''}): "
+            "load or materialise them first (model.to_empty(device='cpu') and load_state_dict)"
+        )
+    ids = _integer_tensor(input_ids, "input_ids", 2)
+    if ids.numel() == 0:
+        raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
+    if isinstance(attention_mask, torch.Tensor) and attention_mask.is_meta:
+        raise BadInput("attention_mask is on the meta device (a shape without values): give it on cpu or a GPU")
+    if attention_mask is None:
+        raise BadInput(
+            "each job needs an attention_mask of the shape of its input_ids "
+            "(the schedule cuts a tensor into micro-batches, never None)"
+        )
+    if not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != ids.shape:
+        shown = tuple(attention_mask.shape) if isinstance(attention_mask, torch.Tensor) else None
+        got = str(shown) if shown is not None else f"a {type(attention_mask).__name__}"
+        raise BadInput(f"each job needs an attention_mask of the shape of its input_ids {tuple(ids.shape)}, got {got}")
+    if ids.device != attention_mask.device:
+        devices = ", ".join(sorted({str(ids.device), str(attention_mask.device)}))
+        raise BadInput(f"the ids, mask and labels of a batch must be on one device, got {devices}")
+    mask_ok = ((attention_mask == 0) | (attention_mask == 1)).all()
+    low, high, mask_ok = torch.stack([ids.min(), ids.max(), mask_ok.long()]).tolist()
+    vocab = int(model.config.vocab_size)
+    if low < 0 or high >= vocab:
+        raise BadInput(f"input_ids must lie in 0..{vocab - 1} (the vocabulary), got ids from {low} to {high}")
+    if not mask_ok:
+        raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
+
+
+def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
+    if value.dim() != dims:
+        hint = " (one row: ids[None])" if name == "input_ids" and value.dim() == 1 else ""
+        raise BadInput(f"{name} must be {dims}-D, got shape {tuple(value.shape)}{hint}")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise BadInput(f"{name} must hold integers (torch.long), got {value.dtype}")
+    if value.is_meta:
+        raise BadInput(f"{name} is on the meta device (a shape without values): give it on cpu or a GPU")
+    return value
+
+
+# A run splits the model once: the split copies the body's module tree per stage, which at real size
+# costs more than the stages' compute on a GPU. So a model's stages are kept (weakly: they go with
+# the model) while nothing they were built from changed: the same module, parameter, buffer and hook
+# objects (a .to() keeps the parameters but replaces the buffers) and an equal config.
+_KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple[int, ...], dict[str, Any], dict[Any, Stages]]]"
+_KEPT = weakref.WeakKeyDictionary()
+
+
+def stages_for(model: nn.Module, points: tuple[int, ...], rule: str) -> Stages:
+    """The stages of ``model`` cut at ``points`` (checked already) with ``rule``, split once and
+    kept while the model is unchanged."""
+    built_from, config = _built_from(model), vars(getattr(model, "config", None) or object())
+    kept = _KEPT.get(model)
+    if kept is None or kept[0] != built_from or kept[1] != config:
+        kept = (built_from, copy.deepcopy(config), {})
+        _KEPT[model] = kept
+    if (points, rule) not in kept[2]:
+        kept[2][points, rule] = _split(model, family_of(model), points, get_rule(rule))
+    return kept[2][points, rule]
+
+
+def _built_from(model: nn.Module) -> tuple[int, ...]:
+    """The identities of every module, parameter, buffer and forward hook, in one pass (the
+    stages' copies of the body carry the hooks it had when copied)."""
+    ids: list[int] = []
+    for module in model.modules():
+        ids.append(id(module))
+        ids.extend(id(t) for t in module._parameters.values())
+        ids.extend(id(t) for t in module._buffers.values())
+        ids.extend(id(h) for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values()))
+    return tuple(ids)
