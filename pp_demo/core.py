@@ -1,16 +1,9 @@
-"""The core of pp_demo, in the order a learner reads it: a sequence classifier split into pipeline
-stages, run micro-batch by micro-batch, and the one position per row its last stage pools.
+"""The core of pp_demo, top to bottom: 1. the pooling rules, 2. the padding cases with their two
+references, 3. the family table, 4. the stage split, 5. the in-process pipeline.
 
-1. Pooling rules: which position of each row the classifier reads its logits from.
-2. Padding cases: rows with their two references, the true last real token and what
-   ``model.forward`` pools.
-3. The family table: each transformers classifier as a row, and ``build_model``.
-4. The stage split: first, middle and last stages that reuse the model's own modules.
-5. The in-process pipeline: micro-batches through every stage, ``pipeline_logits``.
-
-Inputs are checked once, where a public function is entered (``pooled_positions``,
-``build_model``, ``split_model``, ``pipeline_logits``); inside, nothing checks them again. The
-ranks (``pp_demo.ranks``) run these very stages on torch's pipelining engine.
+Inputs are checked once, where a public function is entered (``build_model``, ``split_model``,
+``pipeline_logits``); inside, nothing checks them again. The ranks (``pp_demo.ranks``) run these
+very stages on torch's pipelining engine; ``pp_demo.pooling.positions`` is the rules' checked door.
 """
 
 import copy
@@ -28,38 +21,20 @@ from torch import nn
 
 from pp_demo.errors import BadInput, count_value, seed_value
 
-# fmt: off
-__all__ = [
-    "count_minus_one", "first_pad_minus_one", "first_pad_minus_one_wrapped", "rightmost_non_pad", "rightmost_attended",
-    "attended_flip", "attended_cumsum", "known_lengths", "Rule", "RULES", "FIX", "CORE_RULES", "get_rule",
-    "PAD", "PaddingCase", "CASES", "REVIEW_TABLE", "get_case", "as_batch",
-    "Family", "FAMILIES", "get_family", "family_of", "build_model",
-    "FirstStage", "MiddleStage", "LastStage", "Stages", "split_model", "count_layers", "check_split_points",
-    "pipeline_logits", "run_micro_batches", "micro_batches", "check_batch", "stages_for",
-]
-# fmt: on
-
 # ================================================================ 1. pooling rules
-# Each rule is the formula real code uses, on (batch, length) tensors, one position per row.
-# Positions are returned raw: a rule that yields -1 returns -1, because that is what the code it
-# models hands to tensor indexing (where -1 means the last position).
+# Each rule is the formula real code uses on (batch, length) tensors, one position per row, returned
+# raw: -1 stays -1, as the code it models hands it to tensor indexing (where -1 is the last position).
 
 
 def count_minus_one(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    """Number of non-pad ids minus one: a position only when every real token comes first.
-
-    ColossalAI 0.5.0's pipeline forwards for Llama, Qwen2 and OPT (its issue 6457): right for
-    right padding, wrong for left padding and for a pad id among the real tokens.
-    """
+    """Non-pad ids minus one (ColossalAI 0.5.0: Llama, Qwen2, OPT): a count, so a position only
+    when every real token comes first. Wrong for left padding and for a pad id among real tokens."""
     return (input_ids != pad_token_id).sum(-1).long() - 1
 
 
 def first_pad_minus_one(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    """Position before the first pad id, unwrapped (ColossalAI 0.5.0's Mistral forward).
-
-    With no pad, or a pad first (left padding), argmax is 0 and the result is -1, which indexing
-    wraps to the last position. A pad id among the real tokens (pad == eos) stops it early.
-    """
+    """Before the first pad id (ColossalAI 0.5.0: Mistral). With no pad or a pad first, argmax is 0
+    and -1 wraps to the last position; a pad id among the real tokens (pad == eos) stops it early."""
     return (input_ids == pad_token_id).int().argmax(-1).long() - 1
 
 
@@ -70,11 +45,8 @@ def first_pad_minus_one_wrapped(input_ids: torch.Tensor, pad_token_id: int) -> t
 
 
 def rightmost_non_pad(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
-    """The fix (transformers >= 4.49): the rightmost position whose id is not the pad id.
-
-    Right for either padding side and for pad ids among the real tokens. Still wrong when a row
-    ends in a real token equal to pad (an eos with pad == eos), and 0 on an all-pad row.
-    """
+    """The fix (transformers >= 4.49): the rightmost non-pad id, right on either side and with pad
+    ids among real tokens. Wrong when a row ends in a real eos equal to pad; 0 on an all-pad row."""
     positions = torch.arange(input_ids.shape[-1], device=input_ids.device)
     return (positions * (input_ids != pad_token_id)).argmax(-1)
 
@@ -87,8 +59,7 @@ def rightmost_attended(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def attended_flip(attention_mask: torch.Tensor) -> torch.Tensor:
-    """The same class, from the right end: ``L - 1 - mask.flip(-1).argmax(-1)`` (L - 1, not 0,
-    on a row with no attended token)."""
+    """The same, from the right end (L - 1, not 0, on a row with no attended token)."""
     return attention_mask.shape[-1] - 1 - attention_mask.long().flip(-1).argmax(-1)
 
 
@@ -153,8 +124,7 @@ FIX = "rightmost_non_pad"
 """The rule ``model.forward`` uses in transformers 4.51.3 and 5.x: the reference of exactness."""
 
 CORE_RULES = ("count", "first_pad_mod", "first_pad", "rightmost_non_pad", "rightmost_attended")
-"""The review table's five rules: the three pipeline-forward rules, the fix and the attention
-mask. Notebook 07 compares the other mask spellings and the packed-batch rule."""
+"""The review table's five: the three pipeline-forward rules, the fix, the attention mask."""
 
 
 def get_rule(name: "str | Rule") -> Rule:
@@ -238,13 +208,11 @@ def as_batch(
 
 
 # ================================================================ 3. the family table
-# One row per transformers ``*ForSequenceClassification`` class: a tiny config, and the attribute
-# names the split needs. ``body``: the module whose forward the stages reuse; ``layers``: its
-# ModuleList of decoder layers; ``final``: what runs after the last layer (identities before the
-# last stage); ``zeroed`` / ``bypassed``: embedding-side modules that would run again in a later
-# stage (it calls the same forward with ``inputs_embeds``): learned positions add zero there,
-# input-side norms and projections become identities; ``colossalai_rule``: the rule of
-# ColossalAI's pipeline forward for it (0.5.0's; the nightly's for qwen3), None where it has none.
+# One row per transformers ``*ForSequenceClassification``: a tiny config and the names the split needs.
+# ``body``: the module whose forward the stages reuse; ``layers``: its decoder layers; ``final``: what
+# runs after them (identities before the last stage); ``zeroed`` / ``bypassed``: embedding-side modules
+# a later stage's forward would run again: positions add zero there, input norms become identities;
+# ``colossalai_rule``: the rule of ColossalAI's pipeline forward (0.5.0; the nightly's for qwen3).
 
 
 @dataclass(frozen=True)
@@ -326,11 +294,8 @@ def family_of(model: object) -> Family:
 def build_model(
     family: str, seed: int = 0, num_labels: int = 3, attn_implementation: str | None = None, **overrides: Any
 ) -> Any:  # a transformers *ForSequenceClassification
-    """A tiny, seeded ``*ForSequenceClassification`` model in eval mode, built locally.
-
-    Same seed, same family, same weights, on any machine: weights are drawn on the CPU.
-    ``overrides`` change config fields (e.g. ``pad_token_id=None`` to see the error).
-    """
+    """A tiny, seeded classifier in eval mode, built locally: same seed, same weights on any machine
+    (drawn on the CPU). ``overrides`` change config fields (``pad_token_id=None`` to see the error)."""
     row = get_family(family)
     config_class = getattr(transformers, row.config)
     _check_overrides(family, config_class, overrides, seed, num_labels)
@@ -349,9 +314,9 @@ def build_model(
     return model.eval()
 
 
-# A config class takes any keyword: a misspelt one (num_hidden_layer=2) is stored where nobody reads
-# it, and the model is built with the default. And it takes values no model runs with
-# (num_labels=0), which end later in a shape error. So keys and sizes are checked before building.
+_HEADS_REFUSED = "hidden_size {} does not split into {} attention heads: give a multiple of {}"
+# A config class takes any keyword: a misspelt one (num_hidden_layer=2) is stored where nobody reads it,
+# and values no model runs with (num_labels=0) end later in a shape error: so keys and sizes are checked.
 
 
 def _check_overrides(family: str, config_class: Any, overrides: dict[str, Any], seed: Any, num_labels: Any) -> None:
@@ -369,13 +334,12 @@ def _check_overrides(family: str, config_class: Any, overrides: dict[str, Any], 
 
 
 def _check_heads(config_class: Any, kwargs: dict[str, Any]) -> None:
-    """Heads that split the hidden size, before the config is built: transformers 5's configs
-    refuse it in their own words, 4.51.3's build it (``_check_built_config`` then refuses)."""
+    """Heads that split the hidden size, before transformers 5's config refuses it in its own words."""
     names = getattr(config_class, "attribute_map", {})  # gpt2 and bloom spell them n_embd, n_head
     given = [kwargs.get(names.get(f, f), kwargs.get(f)) for f in ("hidden_size", "num_attention_heads")]
     sizes = [v for v in given if isinstance(v, int) and not isinstance(v, bool) and v > 0]  # hidden, heads
     if "head_dim" not in kwargs and len(sizes) == 2 and sizes[0] % sizes[1]:
-        _heads_refused(*sizes)
+        raise BadInput(_HEADS_REFUSED.format(*sizes, sizes[1]))
 
 
 def _check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
@@ -384,14 +348,10 @@ def _check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
     hidden = count_value(config.hidden_size, f"hidden_size of the {family} config", 1)
     heads = count_value(config.num_attention_heads, f"num_attention_heads of the {family} config", 1)
     if not head_dim_given and hidden % heads:
-        _heads_refused(hidden, heads)
+        raise BadInput(_HEADS_REFUSED.format(hidden, heads, heads))
     pad = config.pad_token_id
     if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < config.vocab_size):
         raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{config.vocab_size - 1}), or None")
-
-
-def _heads_refused(hidden: int, heads: int) -> None:
-    raise BadInput(f"hidden_size {hidden} does not split into {heads} attention heads: give a multiple of {heads}")
 
 
 # ================================================================ 4. the stage split
@@ -404,10 +364,9 @@ def _heads_refused(hidden: int, heads: int) -> None:
 #     middle stage:  (hidden, input_ids, attention_mask) layers[p1:p2]                           -> hidden
 #     last stage:    (hidden, input_ids, attention_mask) layers[pk:] + final norm + pool + score -> logits
 #
-# Only the hidden states travel from stage to stage. Every stage gets the micro-batch's ids and mask
-# from the schedule itself, as ColossalAI's schedule hands every stage the whole micro-batch: the body
-# needs the mask, the last stage pools from both. Integer tensors never cross between ranks, so no
-# engine is asked for their gradient (torch 2.11 and 2.12 demand one for every tensor received).
+# Only the hidden states travel between stages; every stage gets the micro-batch's ids and mask from
+# the schedule itself, as ColossalAI's schedule hands every stage the whole micro-batch (the body needs
+# the mask, the last stage pools from both; no engine is asked for the gradient of an integer tensor).
 
 
 def _last_hidden(output: Any) -> torch.Tensor:
@@ -440,13 +399,12 @@ class LastStage(_Stage):
     def __init__(self, body: nn.Module, score: nn.Module, rule: Rule, pad_token_id: int | None) -> None:
         super().__init__(body)
         self.score = score
-        self.rule = rule.name
-        self._rule = rule
+        self.rule = rule
         self.pad_token_id = pad_token_id
 
     def forward(self, hidden: torch.Tensor, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         hidden = _last_hidden(self.body(inputs_embeds=hidden, attention_mask=attention_mask, use_cache=False))
-        positions = self._rule(input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask)
+        positions = self.rule(input_ids=input_ids, pad_token_id=self.pad_token_id, attention_mask=attention_mask)
         # pool first, then score: the head is a per-position linear map, so scoring one position
         # per row gives the same logits as scoring all and indexing afterwards
         pooled = hidden[torch.arange(hidden.shape[0], device=hidden.device), positions]
@@ -454,8 +412,7 @@ class LastStage(_Stage):
 
 
 class _Zero(nn.Module):
-    """Stands in for learned position embeddings after the first stage: they were already added
-    there, and the body's forward adds them again to its input."""
+    """Learned position embeddings after the first stage: added there, they must add zero here."""
 
     def forward(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         return torch.zeros(())
@@ -488,8 +445,7 @@ class Stages:
         return self.modules[stage_index]
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Every stage in order, in this process: what the ranks compute together. Each stage
-        gets the ids and the mask, as the schedule hands them on the ranks."""
+        """Every stage in order, each given the ids and mask: what the ranks compute together."""
         hidden = self.first(input_ids, attention_mask)
         for stage in self.modules[1:]:
             hidden = stage(hidden, input_ids, attention_mask)
@@ -499,8 +455,8 @@ class Stages:
 def split_model(
     model: nn.Module, split_points: int | tuple[int, ...] | list[int] | None = None, rule: "str | Rule" = FIX
 ) -> Stages:
-    """``len(split_points) + 1`` stages of ``model``, stage i holding layers ``[points[i-1],
-    points[i])`` (default: half the layers, two stages); ``rule`` names the last stage's."""
+    """``len(split_points) + 1`` stages, stage i holding layers ``[points[i-1], points[i])`` (default:
+    half the layers, two stages); ``rule``: the last stage's pooling rule."""
     family, found = family_of(model), get_rule(rule)
     points = check_split_points(split_points, count_layers(model))
     return _split(model, family, points, found)
@@ -525,8 +481,7 @@ def _split(model: nn.Module, family: Family, points: tuple[int, ...], rule: Rule
 
 
 def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool, last: bool) -> nn.Module:
-    """A copy of the body holding ``layers``; what runs before the first layer stays only in the
-    first stage, what runs after the last layer only in the last stage."""
+    """A copy of the body holding ``layers``: what runs before them only first, after them only last."""
     # deepcopy the module tree but map every parameter and buffer to itself
     copy_ = copy.deepcopy(body, {id(t): t for t in [*body.parameters(), *body.buffers()]})
     setattr(copy_, family.layers, nn.ModuleList(layers))
@@ -545,9 +500,12 @@ def count_layers(model: nn.Module) -> int:
 
 
 def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, num_layers: int) -> tuple[int, ...]:
-    """The split points as a tuple: ``None`` is half the layers, an int one point (two stages);
-    each stage must hold at least one layer."""
-    _check_splittable(num_layers)
+    """The split points as a tuple: ``None`` is half the layers, an int one point (two stages)."""
+    if num_layers < 2:
+        raise BadInput(
+            f"a model with {num_layers} layer(s) cannot be split into stages: each stage holds at least one "
+            "layer, so a pipeline needs a model of 2 layers or more (num_hidden_layers=2)"
+        )
     if split_points is None:
         return (num_layers // 2,)
     points = (split_points,) if isinstance(split_points, int) and not isinstance(split_points, bool) else split_points
@@ -565,14 +523,6 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
     return tuple(points)  # type: ignore[arg-type]  # checked above: a tuple or list of ints
 
 
-def _check_splittable(num_layers: int) -> None:
-    if num_layers < 2:
-        raise BadInput(
-            f"a model with {num_layers} layer(s) cannot be split into stages: each stage holds at least one "
-            "layer, so a pipeline needs a model of 2 layers or more (num_hidden_layers=2)"
-        )
-
-
 # ================================================================ 5. the in-process pipeline
 
 
@@ -584,9 +534,8 @@ def pipeline_logits(
     split_points: int | tuple[int, ...] | None = None,
     n_micro: int = 1,
 ) -> torch.Tensor:
-    """The pipeline run in this process: the batch cut into ``n_micro`` micro-batches, each
-    through every stage in order; the logits on the model's device. A missing mask means every
-    token is real. The same stages run on the ranks, so any difference there is the engine's."""
+    """The pipeline in this process: ``n_micro`` micro-batches, each through every stage in order;
+    the logits on the model's device. No mask: every token is real. The ranks run the same stages."""
     found = get_rule(rule)
     points = check_split_points(split_points, count_layers(model))
     if attention_mask is None and isinstance(input_ids, torch.Tensor):
@@ -599,8 +548,7 @@ def pipeline_logits(
 def run_micro_batches(
     stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: list[slice]
 ) -> torch.Tensor:
-    """Each micro-batch (a slice of rows) through every stage, without gradients: the logits of
-    the batch on the stages' device. The loop a pipeline schedule runs, in one process."""
+    """Each micro-batch (a slice of rows) through every stage, without gradients: a schedule's loop."""
     for stage in stages:
         stage.train(False)  # each stage holds copies of the body: set its mode
     device = next(stages.first.parameters()).device
@@ -620,9 +568,8 @@ def micro_batches(batch_size: int, count: int) -> list[slice]:
 
 
 def check_batch(model: nn.Module, input_ids: Any, attention_mask: Any) -> None:
-    """A batch against the model: weights with values; 2-D integer ids in the vocabulary, not
-    empty; a 0/1 mask of their shape on their device. The values come back from the device in
-    one read, not one per check: at real size on a GPU each read is a wait."""
+    """Weights with values; 2-D integer ids in the vocabulary; a 0/1 mask of their shape and device.
+    The values come back from the device in one read: at real size on a GPU each read is a wait."""
     meta = [name for name, p in model.named_parameters() if p.is_meta]
     if meta:
         raise BadInput(
@@ -668,34 +615,26 @@ def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
     return value
 
 
-# A run splits the model once: the split copies the body's module tree per stage, which at real size
-# costs more than the stages' compute on a GPU. So a model's stages are kept (weakly: they go with
-# the model) while nothing they were built from changed: the same module, parameter, buffer and hook
-# objects (a .to() keeps the parameters but replaces the buffers) and an equal config.
-_KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple[int, ...], dict[str, Any], dict[Any, Stages]]]"
-_KEPT = weakref.WeakKeyDictionary()
+# A model is split once: copying the body's module tree per stage costs more than the stages' compute
+# at real size on a GPU. Its stages are kept (weakly, they go with it) while it is what they were built
+# from: the same modules, parameters, buffers (a .to() replaces them) and hooks, the same config.
+_KEPT: "weakref.WeakKeyDictionary[nn.Module, dict[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
 def stages_for(model: nn.Module, points: tuple[int, ...], rule: str) -> Stages:
-    """The stages of ``model`` cut at ``points`` (checked already) with ``rule``, split once and
-    kept while the model is unchanged."""
-    built_from, config = _built_from(model), vars(getattr(model, "config", None) or object())
-    kept = _KEPT.get(model)
-    if kept is None or kept[0] != built_from or kept[1] != config:
-        kept = (built_from, copy.deepcopy(config), {})
-        _KEPT[model] = kept
-    if (points, rule) not in kept[2]:
-        kept[2][points, rule] = _split(model, family_of(model), points, get_rule(rule))
-    return kept[2][points, rule]
+    """The stages of ``model`` cut at ``points`` (checked already) with ``rule``, split once."""
+    built_from = (_built_from(model), repr(getattr(model, "config", None)))
+    kept = _KEPT.setdefault(model, {})
+    if kept.get("built from") != built_from:
+        kept.clear()
+        kept["built from"] = built_from
+    if (points, rule) not in kept:
+        kept[points, rule] = _split(model, family_of(model), points, get_rule(rule))
+    return cast(Stages, kept[points, rule])
 
 
 def _built_from(model: nn.Module) -> tuple[int, ...]:
-    """The identities of every module, parameter, buffer and forward hook, in one pass (the
-    stages' copies of the body carry the hooks it had when copied)."""
-    ids: list[int] = []
-    for module in model.modules():
-        ids.append(id(module))
-        ids.extend(id(t) for t in module._parameters.values())
-        ids.extend(id(t) for t in module._buffers.values())
-        ids.extend(id(h) for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values()))
-    return tuple(ids)
+    """The identities of every module, parameter, buffer and forward hook (the copies keep the hooks)."""
+    modules = list(model.modules())
+    hooks = [h for m in modules for h in (*m._forward_hooks.values(), *m._forward_pre_hooks.values())]
+    return tuple(map(id, [*modules, *model.parameters(), *model.buffers(), *hooks]))

@@ -1,13 +1,9 @@
-"""The exception types for pp_demo's own input errors, and for an optional package not installed.
+"""pp_demo's own input error, and the two bounds the core checks (the other bounds of the numbers a
+user types: ``pp_demo.bounds``). Standard library only.
 
-Why one type: the command line turns exactly these into ``python -m pp_demo: error: ...`` and
-exit 2 (a usage error), and lets every other exception keep its type, message and traceback: a
-``ValueError`` raised inside a user's forward, or inside torch, is never mistaken for a
-mistake in the command line. ``BadInput`` subclasses ``ValueError`` so that callers who catch
-``ValueError`` keep working.
-
-The two bounds the core checks live here too, so the core imports nothing else of the package
-(the other bounds of the numbers a user types: ``pp_demo.bounds``).
+Why one type: the command line turns exactly this into ``python -m pp_demo: error: ...`` and exit 2
+(a usage error), and lets every other exception keep its type, message and traceback: a ``ValueError``
+raised inside a user's forward, or inside torch, is never mistaken for a mistake in the command line.
 """
 
 from typing import Any
@@ -15,18 +11,9 @@ from typing import Any
 MAX_SEED = 2**64 - 1
 
 
-class BadInput(ValueError):
-    """A value handed to pp_demo (an argument, a flag, a job, a path) that it cannot work with.
-
-    The message is one line that names the value and what would be accepted.
-    """
-
-
-class MissingPackage(ImportError):
-    """An optional package that one part of the workbook needs (ColossalAI, for notebook 06) is
-    not installed. The message is one line that says how to install it; a notebook shows that
-    line alone, and later cells that needed what it would have defined say it again
-    (``pp_demo.workshop.cell_errors``)."""
+class BadInput(ValueError):  # a ValueError, so that callers who catch ValueError keep working
+    """A value handed to pp_demo (an argument, a flag, a job, a path) that it cannot work with; the
+    message is one line that names the value and what would be accepted."""
 
 
 def seed_value(value: Any, name: str = "seed") -> int:

@@ -29,8 +29,8 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
+from pp_demo.colossalai import MissingPackage
 from pp_demo.core import count_layers, family_of
-from pp_demo.errors import MissingPackage
 from pp_demo.silent_imports import import_quietly
 
 __all__ = ["FORWARD_ATTENTION", "FORWARDS", "colossalai_forwards", "colossalai_forward", "pipeline_forward"]

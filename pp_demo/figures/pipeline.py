@@ -37,7 +37,7 @@ def stage_contents(stages: Stages) -> list[list[str]]:
         last = start + len(layers) - 1
         lines.append(f"layers {start}-{last}" if last > start else f"layer {start}")
         if index == len(stages) - 1:
-            lines += ["final norm", f"pooling: {stages.last.rule}", "score head"]  # pool, then score
+            lines += ["final norm", f"pooling: {stages.last.rule.name}", "score head"]  # pool, then score
         out.append(lines)
     return out
 

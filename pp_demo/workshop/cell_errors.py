@@ -18,7 +18,8 @@ of every notebook imports pp_demo), and ``make lab`` starts its kernels with it 
 
 from typing import Any
 
-from pp_demo.errors import BadInput, MissingPackage
+from pp_demo.colossalai import MissingPackage
+from pp_demo.errors import BadInput
 
 __all__ = ["NAME_HINT", "one_line", "load_ipython_extension", "install"]
 

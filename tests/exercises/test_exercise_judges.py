@@ -163,7 +163,7 @@ def _fix_copied(ids, pad):
 
 def _bubble_from_the_timeline(m, p):
     # notebook 02 cell "m = 1: 2 slots ...": its loop over timeline(), with p instead of 2
-    from pp_demo import timeline
+    from pp_demo.ranks.schedules import timeline
 
     forwards = [slot for _, slot, op in timeline("gpipe", p, m) if op.startswith("F")]
     return 1 - m / (max(forwards) + 1)

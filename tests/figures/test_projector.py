@@ -43,8 +43,8 @@ def _padding_table(cases):
 
 def _pad_eos_rows(side):
     # notebook 04: three texts through the tiny tokenizer, pad == eos, three rules
-    from pp_demo import tiny_tokenizer
     from pp_demo.figures.pooling import draw_pad_eos_rows
+    from pp_demo.workshop.tokenizer import tiny_tokenizer
 
     texts = ["the movie was great", "boring", "i loved it"]
     tok = tiny_tokenizer(side)

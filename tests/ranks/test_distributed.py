@@ -15,9 +15,10 @@ import torch
 from helpers import one_process_step as _one_process_step
 from review_table import COUNT_RULE_MATCHES_SIX, SIX_ROWS
 
-from pp_demo import PipelineError, run
 from pp_demo.core import as_batch, build_model, pipeline_logits
 from pp_demo.ranks.jobs import Fault, Inference, Job, Step, prepare
+from pp_demo.ranks.launch import PipelineError
+from pp_demo.ranks.runner import run
 from pp_demo.verify.compare import forward_logits
 
 FAMILIES = ["llama", "qwen2", "opt"]
@@ -106,7 +107,8 @@ def test_a_missing_mask_is_refused_because_none_cannot_travel():
 
 
 def test_a_job_that_drives_the_ranks_itself_is_refused_in_one_process():
-    from pp_demo import OrderProbe, RankJob
+    from pp_demo.ranks.engine_probes import OrderProbe
+    from pp_demo.ranks.on_rank import RankJob
 
     probe = OrderProbe("gpipe", n_stages=2, n_micro=2)
     assert isinstance(probe, RankJob)

@@ -176,10 +176,11 @@ def test_a_port_taken_before_the_spawned_ranks_bind_it_is_said_in_one_line(monke
 
     import torch
 
-    from pp_demo import PipelineError, run
     from pp_demo.core import build_model
     from pp_demo.ranks import launch
     from pp_demo.ranks.jobs import Job
+    from pp_demo.ranks.launch import PipelineError
+    from pp_demo.ranks.runner import run
 
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

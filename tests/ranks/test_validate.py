@@ -15,10 +15,10 @@ import pytest
 import torch
 from review_table import SIX_ROWS
 
-from pp_demo import run
 from pp_demo.core import as_batch, build_model
 from pp_demo.errors import BadInput
 from pp_demo.ranks.jobs import Batch, Fault, Job
+from pp_demo.ranks.runner import run
 
 IDS, MASK = as_batch(SIX_ROWS)
 LABELS = torch.tensor([0, 1, 0, 1, 0, 1])
@@ -150,7 +150,7 @@ def test_a_script_that_starts_ranks_without_the_main_guard_gets_one_line(tmp_pat
     script.write_text(
         textwrap.dedent(
             """
-            from pp_demo import run
+            from pp_demo.ranks.runner import run
             from pp_demo.core import build_model
             from pp_demo.ranks.jobs import Job
             import torch
@@ -174,7 +174,7 @@ def test_the_same_script_under_the_guard_runs(tmp_path):
     script.write_text(
         textwrap.dedent(
             """
-            from pp_demo import run
+            from pp_demo.ranks.runner import run
             from pp_demo.core import build_model
             from pp_demo.ranks.jobs import Job
             import torch

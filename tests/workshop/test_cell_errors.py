@@ -24,7 +24,8 @@ CELLS = [
     "model = None\nforward_logits(model, ids, mask)",
     "print(SEED)",
     "def helper():\n    return undefined_inside\nhelper()",
-    "from pp_demo.errors import MissingPackage\nraise MissingPackage('ColossalAI is not installed: `make colossalai`')",
+    "from pp_demo.colossalai import MissingPackage\n"
+    "raise MissingPackage('ColossalAI is not installed: `make colossalai`')",
     "FORWARDS",
     "1 / 0",
 ]
@@ -90,8 +91,7 @@ def test_make_labs_kernel_says_it_from_the_first_cell(monkeypatch, tmp_path):
 
 
 def test_colossalais_absence_is_a_missing_package_of_one_line_without_its_import_chain(monkeypatch):
-    from pp_demo.colossalai import forwards
-    from pp_demo.errors import MissingPackage
+    from pp_demo.colossalai import MissingPackage, forwards
 
     def absent(name):
         raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
