@@ -193,9 +193,7 @@ def wrapped(text: str, width: int = LINE_WIDTH) -> str:
     """``text`` in lines of at most ``width`` characters, broken at spaces only (never inside a
     word or a bracketed row); lines after the first are indented by two spaces."""
     kept = _BRACKETED.sub(lambda match: match.group().replace(" ", _KEEP), text)
-    lines = textwrap.wrap(
-        kept, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False
-    )
+    lines = textwrap.wrap(kept, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
     return "\n".join(lines).replace(_KEEP, " ")
 
 

@@ -225,7 +225,9 @@ def _judge_count_prediction(answer: object) -> str | None:
             f"{_SEEN['right_pad_in_content']}"
         )
     if position == count_pools(_PREDICT_ROW, PAD, wrap=False) + 1:
-        return f"{position} is not what the count rule pools; try your way of counting on {_SEEN['right']}: same number?"
+        return (
+            f"{position} is not what the count rule pools; try your way of counting on {_SEEN['right']}: same number?"
+        )
     return (
         f"{position} is not what the count rule pools; try your way of counting on "
         f"{_SEEN['right_pad_in_content']}: same number?"
