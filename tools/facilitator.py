@@ -184,6 +184,8 @@ def exercise_lines(titles: list[str]) -> list[str]:
                 label = wrong.shown or f"`{_show(wrong.answer)}`"
                 shown = status(key, wrong.answer)
                 lines.append(f"- Wrong: {label}. The checker prints `[{key}] {shown}`. Reveals: {wrong.reveals}.")
+            if exercise.debrief:
+                lines.append(f"- Debrief (in the room): {exercise.debrief}.")
             lines.append("")
     return lines
 

@@ -6,8 +6,9 @@ In a notebook an exercise is two cells. The first holds a stub the reader fills 
     def my_rule(input_ids, pad_token_id):
         return ...                    # an expression to write
 
-The second calls ``check("01.1", my_rule)``, which prints exactly one status line
-(``not attempted yet``, ``correct``, or ``not yet: ...`` with a counterexample), returns
+The second calls ``check("01.1", my_rule)``, which prints exactly one status (``not attempted
+yet``, ``correct``, or ``not yet: ...`` with a counterexample, wrapped at words in lines of at most
+80 characters, so JupyterLab never cuts a word), returns
 nothing (so the cell shows only that line) and never raises, so a notebook stored with
 its stubs unfilled runs top to bottom and passes strict nbval. ``status`` returns the
 same text without printing. Reference answers: ``pp_demo.exercises.solutions``.

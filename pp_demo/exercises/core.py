@@ -7,6 +7,8 @@ import contextlib
 import decimal
 import numbers
 import os
+import re
+import textwrap
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -68,19 +70,28 @@ class Exercise:
     why: str
     wrong_answers: tuple[WrongAnswer, ...]
     refuse: tuple[str, ...] = ()
+    debrief: str = ""  # for an exercise done in the room: what the instructor draws out afterwards
 
 
 EXERCISES: dict[str, Exercise] = {}
 
 
 def register(
-    key: str, question: str, refuse: tuple[str, ...] = (), *, solution: object, why: str, wrong: Sequence[WrongAnswer]
+    key: str,
+    question: str,
+    refuse: tuple[str, ...] = (),
+    *,
+    solution: object,
+    why: str,
+    wrong: Sequence[WrongAnswer],
+    debrief: str = "",
 ) -> Callable[[Judge], Judge]:
     """File a judge as exercise ``key`` with its ``Exercise`` record. An answer calling a function
-    of a module in ``refuse`` is told to write it (``refusals``): a judge must not call one."""
+    of a module in ``refuse`` is told to write it (``refusals``): a judge must not call one.
+    ``debrief``: the instructor's note for an exercise done in the room (the guide prints it)."""
 
     def add(judge: Judge) -> Judge:
-        EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse)
+        EXERCISES[key] = Exercise(key, question, judge, solution, why, tuple(wrong), refuse, debrief)
         return judge
 
     return add
@@ -174,9 +185,23 @@ def _judged(exercise: Exercise, answer: object) -> str:
     return CORRECT if problem is None else f"not yet: {problem}"
 
 
+LINE_WIDTH = 80  # a check's printed lines: JupyterLab with its file browser open shows about 80
+_BRACKETED = re.compile(r"\[[^\[\]]*\]")
+_KEEP = "\x00"  # stands for a space inside brackets while wrapping: a row is never cut in two
+
+
+def wrapped(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` in lines of at most ``width`` characters, broken at spaces only (never inside a
+    word or a bracketed row); lines after the first are indented by two spaces."""
+    kept = _BRACKETED.sub(lambda match: match.group().replace(" ", _KEEP), text)
+    lines = textwrap.wrap(kept, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines).replace(_KEEP, " ")
+
+
 def check(key: str, answer: object) -> None:
-    """Print the one status line of ``answer`` to exercise ``key``; never raises, never hangs."""
-    print(f"[{key}] {status(key, answer)}")
+    """Print the status of ``answer`` to exercise ``key``, wrapped at words in lines of at most
+    ``LINE_WIDTH`` characters; never raises, never hangs."""
+    print(wrapped(f"[{key}] {status(key, answer)}"))
 
 
 # ---- small helpers the notebooks' judges share
@@ -300,7 +325,7 @@ def index_list(answer: Any, count: int, what: str = "rows") -> list[int] | str:
     """The answer as a list of ints in ``0..count-1``, or the problem with it as text."""
     indices = int_list(answer)
     if indices is None:
-        return f"give the {what} as a list of ints, e.g. [0, 2]"
+        return f"give the {what} as a list of ints, one int per {what[:-1]}"
     outside = [i for i in indices if not 0 <= i < count]
     if outside:
         return f"there is no {what[:-1]} {outside[0]}: the {what} run from 0 to {count - 1}"
@@ -316,16 +341,34 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
         case = CASES[answer]
         return list(case.input_ids), list(case.attention_mask), f"{answer} {row_text(case.input_ids)}"
     try:
-        ids, mask = (list(part) for part in answer)
+        ids_part, mask_part = answer
+        parts = [_flat_ints(ids_part), _flat_ints(mask_part)]
     except (TypeError, ValueError):
         return "give a case name, or a pair (input_ids, attention_mask) of two lists of ints"
+    if parts[0] is None or parts[1] is None:
+        return (
+            "input_ids and attention_mask must each be one row of ints: two lists such as "
+            "[5, 0, 7] and [1, 1, 1] (a 1-d integer tensor or a one-row batch is fine too)"
+        )
+    ids, mask = parts[0], parts[1]
     if not ids or len(ids) != len(mask):
         return "input_ids and attention_mask must be non-empty and of one length"
-    if not all(map(is_int, ids + mask)):
-        return "input_ids and attention_mask must hold ints"
     if any(m not in (0, 1) for m in mask):
         return "the attention mask holds only 0 and 1"
     return ids, mask, row_text(ids)
+
+
+def _flat_ints(part: Any) -> list[int] | None:
+    """One row of ints from a list, a tuple, a 1-d integer tensor or array, or a batch of one
+    row (``tensor([[5, 0, 7]])``, as ``CASES[name].tensors()`` gives); None otherwise."""
+    if isinstance(part, torch.Tensor) or type(part).__module__ == "numpy":
+        shape = tuple(getattr(part, "shape", ()))
+        if len(shape) == 2 and shape[0] == 1:
+            part = part[0]
+        elif len(shape) != 1:
+            return None
+    items = int_list(part)
+    return items if items is not None and all(is_int(item) for item in items) else None
 
 
 # ---- judging from the definitions, in plain Python: every judge works from these, never with the

@@ -105,9 +105,16 @@ def _judge_forward_rule(rule: object) -> str | None:
         if got.is_floating_point() or got.is_complex():
             return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
         for i, row in enumerate(rows):
-            lands_on, want = int(got[i]) % len(row), forward_pools(row, PAD)
-            if lands_on != want:
-                return f"on row {i} {row_text(row)} of {label} your rule pools {lands_on}, model.forward pools {want}"
+            said, want = int(got[i]), forward_pools(row, PAD)
+            where = f"on row {i} {row_text(row)} of {label}"
+            if not 0 <= said < len(row):  # a position counts from the left: 0 to length - 1
+                outside = "a negative position" if said < 0 else f"past the row's last position, {len(row) - 1}"
+                return (
+                    f"{where} your rule returns {said}, {outside}: positions run from 0 to {len(row) - 1} "
+                    f"and model.forward pools {want}"
+                )
+            if said != want:
+                return f"{where} your rule pools {said}, model.forward pools {want}"
     return None
 
 
@@ -164,35 +171,65 @@ def _judge_first_pad_row(answer: object) -> str | None:
     return None
 
 
-_PREDICT_ROW = (0, 0, 0, 5, 6, 7)
+_PREDICT_ROW = (0, 5, 6, 0, 7, 8, 9, 0)  # padded on both sides, a pad id inside the text: no row printed above
 # rows of the review table whose count-rule position notebook 01 prints, to test a way of
 # counting on: each wrong try is sent to one of them, never to the arithmetic of the asked row
 _SEEN = {
     name: f"the {name} row {row_text(CASES[name].input_ids)}, where the review table's count column says "
     f"{count_pools(CASES[name].input_ids, PAD)}"
-    for name in ("left", "right")
+    for name in ("left", "right", "right_pad_in_content")
 }
 
 
 @register(
     "01.3",
-    "Which position does the count rule pool on [0, 0, 0, 5, 6, 7] (pad 0)? Give an int.",
-    solution=2,
-    why="three real tokens, minus one: position 2 is the last pad; the 5 is at 3, the 7 at 5",
+    "Which position does the count rule pool on [0, 5, 6, 0, 7, 8, 9, 0] (pad id 0)? Give an int.",
+    solution=4,
+    why=(
+        "five non-pad ids (the pads around the text and inside it are not counted), minus one: position 4, "
+        "the 7, a real token but not the last; model.forward pools the 9 at 6"
+    ),
     wrong=(
-        wrong_answer(5, "expects the rule to find the last real token; the count rule counts, it never looks where"),
-        wrong_answer(3, "counts the real tokens but forgets the minus one (or counts positions from 1)"),
-        wrong_answer(-1, "mixes it up with the first-pad rule: one before the first pad id"),
+        wrong_answer(6, "expects the rule to find the last real token; the count rule counts, it never looks where"),
+        wrong_answer(5, "counts the non-pad ids but forgets the minus one (or counts positions from 1)"),
+        wrong_answer(7, "counts every id, pads included, or takes the row's last position"),
+    ),
+    debrief=(
+        "ask for the wrong first tries: 6 (model.forward's position, the 9: the count rule never looks for "
+        "it), 5 (no minus one), 7 (every id counted). Five non-pad ids minus one is position 4, the 7: a real "
+        "token, not the last. Where the pads sit, before, inside or after the text, changes where the text is, "
+        "never the count: that is the whole bug"
     ),
 )
 def _judge_count_prediction(answer: object) -> str | None:
     position = plain_int(answer, "a position as an int")
     if isinstance(position, str):
         return position
+    row = row_text(_PREDICT_ROW)
     if position == count_pools(_PREDICT_ROW, PAD):
         return None
     if position == -1:
         return f"-1 is one before the first pad id, another rule's idea; try your way on {_SEEN['left']}"
-    if position == true_last([0 if t == PAD else 1 for t in _PREDICT_ROW]):
-        return f"{position} is the true last real token, and the count rule does not look for it: see {_SEEN['left']}"
-    return f"{position} is not what the count rule pools; try your way of counting on {_SEEN['right']}: same number?"
+    if not 0 <= position < len(_PREDICT_ROW):
+        return (
+            f"{row} has positions 0 to {len(_PREDICT_ROW) - 1}, so {position} is none of them; "
+            f"try your way of counting on {_SEEN['right']}: same number?"
+        )
+    if position == forward_pools(_PREDICT_ROW, PAD):
+        return (
+            f"{position} is where model.forward pools, the rightmost non-pad id, and the count rule does "
+            f"not look for it: see {_SEEN['left']}"
+        )
+    if position == len(_PREDICT_ROW) - 1:
+        return (
+            f"{position} is the last position of {row}, a pad; the count rule counts non-pad ids: see "
+            f"{_SEEN['right_pad_in_content']}"
+        )
+    if position == count_pools(_PREDICT_ROW, PAD, wrap=False) + 1:
+        return (
+            f"{position} is not what the count rule pools; try your way of counting on {_SEEN['right']}: same number?"
+        )
+    return (
+        f"{position} is not what the count rule pools; try your way of counting on "
+        f"{_SEEN['right_pad_in_content']}: same number?"
+    )

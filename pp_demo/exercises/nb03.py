@@ -5,7 +5,7 @@ from pp_demo.pooling.padding_table import row_text
 
 from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
 
-_THREE_SIDES = ((7, 8, 9, 0, 0, 0), (0, 0, 0, 7, 8, 9), (0, 7, 8, 9, 0, 0))  # right, left, both sides
+_THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 7, 8, 9, 0, 0), (7, 8, 9, 10, 0, 11))  # exercise 03.1
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
@@ -14,23 +14,33 @@ _HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad
 
 @register(
     "03.1",
-    "Predict the count rule's reproduction line for a batch of three rows, right-padded "
-    "[7,8,9,0,0,0], left-padded [0,0,0,7,8,9] and padded on both sides [0,7,8,9,0,0]. "
-    "A list of bools.",
+    "Predict the count rule's reproduction line for a batch of three rows (pad id 0): "
+    "[7,8,9,10,11,0], [0,7,8,9,0,0] and [7,8,9,10,0,11]. A list of bools.",
     solution=[True, False, False],
     why=(
-        "three non-pad ids on each row, so the count rule pools 2 on each; model.forward pools the "
-        "rightmost non-pad id: 2, 5 and 3"
+        "the count rule matches model.forward only when no pad id comes before the last non-pad id: row 0 "
+        "(one pad at the end) matches; row 1 has a pad in front, row 2 a pad id inside the text, and on "
+        "both the count lands before the last non-pad id"
     ),
     wrong=(
         wrong_answer(
             [True, False, True],
-            "thinks only a row whose text ends the row goes wrong: the pad in front of row 2 shifts it too",
+            "thinks a row that ends in a real token is safe: the pad id inside row 2 is not counted either",
+        ),
+        wrong_answer(
+            [True, True, False],
+            "thinks a row padded at the end is safe whatever is in front: the one pad before row 1's text shifts it",
         ),
         wrong_answer(
             [False, True, False],
             "copies the order of the reproduction's printed line (left-padded first) instead of judging each row",
         ),
+    ),
+    debrief=(
+        "ask who marked row 2 True: its last token is real, but the pad id inside the text is not counted, "
+        "so the count lands one place early. Then row 1: one pad in front is enough. What decides is not the "
+        "padding side nor the row's place in the batch but whether a pad id comes before the last non-pad id "
+        "(the notebook's key point); the five-row table above shows it on the three families"
     ),
 )
 def _judge_three_sides(answer: object) -> str | None:
@@ -52,7 +62,7 @@ def _judge_three_sides(answer: object) -> str | None:
         wrong_answer((4, 6), "counts the non-pad ids but forgets the minus one"),
         wrong_answer((3, 7), "takes the row's last position for model.forward's: it skips the trailing pad"),
         wrong_answer((6, 6), "expects the count rule to find the last real token; it counts, it never looks"),
-        wrong_answer((6, 3), "gives the pair in the wrong order: (count rule, model.forward)"),
+        wrong_answer((6, 3), "gives the pair in the wrong order, or swaps what the two rules do"),
     ),
 )
 def _judge_two_positions(answer: object) -> str | None:
@@ -62,10 +72,8 @@ def _judge_two_positions(answer: object) -> str | None:
     row = row_text(_TWO_POSITIONS)
     said_count, said_forward = pair
     count, forward = count_pools(_TWO_POSITIONS, PAD), forward_pools(_TWO_POSITIONS, PAD)
-    if (said_count, said_forward) == (forward, count) != (count, forward):
-        return f"on {row} your two positions are the other way round: the pair is (count rule, model.forward)"
-    if said_count != count:
-        also = ", as if it looked for the last real token" if said_count == forward else ""
+    if said_count != count:  # a swapped pair is judged like any other: no hint that swapping it helps
+        also = ", as if it looked for the last real token" if said_count == forward == said_forward else ""
         return (
             f"on {row} your count-rule position is off{also}: the count rule counts the non-pad ids and steps back one"
         )

@@ -3,44 +3,66 @@
 from pp_demo.core import PAD
 from pp_demo.pooling.padding_table import row_text
 
-from .core import count_pools, index_list, int_list, int_pair, register, true_last, wrong_answer
+from .core import count_pools, index_list, int_list, register, true_last, wrong_answer
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
-_ROW_05 = ((0, 0, 0, 17, 4, 22, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))  # exercise 05.1
+# exercises 05.1 and 05.3: five real tokens; only the last one has the label's class, and the
+# tokens after the pooled one differ in class from it, so no slip lands on the right numbers
+_ROW_05 = ((0, 0, 0, 16, 4, 27, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))
 _LENGTH_05 = 8  # row length of the training task
+# rows notebook 05 prints (its first batch, seed 0) with their labels: a wrong try is sent to one
+_PRINTED_LABELLED = (0, 0, 0, 11, 21, 11, 22, 3)  # printed with "last real token 3, label 0"
+_PRINTED_SIX = (0, 0, 19, 29, 3, 21, 25, 21)  # printed with six real tokens
 
 
 @register(
     "05.1",
-    "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give "
-    "(its label, the class of the token the count rule pools), a pair of ints.",
-    solution=(2, 1),
-    why="last real token 14 -> 14 % 3 = 2; five real tokens: position 4, token 4 -> 1",
+    "The row [0,0,0,16,4,27,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give its label, the "
+    "position the count rule pools, and the class of the token there: three ints.",
+    solution=(2, 4, 1),
+    why=(
+        "last real token 14 -> 14 % 3 = 2; five real tokens, minus one: position 4, the token 4 -> 1. "
+        "Training on this row pulls the token 4's hidden state towards the label 2"
+    ),
     wrong=(
-        wrong_answer((2, 2), "assumes the count rule pools the last real token on a left-padded row"),
-        wrong_answer((1, 2), "gives the pair in the wrong order, or takes the label from the pooled token"),
+        wrong_answer((2, 5, 0), "counts the real tokens but forgets the minus one"),
+        wrong_answer((2, 7, 2), "assumes the count rule pools the last real token on a left-padded row"),
+        wrong_answer((1, 4, 2), "gives the label and the pooled class the other way round"),
+    ),
+    debrief=(
+        "ask for the wrong first tries: position 5 (no minus one) or 7 (the last real token, where "
+        "model.forward pools). The count rule pools position 4, the 4, class 1, while the label is 2: "
+        "every step on this row trains the head to read class 2 off a token of class 1. That is the "
+        "damage the study measures; on rows with fewer real tokens it pools a pad (05.2)"
     ),
 )
-def _judge_label_and_pooled_class(answer: object) -> str | None:
-    pair = int_pair(answer)
-    if pair is None:
-        return "give a pair of ints: (the row's label, the class of the token the count rule pools)"
-    label, pooled_class = pair
+def _judge_label_position_class(answer: object) -> str | None:
+    said = int_list(answer)
+    if said is None or len(said) != 3:
+        return "give three ints: (the row's label, the position the count rule pools, the class of the token there)"
+    label, position, pooled_class = said
     ids, mask = _ROW_05
     last = true_last(mask)
     assert last is not None  # the exercise's row has real tokens
-    want_label = ids[last] % _LABELS_05
-    want_pooled = ids[count_pools(ids, PAD)] % _LABELS_05
-    row = row_text(ids)
-    if label != want_label:
-        return f"on {row} your label is off: the label is the class (id modulo 3) of the last real token"
-    if pooled_class != want_pooled:
-        what = "is off"
-        if pooled_class == want_label:
-            what = "is the label's, as if the count rule pooled the last real token"
+    pooled = count_pools(ids, PAD)
+    row, labelled, six = row_text(ids), row_text(_PRINTED_LABELLED), row_text(_PRINTED_SIX)
+    if label != ids[last] % _LABELS_05:
         return (
-            f"on {row} your pooled class {what}. Find the position the count rule pools (it counts the real "
-            "tokens), then the class of the token there"
+            f"on {row} your label is off. The label is the class (id modulo 3) of the last real token: "
+            f"{labelled}, printed above, ends in the token 3 and has label 0"
+        )
+    if position != pooled:
+        where = ""
+        if position == last:
+            where = " (that is the last real token, which the count rule does not look for)"
+        return (
+            f"on {row} your count-rule position is off{where}. Try your way on {six}, printed above: "
+            "six real tokens, and the count rule's position there is 5, the 21"
+        )
+    if pooled_class != ids[pooled] % _LABELS_05:
+        return (
+            f"on {row} your class of the pooled token is off: a token's class is its id modulo 3, as for "
+            f"the label ({labelled}, printed above, ends in the token 3, class 0)"
         )
     return None
 
@@ -75,7 +97,7 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
 
 @register(
     "05.3",
-    "The row [0,0,0,17,4,22,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
+    "The row [0,0,0,16,4,27,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
     "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.",
     solution=[3, 4],
     why="the count rule pools position 4; it sees itself and the real token before it",

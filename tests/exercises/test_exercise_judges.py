@@ -41,14 +41,15 @@ RIGHT = [
     ("01.2", ([5, 6, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0])),  # a real eos carrying the pad id, then padding
     ("01.2", ([7, 0, 7, 0], [1, 1, 1, 0])),  # a pad id among the real tokens
     ("01.2", ([0, 5, 6, 7, 0, 0], [0, 1, 1, 1, 0, 0])),  # padded on both sides: -1 wraps to a pad
-    ("01.3", 2),
+    ("01.3", 4),  # five non-pad ids in [0,5,6,0,7,8,9,0], minus one
     ("10.1", 2),  # 10 slots, 8 busy for each stage
     ("10.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
-    ("02.1", "input_ids"),
-    ("05.1", (2, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
+    ("02.1", [2, 0]),  # a pad before the last real token: rows 0 and 2; row 1's pad comes after it
+    ("05.1", (2, 4, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
+    ("05.1", [2, 4, 1]),
     ("05.2", {4, 3, 2}),  # real tokens from 8 - r, pooled at r - 1: a pad while r - 1 < 8 - r
     ("05.3", [4, 3]),  # position 4 attends to the real tokens at or before it
-    ("03.1", [True, False, False]),  # 3 non-pad ids, count pools 2; the rightmost non-pad id at 2, 5, 3
+    ("03.1", [True, False, False]),  # count pools 4, 2, 4; the rightmost non-pad id at 4, 3, 5
     ("03.2", (3, 6)),  # 4 non-pad ids, minus one: 3; the rightmost non-pad id, the 8, at 6
     ("03.2", [3, 6]),
     ("03.3", [4, 1, 3]),
@@ -74,11 +75,14 @@ def test_a_right_answer_written_independently_is_correct(key, answer):
 
 WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, with its counterexample
     ("01.1", lambda ids, pad: (ids != pad).sum(-1) - 1, "your rule pools 3, model.forward pools 5"),
-    ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "row 3 [5,0,7,8,0,0]"),
+    # the first-pad rule: a raw -1 on the left-padded row 0 is no position, whatever indexing makes of it
+    ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "row 0 [0,0,5,6,7,8] of the length-6 padding"),
+    ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "returns -1, a negative position"),
+    ("01.1", lambda ids, pad: (ids == pad).int().argmax(-1) - 1, "and model.forward pools 5"),
     # the stub's distance read as a position: [0,0,5,6,7,8] ends in a non-pad id, distance 0
     ("01.1", lambda ids, pad: (ids != pad).flip(-1).int().argmax(-1), "row 0 [0,0,5,6,7,8] of the length-6"),
-    # one too far: length - 0 = 6 wraps to position 0 on the same row
-    ("01.1", lambda ids, pad: ids.shape[-1] - (ids != pad).flip(-1).int().argmax(-1), "your rule pools 0"),
+    # one too far: length - 0 = 6 on the same row, past its last position (not "pools 0": it pools nothing)
+    ("01.1", lambda ids, pad: ids.shape[-1] - (ids != pad).flip(-1).int().argmax(-1), "returns 6, past the row's"),
     # the right positions, but not as a tensor of integers: said as such, never as a wrong position
     ("01.1", lambda ids, pad: (ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1)).tolist(), "a list, not"),
     ("01.1", lambda ids, pad: torch.full((len(ids),), float("nan")), "torch.float32 values: a position indexes"),
@@ -90,13 +94,16 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("10.1", 3, "the step lasts 10 slots"),
     ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0: draw that step"),
     ("10.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
-    ("02.1", "hidden", "start from the hidden states"),
-    ("02.1", "attention_mask", "the last stage's layers need it too"),
-    ("01.3", 5, "the true last real token, and the count rule does not look for it: see the left row [0,0,5,6,7,8]"),
-    ("01.3", 3, "on the right row [5,6,7,8,0,0], where the review table's count column says 3"),
+    ("02.1", [0, 1, 2], "row 1 [5,6,7,8,9,0] (mask [1,1,1,1,1,0]) is misjudged"),
+    ("02.1", [], "row 0 [0,5,6,7,8,9] (mask [0,1,1,1,1,1]) is misjudged"),
+    ("02.1", [0], "row 2 [0,5,6,7,8,0] (mask [0,1,1,1,1,0]) is misjudged"),
+    ("01.3", 6, "6 is where model.forward pools, the rightmost non-pad id, and the count rule does not look for it"),
+    ("01.3", 5, "on the right row [5,6,7,8,0,0], where the review table's count column says 3"),
+    ("01.3", 7, "7 is the last position of [0,5,6,0,7,8,9,0], a pad"),
     ("01.3", -1, "-1 is one before the first pad id, another rule's idea; try your way on the left row"),
-    ("03.1", [True, False, True], "row 2 [0,7,8,9,0,0] is misjudged"),
-    ("03.1", [True, True, True], "row 1 [0,0,0,7,8,9] is misjudged"),
+    ("01.3", 8, "has positions 0 to 7, so 8 is none of them"),
+    ("03.1", [True, False, True], "row 2 [7,8,9,10,0,11] is misjudged"),
+    ("03.1", [True, True, True], "row 1 [0,7,8,9,0,0] is misjudged"),
     ("03.2", (4, 6), "on [0,0,5,6,0,7,8,0] your count-rule position is off: the count rule counts"),
     ("03.2", (3, 7), "on [0,0,5,6,0,7,8,0] your model.forward position holds the pad id"),
     ("03.3", [1, 3], "row 4 [5,6,0,7,0,0] is misjudged"),
@@ -111,12 +118,15 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1, "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),
     ("04.3", 5, "5 is the true last real token"),
-    ("05.1", (1, 1), "on [0,0,0,17,4,22,9,14] your label is off"),
-    ("05.1", (2, 2), "your pooled class is the label's, as if the count rule pooled the last real token"),
+    ("05.1", (1, 4, 1), "on [0,0,0,16,4,27,9,14] your label is off"),
+    ("05.1", (2, 7, 2), "your count-rule position is off (that is the last real token"),
+    # the wrong reason that passed when only the class was asked: no minus one, the 27's class
+    ("05.1", (2, 5, 0), "your count-rule position is off"),
+    ("05.1", (2, 4, 0), "your class of the pooled token is off"),
     ("05.2", [2, 3], "your answer misjudges r=4, a row like [0,0,0,0,5,6,7,8]"),
     ("05.2", [5, 6, 7], "misjudges r=2"),
     ("05.3", [4], "your answer leaves out a position: the pooled token sees itself"),
-    ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 22: attention is causal"),
+    ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 27: attention is causal"),
     ("06.1", [1], "row 2 [0,5,6,7,0,0] is misjudged"),
     ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8] is misjudged"),
     ("06.2", [0, 1, 2, 3, 4, 5], "your answer holds padding"),
@@ -205,13 +215,14 @@ SHORTCUTS = [
     ("01.2", "right_pad_in_content", "is the right_pad_in_content row printed above"),
     ("01.2", ([5, 0, 7, 8, 0, 0], [1, 1, 1, 1, 0, 0]), "is the right_pad_in_content row printed above"),
     ("01.2", ([5, 6, 7, 0], [1, 1, 1, 1]), "is the trailing_eos row printed above"),  # the two-row table
-    ("01.3", 3, "the right row [5,6,7,8,0,0]"),  # notebook 01 prints count - 1 = 3 for the left row
+    ("01.3", 2, "the right_pad_in_content row [5,0,7,8,0,0]"),  # the count column's 2 for the pad-in-text rows
+    ("01.3", 3, "the right_pad_in_content row [5,0,7,8,0,0]"),  # notebook 01 prints count - 1 = 3 for the left row
     ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
     ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
-    ("02.1", "attention_mask", "the left row [0,0,5,6,7,8]"),  # the tensor the question names
-    ("03.1", [False, True, False], "row 0 [7,8,9,0,0,0]"),  # the printed line's order (left-padded first)
+    ("02.1", [0], "row 2 [0,5,6,7,8,0]"),  # only the left-padded row, as 01 and 03 show left padding failing
+    ("03.1", [False, True, False], "row 0 [7,8,9,10,11,0]"),  # the printed line's order (left-padded first)
     # the count rule's and model.forward's positions printed above for left_pad_in_content
     ("03.2", (2, 5), "your count-rule position is off"),
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10] is misjudged"),  # the ✗ rows
@@ -220,8 +231,8 @@ SHORTCUTS = [
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.core.rightmost_attended"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),  # the first_pad_mod column of the tokenized pairs: 4
     ("04.3", 0, "0 is not where first_pad_mod pools"),  # first_pad_mod on right_pad_in_content, printed above
-    ("05.1", (2, 2), "your pooled class is the label's"),  # the label printed for each row, taken
-    # for the pooled class too
+    ("05.1", (2, 5, 0), "your count-rule position is off"),  # the label printed for each row, and the
+    # count rule's position taken as "the number of real tokens" (the notebook's words, without the minus one)
     ("05.2", [2, 3, 4, 5, 6, 7], "misjudges r=5"),  # "pools a pad or an earlier real token": every r
     ("05.3", list(range(8)), "your answer holds a position after the one the count rule pools"),
     ("06.1", [3], "row 1 [5,6,0,7,0,0]"),  # notebook 06's prediction for its own batch

@@ -68,9 +68,9 @@ class AlwaysEqual(int):
     __hash__ = int.__hash__
 
 
-# the right answers, from the questions: 01.3 counts 3 real tokens minus one (2); 04.3's first pad
+# the right answers, from the questions: 01.3 counts 5 non-pad ids minus one (4); 04.3's first pad
 # id is at 2, one before is 1; 10.1 stage 0 idles 1 slot each way of a 10-slot step (2)
-RIGHT = {"01.3": 2, "04.3": 1, "10.1": 2}
+RIGHT = {"01.3": 4, "04.3": 1, "10.1": 2}
 
 
 @pytest.mark.parametrize("key", RIGHT)
@@ -126,8 +126,9 @@ def test_an_answer_calling_os_exit_is_a_line_and_the_script_goes_on(tmp_path):
         "check('10.2', lambda m, p: os._exit(0))\nprint('after the check')\n"
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=os.environ)
-    assert done.stdout.splitlines() == [
-        "[10.2] not yet: your answer called os._exit(0), which ends the kernel's process: return a value",
+    assert done.stdout.splitlines() == [  # the check's line, wrapped at a word, then the script's
+        "[10.2] not yet: your answer called os._exit(0), which ends the kernel's process:",
+        "  return a value",
         "after the check",
     ]
     assert done.returncode == 0 and done.stderr == ""

@@ -19,12 +19,13 @@ rows are).
 """
 
 import inspect
+import itertools
 import re
 
 import pytest
 
 from pp_demo.core import CASES
-from pp_demo.exercises import EXERCISES, status
+from pp_demo.exercises import EXERCISES, check, status
 
 # Records (exercise, index of the wrong answer) of notebooks 01 and 02 whose messages fail a
 # test below: their exercises are being rewritten. Empty these lists as they are fixed (each
@@ -149,3 +150,87 @@ def test_a_revealing_message_is_caught():
     # naming the misjudged row, its ids and the row size is the counterexample, not the answer
     assert not _giveaways("row 4 [5,6,0,7,0,0] is misjudged (1 more row(s) misjudged)", [1, 3, 4])
     assert not _giveaways("with r=4, the row [0,0,0,0,5,6,7,8]: where does the count rule land?", [2, 3, 4])
+
+
+# ---- every wrong try, not only the recorded ones: the answers of the solution's own form, swept
+
+_FORM_ONLY = re.compile(
+    r"^(give |your answer is (text|a |True|False)|there is no |the batch has |a left-padded row of the task has "
+    r"|.* is not a padding case|.* is not a class;|.*should be a function|.*must be non-empty)"
+)
+
+
+def _swept(solution: object) -> list[object]:
+    """Answers of the solution's form, right and wrong: every small int, every list of bools of its
+    length, every subset of nearby indices, every tuple of small ints, every class letter."""
+    if isinstance(solution, bool) or callable(solution) or _is_example_row(solution):
+        return []
+    if _is_int(solution):
+        return list(range(-2, 12))
+    if isinstance(solution, str):
+        return list("abcdef") if len(solution) == 1 else []
+    items = list(solution)  # type: ignore[call-overload]
+    if items and all(isinstance(v, bool) for v in items):
+        return [list(bits) for bits in itertools.product((True, False), repeat=len(items))]
+    if isinstance(solution, tuple) and all(_is_int(v) for v in items):
+        return list(itertools.product(range(-1, 9), repeat=len(items)))
+    if all(_is_int(v) for v in items):
+        pool = range(max(items) + 3)
+        return [list(c) for n in range(len(pool) + 1) for c in itertools.combinations(pool, n)]
+    return []
+
+
+def _wrong_tries(key: str) -> list[object]:
+    exercise = EXERCISES[key]
+    return [w.answer for w in exercise.wrong_answers] + _swept(exercise.solution)
+
+
+def _said_wrong(key: str) -> list[tuple[object, str]]:
+    """(answer, message) for each wrong try of the solution's form (a message about the form
+    alone, such as "give a pair of ints", is no verdict on a value)."""
+    out = []
+    for answer in _wrong_tries(key):
+        text = status(key, answer)
+        if text == "correct":
+            continue
+        message = text.removeprefix("not yet: ")
+        if not _FORM_ONLY.match(message):
+            out.append((answer, message))
+    return out
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_every_wrong_try_names_a_counterexample(key):
+    unnamed = [(answer, message) for answer, message in _said_wrong(key) if not _names_a_counterexample(message)]
+    assert not unnamed, unnamed[:3]
+
+
+# the exercises a 3-hour room does together, one per notebook of its plan
+IN_THE_ROOM = ("01.3", "02.1", "03.1", "05.1")
+
+
+@pytest.mark.parametrize("key", IN_THE_ROOM)
+def test_no_wrong_try_of_an_exercise_done_in_the_room_gives_the_answer_away(key):
+    revealing = [(a, m) for a, m in _said_wrong(key) if _giveaways(m, EXERCISES[key].solution)]
+    assert not revealing, revealing[:3]
+
+
+@pytest.mark.parametrize("key", IN_THE_ROOM)
+def test_only_the_answer_passes_among_every_try_of_its_form(key):
+    # the sweep holds the answers a wrong reason gives (05.1: no minus one lands on another token)
+    passed = [a for a in _swept(EXERCISES[key].solution) if status(key, a) == "correct"]
+    solution = EXERCISES[key].solution
+    assert passed == [list(solution) if isinstance(solution, list) else solution], passed
+
+
+@pytest.mark.parametrize("key", sorted(EXERCISES))
+def test_no_line_a_check_prints_is_longer_than_80_characters_or_cut_inside_a_word(key, capsys):
+    words = set()
+    for answer in _wrong_tries(key)[:40]:
+        check(key, answer)
+        message = status(key, answer)
+        words |= set(f"[{key}] {message}".split())
+    printed = capsys.readouterr().out
+    assert printed and all(len(line) <= 80 for line in printed.splitlines()), printed
+    # wrapped at spaces only: every piece between spaces is a word of an unwrapped line
+    assert set(printed.split()) <= words
