@@ -5,11 +5,11 @@ import argparse
 from typing import Any, Literal
 
 from pp_demo.cli.options import add
-from pp_demo.core import CORE_RULES, get_case
+from pp_demo.core import CORE_RULES
 from pp_demo.errors import BadInput
-from pp_demo.pooling.padding_table import REFERENCES, format_padding_table, row_text
+from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.positions import PADDED_RULES
-from pp_demo.verify.compare import REPRO_FAMILIES, REPRO_ROWS
+from pp_demo.verify.compare import REPRO_FAMILIES
 from pp_demo.verify.real_size import REAL_SHAPES, SIZES
 from pp_demo.verify.tolerances import dtype_named
 
@@ -56,31 +56,20 @@ def _families(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from pp_demo.ranks.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
-    from pp_demo.verify.compare import reproduce_runs, reproduction_line
+    """The main job, as the idea reads: build, batch, split, run, compare (``reproduce_runs``), print."""
+    from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line
     from pp_demo.verify.family_matrix import rules_for
 
-    on = _where(args)
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
     points = tuple(args.split_at) if args.split_at else None
-    results = reproduce_runs(runs, points, args.micro_batches, on, device=args.device, dtype=dtype_named(args.dtype))
-    if results is None:  # a torchrun rank without the logits: the last rank prints
+    dtype = dtype_named(args.dtype)
+    compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
+    if compared is None:  # a torchrun rank without the logits: the last rank prints
         return 0
-    n = len(points) + 1 if points else (torchrun_world_size() if args.distributed and launched_by_torchrun() else 2)
-    count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
-    if args.distributed:
-        where = f"{count} ranks on torch.distributed.pipelining"
-    else:
-        where = "both stages in this process" if n == 2 else f"all {count} stages in this process"
-    precision = "" if args.dtype == "fp32" else f", both in {args.dtype}"
     print(format_padding_table(reference="true_last"))
-    print(f"\nThe bug, reproduced: a {count}-stage pipeline ({where})")
-    print(f"against model.forward (the reference{precision})")
-    print(f"batch: {', '.join(f'{row_text(get_case(r).input_ids)} ({r}-padded)' for r in REPRO_ROWS)}; pad id 0")
-    if args.distributed and (note := ranks_placement(n)[2]):  # ranks on the CPU although there are GPUs, and why
-        print(note)
-    for (family, rule), result in zip(runs, results, strict=True):
-        print(f"{family:<8} {rule:<18} {reproduction_line(result)}")
+    print(reproduction_header(points, args.distributed, args.dtype))
+    for (family, rule), comparison in zip(runs, compared, strict=True):
+        print(f"{family:<8} {rule:<18} {reproduction_line(comparison)}")
     return 0
 
 

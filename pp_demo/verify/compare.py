@@ -16,14 +16,15 @@ from typing import Any, Literal
 import torch
 
 from pp_demo.bounds import strings, tolerance_value
-from pp_demo.core import FIX, as_batch, build_model
+from pp_demo.core import FIX, as_batch, build_model, get_case
 from pp_demo.errors import BadInput, seed_value
+from pp_demo.pooling.padding_table import row_text
 from pp_demo.ranks.jobs import Inference, Job
 from pp_demo.ranks.runner import run
 from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
 
 __all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]
-__all__ += ["reproduce_runs", "reproduction_line", "default_device"]
+__all__ += ["reproduce_runs", "reproduction_header", "reproduction_line", "default_device"]
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
@@ -120,21 +121,44 @@ def reproduce_runs(
         raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
     device = device or default_device()
     runs = list(runs)
+    # build: one model per family; batch: the reproduction's rows
     models = {family: build_model(family, seed=seed).to(device=device, dtype=dtype) for family, _ in runs}
     ids, mask = as_batch(rows, device)
-    jobs = [
-        Job.infer(models[family], ids, mask, rule=rule, split_points=split_points, n_micro=n_micro)
-        for family, rule in runs
-    ]
+    # split and run: one job per (family, rule), all in one call of the runner
+    jobs = [Job.infer(models[f], ids, mask, rule=r, split_points=split_points, n_micro=n_micro) for f, r in runs]
     results = run(jobs, on=on)
     if results is None:
         return None
-    comparisons = []
+    # compare: each pipeline's rows with its model's forward, at the tolerance of its device and dtype
+    compared = []
     for job, result in zip(jobs, results, strict=True):
         assert isinstance(result, Inference)  # an inference job's result
         reference = forward_logits(job.model, ids, mask)
-        comparisons.append(compare_rows(result.logits, reference, tolerance(result.device, dtype)))
-    return comparisons
+        compared.append(compare_rows(result.logits, reference, tolerance(result.device, dtype)))
+    return compared
+
+
+def reproduction_header(split_points: Sequence[int] | None, distributed: bool, dtype: str = "fp32") -> str:
+    """The lines above the reproduction's rows: the pipeline (how many stages, where they ran), the
+    reference, the batch; on ranks that fell back to the CPU beside GPUs, why."""
+    from pp_demo.ranks.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
+
+    if split_points:
+        n = len(split_points) + 1
+    else:
+        n = torchrun_world_size() if distributed and launched_by_torchrun() else 2
+    count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
+    if distributed:
+        where = f"{count} ranks on torch.distributed.pipelining"
+    else:
+        where = "both stages in this process" if n == 2 else f"all {count} stages in this process"
+    precision = "" if dtype == "fp32" else f", both in {dtype}"
+    batch = ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
+    lines = [f"\nThe bug, reproduced: a {count}-stage pipeline ({where})"]
+    lines += [f"against model.forward (the reference{precision})", f"batch: {batch}; pad id 0"]
+    if distributed and (note := ranks_placement(n)[2]):  # ranks on the CPU although there are GPUs, and why
+        lines.append(note)
+    return "\n".join(lines)
 
 
 def reproduce(
