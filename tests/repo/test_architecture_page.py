@@ -48,50 +48,26 @@ def test_the_constants_each_recipe_points_at_are_in_the_file_it_names(repo, titl
             assert missing == [], f"{title}: {path} has no {missing}"
 
 
-# The package in four parts, each a list of folders and modules (a module belongs to the longest
-# entry its path starts with). docs/architecture.md's "Size" table states each part's lines.
+# The package in parts by who they are for, each a list of folders and modules (a module belongs to
+# the longest entry its path starts with). docs/architecture.md's "Size" table states each part's lines.
 SPLIT = {
-    "core": [
-        "pp_demo/__init__.py",
-        "pp_demo/errors.py",
-        "pp_demo/pooling/__init__.py",
-        "pp_demo/core.py",
-        "pp_demo/core.py",
-        "pp_demo/pooling/padding_table.py",
-        "pp_demo/ranks/__init__.py",
-        "pp_demo/core.py",
-        "pp_demo/core.py",
-        "pp_demo/ranks/jobs.py",
-        "pp_demo/ranks/schedules.py",
-        "pp_demo/ranks/in_process.py",
-        "pp_demo/ranks/runner.py",
-        "pp_demo/ranks/validate.py",
-        "pp_demo/verify/__init__.py",
-        "pp_demo/verify/compare.py",
-        "pp_demo/verify/tolerances.py",
-        "pp_demo/verify/where_pooled.py",
-    ],
-    "ranks": [
-        "pp_demo/ranks/on_rank.py",
-        "pp_demo/ranks/launch.py",
-        "pp_demo/ranks/torchrun_env.py",
-        "pp_demo/ranks/engine_probes.py",
-    ],
-    "notebooks' needs": [
-        "pp_demo/silent_imports.py",
+    "the core": ["pp_demo/__init__.py", "pp_demo/errors.py", "pp_demo/core.py"],
+    "the ranks": ["pp_demo/ranks/"],
+    "the checker": ["pp_demo/verify/"],
+    "the notebooks' needs": [
         "pp_demo/pooling/",
         "pp_demo/figures/",
         "pp_demo/exercises/",
         "pp_demo/training/",
-        "pp_demo/colossalai/forwards.py",
-        "pp_demo/verify/family_matrix.py",
+        "pp_demo/colossalai/",
         "pp_demo/workshop/explorer.py",
         "pp_demo/workshop/tokenizer.py",
-        "pp_demo/workshop/lab.py",
+        "pp_demo/workshop/cell_errors.py",
     ],
-    "maintainers' tools": ["pp_demo/", "pp_demo/colossalai/", "pp_demo/verify/", "pp_demo/bench/", "pp_demo/workshop/"],
+    "the room and the commands": ["pp_demo/", "pp_demo/workshop/", "pp_demo/cli/"],
+    "instruments": ["pp_demo/bench/", "pp_demo/colossalai/engine/", "pp_demo/colossalai/pull_request/"],
 }
-PARTS = "core|ranks|notebooks' needs|maintainers' tools"
+PARTS = "|".join(re.escape(part) for part in SPLIT)
 SIZE_ROW = re.compile(rf"^\| ({PARTS}) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)
 
 

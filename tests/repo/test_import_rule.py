@@ -1,7 +1,7 @@
-"""The import rule: pp_demo's imports flow one way, onto the layers the package docstring names.
+"""The import rule: pp_demo's imports flow one way, onto the layers docs/architecture.md names.
 
-The layers are read from ``pp_demo/__init__``'s docstring: each bullet names one or more layers and,
-in brackets, the layers they stand on (``- ``training/`` [``pipeline``]: ...``). A module may import
+The layers are read from the page's folder map: each bullet names one or more layers and, in
+brackets, the layers they stand on (``- `training/` [`ranks`]: ...``). A module may import
 from its own folder in any order, from the layers of its own bullet, and from every layer its bullet
 stands on, directly or through another; never from any other.
 Every import counts: at the top of a file, inside a function (a lazy import), relative or
@@ -15,6 +15,7 @@ from pathlib import Path
 import pp_demo
 
 PACKAGE = Path(pp_demo.__file__).parent
+PAGE = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
 TOP = "pp_demo"
 
 
@@ -27,22 +28,23 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-BULLET = re.compile(r"^- ((?:``[a-z_0-9]+/?``(?:, )?)+) \[([^\]]*)\]:", re.M)
+BULLET = re.compile(r"^- ((?:`[a-z_0-9]+/?`(?:, )?)+) \[([^\]]*)\]:", re.M)
+NAME = r"`([a-z_0-9]+)/?`"
 
 
 def _layers() -> list[str]:
     """The folders and top-level modules in the order of the docstring's bullets: ``pooling/`` reads as pooling."""
-    bullets = "".join(names for names, _ in BULLET.findall(pp_demo.__doc__ or ""))
-    return [n for n in re.findall(r"``([a-z_0-9]+)/?``", bullets) if f"{TOP}.{n}" in MODULES]
+    bullets = "".join(names for names, _ in BULLET.findall(PAGE))
+    return [n for n in re.findall(NAME, bullets) if f"{TOP}.{n}" in MODULES]
 
 
 def _stands_on() -> dict[str, set[str]]:
     """``{layer: the layers its bullet names in brackets, and its bullet's other layers}``."""
     found: dict[str, set[str]] = {}
-    for names, on in BULLET.findall(pp_demo.__doc__ or ""):
-        group = set(re.findall(r"``([a-z_0-9]+)/?``", names))
+    for names, on in BULLET.findall(PAGE):
+        group = set(re.findall(NAME, names))
         for layer in group:
-            found[layer] = (group - {layer}) | set(re.findall(r"``([a-z_0-9]+)/?``", on))
+            found[layer] = (group - {layer}) | set(re.findall(NAME, on))
     return found
 
 
@@ -121,7 +123,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
 
 
 def test_the_docstring_gives_every_folder_and_top_level_module_one_bullet():
-    bullets = [re.findall(r"``([a-z_0-9]+)/?``", names) for names, _ in BULLET.findall(pp_demo.__doc__ or "")]
+    bullets = [re.findall(NAME, names) for names, _ in BULLET.findall(PAGE)]
     named = [n for names in bullets for n in names]
     components = {_component(m) for m in MODULES if m != TOP}
     assert sorted(set(named)) == sorted(components)
@@ -129,17 +131,18 @@ def test_the_docstring_gives_every_folder_and_top_level_module_one_bullet():
 
 
 def test_the_layers_are_the_ones_the_package_is_built_from():
-    # What the architecture page gives; the docstring is where the rule reads it from.
+    # What the architecture page gives, read from the page itself.
     assert _stands_on() == {
         "errors": {"bounds", "silent_imports", "output_paths"},
         "bounds": {"errors", "silent_imports", "output_paths"},
         "silent_imports": {"errors", "bounds", "output_paths"},
         "output_paths": {"errors", "bounds", "silent_imports"},
-        "pooling": {"errors"},
-        "pipeline": {"pooling", "bounds"},
-        "verify": {"pipeline", "silent_imports"},
+        "core": {"errors"},
+        "pooling": {"core"},
+        "ranks": {"pooling", "bounds"},
+        "verify": {"ranks", "silent_imports"},
         "colossalai": {"verify", "output_paths"},
-        "training": {"pipeline"},
+        "training": {"ranks"},
         "bench": {"colossalai"},
         "figures": {"bench"},
         "workshop": {"figures"},
@@ -152,7 +155,7 @@ def test_every_layer_stands_on_layers_only_and_the_foundation_on_the_standard_li
     on = _stands_on()
     assert sorted(on) == sorted(_layers())
     assert sorted(n for targets in on.values() for n in targets if n not in on) == []
-    assert "[the standard library]" in (pp_demo.__doc__ or "")
+    assert "[the standard library]" in PAGE
 
 
 def test_the_independent_layers_know_nothing_of_one_another():
@@ -179,7 +182,7 @@ def test_no_module_imports_from_a_layer_it_does_not_stand_on():
 def test_the_rule_refuses_an_import_of_a_layer_not_stood_on():
     # the rule is only as good as its closure: bench stands on colossalai, which stands on verify ...
     on = _stands_on()
-    assert {"colossalai", "verify", "pipeline", "pooling", "errors"} <= _allowed("bench", on)
+    assert {"colossalai", "verify", "ranks", "pooling", "core", "errors"} <= _allowed("bench", on)
     assert "training" not in _allowed("bench", on) and "cli" not in _allowed("workshop", on)
 
 
