@@ -183,7 +183,8 @@ def keypoints(ep: dict[str, Any], sections: list[str]) -> tuple[list[str], list[
     """The key points a take teaches (each section its ``keypoint_needs`` names is taken), and
     those it leaves out."""
     needed = ep.get("keypoint_needs") or {}
-    kept, dropped = [], []
+    kept: list[str] = []
+    dropped: list[str] = []
     for number, point in enumerate(ep["keypoints"], 1):
         (kept if all(h in sections for h in needed.get(str(number), [])) else dropped).append(point)
     return kept, dropped

@@ -129,8 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     fitted = fit(rows)
     worst = max(abs(clock_minutes(r, as_costs(fitted)) - r["minutes"]) / r["minutes"] for r in records(data))
-    print(f"fitted (worst miss {worst:.1%}): " + ", ".join(f"{f} {v:.0f} a minute" if f == "words" else f"{f} {v:.2f}" for f, v in fitted.items()))
-    print("committed (tools/timing.py): " + ", ".join(f"{f} {v:.3g}" for f, v in as_costs(committed()).items()))  # words: a minute
+    for label, constants in ((f"fitted (worst miss {worst:.1%})", fitted), ("committed", as_costs(committed()))):
+        shown = [f"{f} {v:.0f} a minute" if f == "words" else f"{f} {v:.2f}" for f, v in constants.items()]
+        print(f"{label}: " + ", ".join(shown))
     for record in records(data):
         clock = clock_minutes(record, committed())
         label = f"{record['notebook']} {record.get('what', 'whole notebook')}"

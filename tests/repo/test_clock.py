@@ -17,9 +17,7 @@ DATA = calibrate.load(ROOT)
 RECORDS = calibrate.records(DATA)
 
 
-@pytest.mark.parametrize(
-    "record", RECORDS, ids=[f"{r['notebook']} {r.get('what', 'notebook')}" for r in RECORDS]
-)
+@pytest.mark.parametrize("record", RECORDS, ids=[f"{r['notebook']} {r.get('what', 'notebook')}" for r in RECORDS])
 def test_the_clock_reproduces_each_measured_section_and_notebook(record):
     clock = calibrate.clock_minutes(record, timing.CLOCK, ROOT)
     miss = abs(clock - record["minutes"]) / record["minutes"]
