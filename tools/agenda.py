@@ -7,13 +7,20 @@ and the exercises done in the room (the others are homework), or a fixed-minute 
 instructor runs. The minutes come from the notebooks' content (``tools/timing.py``: words
 spoken, code cells run and discussed, exercises with their debrief), so a plan that no longer
 fits its clock is caught by a test (``tests/repo/test_episodes.py``) instead of by a room that
-runs late. A section taken needs what its metadata's ``needs`` names (``unmet_needs``).
+runs late. A section taken needs what its metadata's ``needs`` names (``unmet_needs``), and the wrap-up
+takes only the key points whose sections the plan taught (``keypoints``; the metadata's
+``keypoint_needs`` names them). Each notebook taught also costs the clock's minutes to switch to it
+and read its key points (``timing.notebook_minutes_extra``).
 
 - 90 minutes: notebook 01, then a demo of 03's reproduction on real models (set-up was homework);
-- 3 hours: the core path 01, 02, 03, 05 (core sections, two exercises), a demo of 06's
-  result; a break by 1:20, and ``reserve`` minutes of the 180 left for questions;
-- a full day: the core path (01 and 05 in full), then 04 and 07 (core sections), a demo of 06,
-  a hands-on session with the checker, coffee and lunch. 08, 09 and 10 are reading for after.
+- 3 hours: the core path 01, 02, 03, 05, cut to what the clock fits in 150 minutes of content
+  (each take's ``skip`` names the core sections left to the full day and to homework), four
+  exercises done and debriefed in the room (01.3, 02.1, 03.1, 05.1); two breaks (the first by
+  1:10, the second about an hour later) and ``reserve`` minutes of the 180 left for questions.
+  06's demo is the full day's;
+- 90 minutes: as the 3-hour plan cuts 01;
+- a full day: the core path (01 and 05 in full), a demo of 06, a hands-on session with the
+  checker, coffee and lunch. 04, 07, 08, 09 and 10 are reading for after (the clock fits no more).
 
 06 is a demo everywhere: ColossalAI is no attendee's homework (it cannot be installed on native
 Windows), so the instructor runs it and the room reads the stored outputs or the site.
@@ -23,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from tools import timing
 
 EXERCISES = "Exercises"
 Episodes = list[tuple[str, dict[str, Any], list[str]]]  # (title, episode metadata, headings in order)
@@ -44,6 +53,7 @@ class Take:
     sections: str = "core"
     exercises: tuple[str, ...] | None = None  # done in the room; None: all of them
     minutes: int = 0  # a demo's only
+    skip: tuple[str, ...] = ()  # sections of the track left out: to the full day and homework
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,19 @@ class Format:
     wrap_up: Item
 
 
+# What the 3-hour plan leaves out of the core track, by notebook: what the clock cannot fit in 150
+# minutes with four exercises in the room (the full day teaches it; attendees read it after).
+THREE_HOURS_SKIP = {
+    "01": (
+        "Two references, never mixed",
+        "Why `-1` rescues the first-pad rule on pure left padding",
+        "Why pad == eos breaks it",
+        "Two rows where the references part ways",
+    ),
+    "02": ("The same stages as two real ranks",),
+    "03": ("The one line that differs",),
+    "05": ("Ten seeds, two transformers versions",),
+}
 WELCOME = "Welcome and set-up: every laptop's doctor is green and Lab is open, or its owner is paired or on the site"
 FORMATS = (
     Format(
@@ -65,7 +88,7 @@ FORMATS = (
         90,
         5,
         Item(10, WELCOME + " (set-up was homework)"),
-        (Take("01", "core", ("01.2", "01.3")), Take("03", "demo", minutes=10)),
+        (Take("01", "core", ("01.2", "01.3"), skip=THREE_HOURS_SKIP["01"]), Take("03", "demo", minutes=10)),
         [],
         [],
         Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
@@ -76,15 +99,14 @@ FORMATS = (
         10,
         Item(10, WELCOME + " (set-up was homework)"),
         (
-            Take("01", "core", ("01.3",)),
-            Take("02", "core", ()),
-            Take("03", "core", ("03.1",)),
-            Take("05", "core", ()),
-            Take("06", "demo", minutes=10),
+            Take("01", "core", ("01.3",), skip=THREE_HOURS_SKIP["01"]),
+            Take("02", "core", ("02.1",), skip=THREE_HOURS_SKIP["02"]),
+            Take("03", "core", ("03.1",), skip=THREE_HOURS_SKIP["03"]),
+            Take("05", "core", ("05.1",), skip=THREE_HOURS_SKIP["05"]),
         ),
         [],
-        [Item(10, "Break", True, latest=80)],
-        Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
+        [Item(10, "Break", True, latest=70), Item(5, "Break (stand up, stretch)", True, latest=130)],
+        Item(5, "Wrap-up: the key points below, questions, one-minute feedback"),
     ),
     Format(
         "a full day",
@@ -96,9 +118,7 @@ FORMATS = (
             Take("02", "core"),
             Take("03", "core"),
             Take("05", "all"),
-            Take("04", "core", ("04.1", "04.3")),
             Take("06", "demo", minutes=15),
-            Take("07", "core", ("07.1",)),
         ),
         [Item(25, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
         [
@@ -127,7 +147,11 @@ def taken(take: Take, ep: dict[str, Any], order: list[str]) -> tuple[list[str], 
     """The sections (in order, "Exercises" left out) and the exercises a take covers."""
     if take.sections == "demo":
         return [], []
+    unknown_skips = [h for h in take.skip if h not in order]
+    if unknown_skips:
+        raise KeyError(f"a plan skips {unknown_skips}, which are no ## headings of notebook {take.number}")
     sections = [h for h in order if take.sections == "all" or ep["sections"][h]["track"] == "core"]
+    sections = [h for h in sections if h not in take.skip]
     known = exercises_of(ep)
     chosen = list(known) if take.exercises is None else list(take.exercises)
     unknown = [key for key in chosen if key not in known]
@@ -155,19 +179,33 @@ def minutes_of(ep: dict[str, Any], sections: list[str], exercises: list[str]) ->
     return minutes
 
 
+def keypoints(ep: dict[str, Any], sections: list[str]) -> tuple[list[str], list[str]]:
+    """The key points a take teaches (each section its ``keypoint_needs`` names is taken), and
+    those it leaves out."""
+    needed = ep.get("keypoint_needs") or {}
+    kept: list[str] = []
+    dropped: list[str] = []
+    for number, point in enumerate(ep["keypoints"], 1):
+        (kept if all(h in sections for h in needed.get(str(number), [])) else dropped).append(point)
+    return kept, dropped
+
+
 def episode_item(title: str, ep: dict[str, Any], order: list[str], take: Take) -> Item:
-    """One notebook's block: the sections and exercises taken, and their minutes."""
+    """One notebook's block: the sections and exercises taken, and their minutes, with the
+    clock's minutes to switch to the notebook and read its key points."""
     if take.sections == "demo":
         return Item(take.minutes, f"**{title}**, demo of its main result (the instructor runs it)")
     sections, exercises = taken(take, ep, order)
     which = "all sections" if take.sections == "all" else "core sections"
-    text = f"**{title}**, {which}: " + "; ".join(sections)
+    text = f"**{title}**, {which}" + (", less the skipped" if take.skip else "") + ": " + "; ".join(sections)
     homework = [key for key in exercises_of(ep) if key not in exercises]
     if exercises:
         text += "; in the room: " + _exercises(exercises)
+    if take.skip:
+        text += "; skipped (the full day's; homework reading): " + "; ".join(take.skip)
     if homework:
         text += "; homework: " + _exercises(homework)
-    return Item(minutes_of(ep, sections, exercises), text)
+    return Item(minutes_of(ep, sections, exercises) + timing.notebook_minutes_extra(), text)
 
 
 def _exercises(keys: list[str]) -> str:
@@ -191,13 +229,28 @@ def plan(fmt: Format, episodes: Episodes) -> list[Item]:
     return out + pending + [fmt.wrap_up]
 
 
+def content_minutes(fmt: Format, items: list[Item]) -> int:
+    """What is taught: every item but the opening and the breaks."""
+    return sum(item.minutes for item in items if not item.is_break and item is not fmt.opening)
+
+
 def summary(fmt: Format, items: list[Item]) -> str:
     """One line under a schedule: the time in the room, the time planned, the time left free."""
     total = total_minutes(items)
     return (
-        f"{fmt.budget} minutes in the room; {total} planned; {fmt.budget - total} left free for questions "
-        f"and a late start (at least {fmt.reserve})."
+        f"{fmt.budget} minutes in the room; {total} planned, of which {content_minutes(fmt, items)} of content; "
+        f"{fmt.budget - total} left free for questions and a late start (at least {fmt.reserve})."
     )
+
+
+def wrap_up_points(fmt: Format, episodes: Episodes) -> list[tuple[str, list[str], list[str]]]:
+    """Per notebook taught: (title, the key points the wrap-up takes, those left to the full day)."""
+    out = []
+    for take in fmt.takes:
+        title, ep, order = find(episodes, take.number)
+        if take.sections != "demo":
+            out.append((title, *keypoints(ep, taken(take, ep, order)[0])))
+    return out
 
 
 def total_minutes(items: list[Item]) -> int:

@@ -232,6 +232,12 @@ def guide(root: pathlib.Path) -> str:
     for fmt in agenda.FORMATS:
         items = agenda.plan(fmt, eps)
         lines += [f"## Schedule: {fmt.title}", "", *agenda.table(items), "", agenda.summary(fmt, items), ""]
+        lines += ["**The wrap-up's key points** (those whose sections this plan teaches):", ""]
+        for title, kept, dropped in agenda.wrap_up_points(fmt, eps):
+            lines += [f"- {title}: " + " ".join(render_failures(p) for p in kept)]
+            if dropped:
+                lines[-1] += f" *Not in this plan (its sections are skipped):* {len(dropped)} more."
+        lines += [""]
     lines += instructor_notes.guide_lines({title[:2]: ep for title, ep, _ in eps})
     lines += setup_lines(install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]

@@ -37,19 +37,16 @@ EPISODES = {
         "the review table figure and the printed table",
         "which token is pooled is one line of arithmetic, and only the mask knows the true last token",
         "your own stack: which side does it pad on, and is its pad token also a real token?",
-        (
-            "Why `-1` rescues the first-pad rule on pure left padding",
-            "Why pad == eos breaks it",
-        ),
-        "why the first-pad rule survives left padding and where pad == eos breaks it (notebook 04 covers it)",
+        ("01.3",),
+        "its prediction exercise (give it as homework)",
     ),
     "02": EpisodeNotes(
         "`split_model(model)` and the three tensors the last stage gets",
         "the two-rank run (`run(jobs, on=\"ranks\")`: a few seconds of start-up)",
         "a stage is a view on the model's own modules; any difference later is the pooling",
         "what else, besides the pooling, could a pipeline stage need from the original batch?",
-        ("The same stages as two real ranks",),
-        "the real two-rank run: say its result, the same logits as one process",
+        ("02.1",),
+        "its exercise (give it as homework)",
     ),
     "03": EpisodeNotes(
         "`reproduce(\"llama\", \"count\")` and its one-line verdict",

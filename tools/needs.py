@@ -9,6 +9,10 @@ notebook, not a silent no-op.
 
 ``set_part`` is the one way the tools change a track or a ``needs`` (``python -m tools.episodes set``),
 so such an edit can be re-run after a merge instead of typed into JSON.
+
+One key point can also name what it needs on its own (``keypoint_needs``, by its number from 1;
+``set --part keypoint:N``): a plan's wrap-up takes a key point only where the plan taught those
+sections (``tools/agenda.py``, ``keypoints``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 
 EXERCISES = "Exercises"
 KEYPOINTS = "keypoints"  # the name `set` gives the questions and key points
+ONE_KEYPOINT = "keypoint:"  # `set --part keypoint:N`: the needs of the N-th key point alone
 TRACKS = ("core", "optional")
 
 
@@ -27,6 +32,8 @@ def _owners(ep: dict[str, Any]) -> list[tuple[str, str | None, Any]]:
         owners.append((f"section {heading!r}", heading, info.get("needs", [])))
     for key, info in (ep["sections"].get(EXERCISES, {}).get("exercises") or {}).items():
         owners.append((f"exercise {key}", None, info.get("needs", []) if isinstance(info, dict) else None))
+    for number, needs in (ep.get("keypoint_needs") or {}).items():
+        owners.append((f"key point {number}", None, needs))
     return owners
 
 
@@ -40,12 +47,28 @@ def problems(ep: dict[str, Any], headings: list[str], name: str) -> list[str]:
         unknown = [n for n in needs if n not in headings or n == itself]
         if unknown:
             out.append(f"{name}: {who} needs {unknown}, which is no other ## heading of the notebook")
+    count = len(ep.get("keypoints") or [])
+    stray = [n for n in (ep.get("keypoint_needs") or {}) if n not in {str(i) for i in range(1, count + 1)}]
+    if stray:
+        out.append(f"{name}: keypoint_needs names key points {stray}; there are {count}")
     return out
 
 
 def set_part(ep: dict[str, Any], part: str, track: str | None, needs: list[str] | None) -> None:
     """Set the track and/or the needs of ``part``: a ``##`` heading, an exercise key, or "keypoints"."""
     exercises = ep["sections"].get(EXERCISES, {}).get("exercises") or {}
+    if part.startswith(ONE_KEYPOINT):
+        number = part[len(ONE_KEYPOINT) :]
+        if track is not None or not number.isdigit() or not 1 <= int(number) <= len(ep.get("keypoints") or []):
+            raise ValueError(f"{part!r}: no such key point, or a key point given a track")
+        by_number = ep.setdefault("keypoint_needs", {})
+        if needs:
+            by_number[number] = needs
+        elif needs is not None:
+            by_number.pop(number, None)
+        if not by_number:
+            ep.pop("keypoint_needs")
+        return
     if part == KEYPOINTS:
         target = ep
     elif part in ep["sections"]:

@@ -77,23 +77,27 @@ def test_the_guide_and_the_readme_table_are_fresh(notebooks):
 
 
 def test_the_timing_constants_cost_a_notebook_at_teaching_speed():
-    # the constants are the specification's: prose spoken at 100 words a minute, a code cell run and
-    # discussed in 1.5 minutes, an exercise at 4 (value) or 8 (function) minutes plus 2 of debrief.
-    # One section of 260 words and 2 code cells: 2.6 + 3 = 5.6, to the nearest minute 6; 40 words
-    # and no code: 0.4, at least 1; a value and a function exercise: 6 + 10
+    # the constants are fitted (tests/repo/test_clock.py): here, how the clock adds them up. One
+    # section of 112 words, a code cell that prints and one that draws (plt.show), a prediction:
+    # 2 + 1.2 + 2.2 + 1.6 = 7; 28 words, a silent cell (nothing printed: free): 0.5, at least 1
+    printed = nbformat.v4.new_code_cell("1")
+    printed.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
     nb = nbformat.v4.new_notebook(
         cells=[
-            nbformat.v4.new_markdown_cell("## One\n\n" + "word " * 260),
-            nbformat.v4.new_code_cell("1"),
-            nbformat.v4.new_code_cell("2"),
-            nbformat.v4.new_markdown_cell("## Two\n\n" + "word " * 40),
+            nbformat.v4.new_markdown_cell("## One\n\n" + "word " * 112),
+            printed,
+            nbformat.v4.new_code_cell("plt.show()"),
+            nbformat.v4.new_markdown_cell("**Predict** this"),
+            nbformat.v4.new_markdown_cell("## Two\n\n" + "word " * 26),
+            nbformat.v4.new_code_cell("import os"),
             nbformat.v4.new_markdown_cell("## Exercises\n\nsome words"),
         ]
     )
     kinds = {"99.1": "value", "99.2": "function"}
-    assert timing.notebook_minutes(nb, kinds) == {"One": 6, "Two": 1, "Exercises": 16}
+    assert timing.WORDS_PER_MINUTE == 56 and timing.CODE_CELL_MINUTES == 1.2 and timing.SHOW_CELL_MINUTES == 2.2
+    assert timing.notebook_minutes(nb, kinds) == {"One": 7, "Two": 1, "Exercises": 16}
     assert timing.exercise_costs(kinds) == {"99.1": 6, "99.2": 10}
-    assert timing.WORDS_PER_MINUTE == 100 and timing.CODE_CELL_MINUTES >= 1.5
+    assert timing.notebook_minutes_extra() == 3
 
 
 def test_each_exercise_is_listed_with_its_minutes(stored):
@@ -161,10 +165,11 @@ def test_apply_from_seed_then_again_is_idempotent_and_finds_its_cells_where_they
     nb = nbformat.read(path, as_version=4)
     assert [c.get("id") for c in nb.cells][1 :: len(nb.cells) - 2] == ["episode-header", "episode-keypoints"]
     assert nb.metadata.episode["sections"] == {
-        # computed from the content (tools/timing.py): a few words and one code cell (1.5) each;
+        # computed from the content (tools/timing.py): a few words and one code cell each, A's
+        # silent (run, nothing to read) and the last one printing (1.2): at least 1 either way;
         # notebook 99 has no registered exercise, so its exercises section is costed by its content
-        "A": {"track": "core", "minutes": 2},
-        "Exercises": {"track": "core", "minutes": 2, "exercises": {}},
+        "A": {"track": "core", "minutes": 1},
+        "Exercises": {"track": "core", "minutes": 1, "exercises": {}},
     }
     code_before = [copy.deepcopy(c) for c in nb.cells if c.cell_type == "code"]
     nb.cells.append(nb.cells.pop(1))  # the header moved to the end by hand
@@ -193,7 +198,7 @@ def test_bad_metadata_gives_one_line_per_problem(tmp_path):
     found = episodes.problems(nb, "99_t")
     assert len(found) == 1 and "questions" in found[0]  # minutes are checked once the shape is right
     nb.metadata.episode["questions"] = ["1"]
-    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 2"]
+    assert episodes.problems(nb, "99_t") == ["99_t: teaching_minutes is 9, its sections add up to 1"]
     del nb.metadata.episode["sections"]["A"]
     assert "not classified: ['A']" in episodes.problems(nb, "99_t")[0]
 
