@@ -181,7 +181,9 @@ def test_the_reproduction_check_says_it_ran_as_it_should_and_names_no_verdict():
     assert verdicts(imports.line() + "\n" + repro.line()) == []
 
 
-@pytest.mark.parametrize("line", ["row matches model.forward: [True, True]", "row matches model.forward: [False, False]"])
+@pytest.mark.parametrize(
+    "line", ["row matches model.forward: [True, True]", "row matches model.forward: [False, False]"]
+)
 def test_a_reproduction_that_compares_otherwise_fails_and_names_no_verdict_either(monkeypatch, line):
     monkeypatch.setattr(doctor, "run_probe", lambda colossalai: {"error": None, "stderr": "", "line": line})
     _, repro = doctor.probe_checks(colossalai=False)
