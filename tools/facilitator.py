@@ -57,7 +57,9 @@ def _section(text: str, heading: str) -> str:
 # The set-up email, one line per platform (docs/install.md says the same; a test keeps them equal).
 # Set-up installs and checks, and prints no verdict: `make setup` and the doctor, never `make
 # reproduce`, whose last lines give away what notebook 01 lets attendees find.
-_PYTHONS = [f"py -{major}.{minor}" for major, minor in install_env.SUPPORTED_PYTHONS]
+_VERSIONS = [f"{major}.{minor}" for major, minor in install_env.SUPPORTED_PYTHONS]
+_PYTHONS = [f"py -{version}" for version in _VERSIONS]
+PYTHON_WORDS = f"{', '.join(_VERSIONS[:-1])} or {_VERSIONS[-1]}"  # "3.11, 3.12 or 3.13"
 SETUP_EMAIL = [
     "- **Linux** (x86_64 or aarch64): `make setup`, then `make doctor`",
     "- **macOS 14 or newer on Apple silicon**: `make setup`, then `make doctor` (it runs on the CPU there; "
@@ -89,7 +91,7 @@ def setup_lines(install: str) -> list[str]:
         "## Set-up checklist for attendees",
         "",
         "**A week before**, send attendees this, to run in a clone of the repository on the machine "
-        "they will bring (Python 3.11, 3.12 or 3.13, git, about 2 GB free; `docs/install.md` has the details):",
+        f"they will bring (Python {PYTHON_WORDS}, git, about 2 GB free; `docs/install.md` has the details):",
         "",
         *SETUP_EMAIL,
         "",
