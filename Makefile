@@ -180,7 +180,8 @@ hooks: setup-dev
 	$(BIN)/pre-commit install
 
 # The read-only site: every notebook as HTML from its stored outputs (nothing runs), no request
-# to another host. Open site/index.html.
+# to another host, and its own glossary page: no link leaves site/, so it can be shared alone. It is
+# the attendees': no answer key (the facilitator guide stays in docs/). Open site/index.html.
 site: setup
 	$(BIN)/python tools/build_site.py site
 
