@@ -13,6 +13,7 @@ import tomllib
 
 from helpers import verdicts
 
+from pp_demo.workshop.lab import OPEN_AT
 from tools import facilitator, install_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -137,3 +138,12 @@ def test_the_readme_conda_lines_install_colossalai_on_linux_or_macos_only():
     offered = conda.index("pip install --no-deps colossalai==0.5.0")
     assert "Linux or macOS only" in conda[:offered] and "not installed\n  on native Windows" in conda[:offered]
     assert "WSL2" in conda
+
+
+def test_every_page_that_starts_lab_by_hand_starts_it_as_make_lab_does():
+    """At the checkout, opening at notebooks/: the notebooks' links to docs/ then resolve."""
+    pages = [*PAGES, "docs/troubleshooting.md"]
+    for page in pages:
+        for command in _commands((ROOT / page).read_text(encoding="utf-8")):
+            if re.search(r"-m jupyter(lab| lab)\b", command):
+                assert OPEN_AT in command and not re.search(r"\snotebooks/?$", command), f"{page}: {command}"
