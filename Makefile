@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine with Python 3.11, 3.12 or 3.13 (docs/install.md):
-#   make reproduce   set up .venv (pinned), then run the main job
+#   make reproduce   set up .venv (pinned), then run the main job (it prints the bug: an attendee's
+#                    set-up is `make setup` and `make doctor`, which print no verdict)
 #   make test        set up .venv (pinned), then the unit tests (not the slow ones: make test-slow) and every notebook under strict nbval
 # Every path below is relative to this Makefile's folder: run from another (`make -f path/Makefile`),
 # make stops in one line that says how to run it there.
@@ -149,7 +150,7 @@ test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_LOWEST)
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
 
-# JupyterLab on the notebooks. Not ColossalAI: it is no attendee's homework (native Windows cannot
+# JupyterLab on the checkout, opening at notebooks/ (so the notebooks' links to docs/ resolve). Not ColossalAI: it is no attendee's homework (native Windows cannot
 # install it), so only notebook 06's cells that need it fail without it, in one line each, and their
 # stored outputs stay readable (`make colossalai` first to run them). As root it adds --allow-root,
 # without a display --no-browser, and it prints the URL with its token. Its kernels show the
@@ -157,7 +158,8 @@ test-torch-range:
 lab: setup
 	$(BIN)/python -m pp_demo.workshop.lab $(LAB_ARGS)
 
-# The preflight: one line per check, exit 1 on a FAIL. Runs before `make setup` too (it then
+# The preflight: one line per check, exit 1 on a FAIL; it runs the reproduction and says only that it
+# ran as it should, never which rule goes wrong (notebook 01's to show). Runs before `make setup` too (it then
 # says what is missing), with the venv's Python once there is one.
 doctor:
 	$(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m pp_demo doctor
@@ -178,7 +180,8 @@ hooks: setup-dev
 	$(BIN)/pre-commit install
 
 # The read-only site: every notebook as HTML from its stored outputs (nothing runs), no request
-# to another host. Open site/index.html.
+# to another host, and its own glossary page: no link leaves site/, so it can be shared alone. It is
+# the attendees': no answer key (the facilitator guide stays in docs/). Open site/index.html.
 site: setup
 	$(BIN)/python tools/build_site.py site
 

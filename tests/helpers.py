@@ -2,6 +2,7 @@
 ``tests/`` is on the path through its conftest, as ``review_table`` is)."""
 
 import itertools
+import re
 import signal
 
 import pytest
@@ -72,3 +73,17 @@ def landings(rule):
             non_pad = [i for i, c in enumerate(s) if c == "r"]
             out[s] = (at, real[-1] if real else None, non_pad[-1] if non_pad else 0)
     return out
+
+
+# What names the bug: a row's verdict (`[False, True]`, a cross), the count rule's, or its words.
+# A set-up step (`make setup`, the doctor) and the README's attendee section show none of them.
+VERDICT = re.compile(
+    r"\[(False|True)\b|row matches|[✗✓]|\bwrong\b|\bDIFFERENT\b|\bcount\b[^\n]*\b(False|True)\b"
+    r"|count of non-pad|minus one|left-padded row",
+    flags=re.I,
+)
+
+
+def verdicts(text):
+    """Every piece of ``text`` that names the bug (VERDICT); empty when it names none."""
+    return [match[0] for match in VERDICT.finditer(text)]

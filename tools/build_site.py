@@ -1,12 +1,17 @@
 """Build the read-only site (``make site``): the notebooks as HTML from their STORED outputs.
 
 Nothing is executed: the pages show exactly what strict nbval checks. Every page is
-self-contained (figures inline, no script, font or style from another host), so the
-folder reads offline: open ``site/index.html``. Usage: ``python tools/build_site.py [OUT]``.
+self-contained (figures inline, no script, font or style from another host), and the folder is
+too: the notebooks' links to ``../docs/glossary.md`` go to its own ``glossary.html``, to another
+notebook to that notebook's page, and a link to anything else outside it stops the build. So
+``site/`` can be shared on its own: open ``site/index.html``. It is the attendees' site: it holds
+no answer key (the facilitator guide, ``docs/facilitator.md``, stays in the checkout).
+Usage: ``python tools/build_site.py [OUT]``.
 """
 
 import html
 import pathlib
+import posixpath
 import re
 import shutil
 import sys
@@ -23,6 +28,50 @@ STYLE = (
     "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td,th{padding:.3rem .6rem;vertical-align:top;"
     "border-bottom:1px solid #ddd;text-align:left}table{border-collapse:collapse}td ul{margin:0}"
 )
+
+
+GLOSSARY = pathlib.Path("docs") / "glossary.md"
+# A markdown link's target: [text](target) or [text](target "title")
+LINK = re.compile(r"(\]\()([^)\s]+)")
+
+
+class LinkOutsideSite(SystemExit):
+    """A page links a file the site does not hold: the build stops, naming the page and the link."""
+
+
+def site_link(target: str, page: str, notebooks: set[str]) -> str:
+    """Where ``target``, a link in ``page`` (a path from the checkout), points inside the site:
+    the glossary to ``glossary.html``, a notebook to its page; a link to another host or an anchor
+    as it is. Anything else would leave the site: ``LinkOutsideSite``."""
+    if re.match(r"[a-zA-Z][a-zA-Z+.-]*:", target) or target.startswith("#"):
+        return target
+    file, hash_, anchor = target.partition("#")
+    path = pathlib.PurePosixPath(posixpath.normpath(posixpath.join(posixpath.dirname(page), file)))
+    if path == pathlib.PurePosixPath(GLOSSARY.as_posix()):
+        return f"glossary.html{hash_}{anchor}"
+    if path.parent == pathlib.PurePosixPath("notebooks") and path.stem in notebooks and path.suffix == ".ipynb":
+        return f"{path.stem}.html{hash_}{anchor}"
+    raise LinkOutsideSite(f"{page} links {target}, which the site does not hold: link the glossary or a notebook")
+
+
+def _site_links(text: str, page: str, notebooks: set[str]) -> str:
+    """``text`` (markdown from ``page``) with every link pointing inside the site (``site_link``)."""
+    return LINK.sub(lambda m: m[1] + site_link(m[2], page, notebooks), text)
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as GitHub makes it, which the notebooks link (``pad id`` -> ``pad-id``)."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _heading_ids(page: str) -> str:
+    """Every heading of ``page`` (HTML) with the id GitHub gives it, so ``glossary.html#stage`` lands."""
+
+    def named(match: re.Match[str]) -> str:
+        text = html.unescape(re.sub(r"<[^>]+>", "", match[2]))
+        return f'<h{match[1]} id="{html.escape(slug(text))}">{match[2]}</h{match[1]}>'
+
+    return re.sub(r"<h([1-6])>(.*?)</h\1>", named, page)
 
 
 def _markdown(text: str) -> str:
@@ -51,9 +100,13 @@ def _alt_texts(nb: Any) -> None:
                 output.setdefault("metadata", {})["pp_alt"] = f"Figure: {context}"
 
 
-def notebook_page(path: pathlib.Path, exporter: HTMLExporter) -> str:
+def notebook_page(path: pathlib.Path, exporter: HTMLExporter, notebooks: set[str] | None = None) -> str:
     nb = nbformat.read(path, as_version=4)
     _alt_texts(nb)
+    notebooks = {path.stem} if notebooks is None else notebooks
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _site_links(cell.source, f"notebooks/{path.name}", notebooks)
     body, _ = exporter.from_notebook_node(nb, resources={"pp_ipynb": path.name})
     return body
 
@@ -86,8 +139,9 @@ def _readme_parts(readme: str) -> tuple[str, list[str]]:
     return intro, commands
 
 
-def index_page(notebooks: list[pathlib.Path], readme: str, guide: bool) -> str:
+def index_page(notebooks: list[pathlib.Path], readme: str) -> str:
     intro, commands = _readme_parts(readme)
+    intro = _site_links(intro, "README.md", {path.stem for path in notebooks})
     rows = []
     for path in notebooks:
         info = summary(path)
@@ -104,8 +158,7 @@ def index_page(notebooks: list[pathlib.Path], readme: str, guide: bool) -> str:
         ".ipynb to run it yourself.</p>",
         "<table><tr><th>notebook</th><th>what you will learn</th></tr>" + "".join(rows) + "</table>",
     ]
-    if guide:
-        parts.append('<h2>For instructors</h2><p><a href="facilitator.html">The facilitator guide</a></p>')
+    parts.append('<p>The words of the trade: <a href="glossary.html">the glossary</a>.</p>')
     parts.append("<h2>Commands</h2>")
     parts += [f"<pre>{html.escape(block)}</pre>" for block in commands]
     return _page("pp_demo workbook", "\n".join(parts))
@@ -119,17 +172,18 @@ def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     exporter = HTMLExporter(template_name="lab", template_file=str(TEMPLATE))
+    stems = {path.stem for path in notebooks}
     pages = []
     for path in notebooks:
         shutil.copy(path, out / path.name)
         pages.append(out / f"{path.stem}.html")
-        pages[-1].write_text(notebook_page(path, exporter), encoding="utf-8")
-    guide = root / "docs" / "facilitator.md"
-    if guide.exists():
-        pages.append(out / "facilitator.html")
-        pages[-1].write_text(_page("Facilitator guide", _markdown(guide.read_text(encoding="utf-8"))), encoding="utf-8")
+        pages[-1].write_text(notebook_page(path, exporter, stems), encoding="utf-8")
+    glossary = _site_links((root / GLOSSARY).read_text(encoding="utf-8"), GLOSSARY.as_posix(), stems)
+    pages.append(out / "glossary.html")
+    nav = '<nav><a href="index.html">all notebooks</a></nav>'
+    pages[-1].write_text(_page("Glossary", nav + _heading_ids(_markdown(glossary))), encoding="utf-8")
     readme = (root / "README.md").read_text(encoding="utf-8")
-    (out / "index.html").write_text(index_page(notebooks, readme, guide.exists()), encoding="utf-8")
+    (out / "index.html").write_text(index_page(notebooks, readme), encoding="utf-8")
     return [out / "index.html"] + pages
 
 

@@ -20,7 +20,8 @@ from typing import Any
 import nbformat
 
 from pp_demo.pooling.failure import render_failures
-from tools import agenda, episodes, instructor_notes, timing
+from pp_demo.workshop.lab import OPEN_AT
+from tools import agenda, episodes, install_env, instructor_notes, timing
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
 TIMES = pathlib.Path("results") / "notebook_times.json"
@@ -54,17 +55,25 @@ def _section(text: str, heading: str) -> str:
 
 
 # The set-up email, one line per platform (docs/install.md says the same; a test keeps them equal).
+# Set-up installs and checks, and prints no verdict: `make setup` and the doctor, never `make
+# reproduce`, whose last lines give away what notebook 01 lets attendees find.
+_VERSIONS = [f"{major}.{minor}" for major, minor in install_env.SUPPORTED_PYTHONS]
+_PYTHONS = [f"py -{version}" for version in _VERSIONS]
+PYTHON_WORDS = f"{', '.join(_VERSIONS[:-1])} or {_VERSIONS[-1]}"  # "3.11, 3.12 or 3.13"
 SETUP_EMAIL = [
-    "- **Linux** (x86_64 or aarch64): `make reproduce`",
-    "- **macOS 14 or newer on Apple silicon**: `make reproduce` (it runs on the CPU there; "
+    "- **Linux** (x86_64 or aarch64): `make setup`, then `make doctor`",
+    "- **macOS 14 or newer on Apple silicon**: `make setup`, then `make doctor` (it runs on the CPU there; "
     "Intel Macs cannot install torch 2.13: see below)",
     "- **macOS whose `python3` is older than 3.11** (Apple's command-line tools ship 3.9): `brew install "
-    "python@3.12`, then `make reproduce PYTHON=python3.12` (or python.org's Python 3.12 installer, then the same line)",
-    "- **Windows 10/11** (x86_64, no `make`): `py -3.12 -m tools.install_env --lock "
-    "constraints\\pinned.lock.txt` then `.venv\\Scripts\\python -m pp_demo reproduce` "
-    "(or the Linux line in WSL2)",
-    "- **A Linux GPU box** (NVIDIA): `make reproduce TORCH=cu128`",
+    "python@3.12`, then `make setup PYTHON=python3.12` and `make doctor` (or python.org's Python 3.12 installer, "
+    "then the same lines)",
+    f"- **Windows 10/11** (x86_64, no `make`): `{_PYTHONS[0]} -m tools.install_env --lock "
+    f"constraints\\pinned.lock.txt` (or {', '.join(f'`{p}`' for p in _PYTHONS[1:])}: any supported Python "
+    "`py --list` shows), then `.venv\\Scripts\\python -m pp_demo doctor` (or the Linux lines in WSL2)",
+    "- **A Linux GPU box** (NVIDIA): `make setup TORCH=cu128`, then `make doctor`",
 ]
+# What `make lab` runs, for Windows without `make`: Lab on the checkout, opening at notebooks/.
+WINDOWS_LAB = f".venv\\Scripts\\python -m jupyterlab {OPEN_AT}"
 # The error a Linux laptop meets when PyTorch's CPU index is out of its reach (docs/install.md).
 TORCH_STUCK = (
     "`setup: no source offers torch==2.13.0+cpu, the CPU build ...`",
@@ -82,7 +91,7 @@ def setup_lines(install: str) -> list[str]:
         "## Set-up checklist for attendees",
         "",
         "**A week before**, send attendees this, to run in a clone of the repository on the machine "
-        "they will bring (Python 3.11, 3.12 or 3.13, git, about 2 GB free; `docs/install.md` has the details):",
+        f"they will bring (Python {PYTHON_WORDS}, git, about 2 GB free; `docs/install.md` has the details):",
         "",
         *SETUP_EMAIL,
         "",
@@ -105,7 +114,7 @@ def setup_lines(install: str) -> list[str]:
         *_wheelhouse(install),
         "**On the day**, before the first episode, on every laptop: `make doctor`, then `make lab` (it "
         "prints the URL to open). On Windows: `.venv\\Scripts\\python -m pp_demo doctor`, then "
-        "`.venv\\Scripts\\python -m jupyterlab notebooks`. The instructor's machine (Linux, macOS or "
+        f"`{WINDOWS_LAB}` (in the checkout). The instructor's machine (Linux, macOS or "
         "WSL2) adds `make colossalai` for notebook 06's demo.",
         "",
     ]

@@ -1,4 +1,4 @@
-"""`make test-fresh-laptop`: the README's `make reproduce` as a new attendee's laptop runs it.
+"""`make test-fresh-laptop`: `make reproduce` (the attendee's `make setup`, then the main job) as a new laptop runs it.
 
     python tools/fresh_laptop.py [--installer pip] [--dev] [--time]
 

@@ -1,5 +1,9 @@
-"""``make lab`` (``python -m pp_demo.workshop.lab [--notebooks DIR] [JUPYTER ARGS]``): JupyterLab on the
-notebooks, wherever it runs.
+"""``make lab`` (``python -m pp_demo.workshop.lab [--checkout DIR] [JUPYTER ARGS]``): JupyterLab on the
+workbook, wherever it runs.
+
+Lab serves the whole checkout and opens at its ``notebooks/`` folder, so the notebooks' links to
+``../docs/glossary.md`` and the other pages resolve inside what Lab serves (a server rooted at
+``notebooks/`` answers them with 404).
 
 Workshops run in containers and on GPU boxes as root, and on servers without a display.
 JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
@@ -24,7 +28,11 @@ from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`ma
 from pp_demo.workshop.cell_errors import EXTENSION
 from pp_demo.workshop.doctor import free_port
 
-__all__ = ["lab_command", "kernel_spec", "main"]
+__all__ = ["OPEN_AT", "lab_command", "kernel_spec", "main"]
+
+# Where Lab opens: the checkout's notebooks/, in the file browser (its default URL, so the browser
+# Lab opens and `/` go there too). Windows, without `make`, gives Lab this flag itself (docs/install.md).
+OPEN_AT = f"--LabApp.default_url=/lab/tree/{NOTEBOOKS.as_posix()}"
 
 
 def kernel_spec(folder: Path) -> Path:
@@ -38,16 +46,17 @@ def kernel_spec(folder: Path) -> Path:
 
 
 def lab_command(
-    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None, root: Path = NOTEBOOKS
+    extra: list[str], environ: Mapping[str, str] = os.environ, uid: int | None = None, root: Path = Path(".")
 ) -> tuple[list[str], list[str], str]:
     """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL.
-    ``root`` is the folder Lab serves (the notebooks; the browser test gives a copy)."""
+    ``root`` is the folder Lab serves (the checkout; the browser test gives a copy); Lab opens at
+    its ``notebooks/``."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = free_port(), secrets.token_hex(16)
     # `-m jupyterlab`, not `-m jupyter lab`: the latter looks up a `jupyter-lab` script on PATH,
     # which may belong to another environment or be missing (an install without its scripts).
     command = [sys.executable, "-m", "jupyterlab", f"--port={port}", "--ip=127.0.0.1"]
-    command += [f"--IdentityProvider.token={token}", *extra]
+    command += [f"--IdentityProvider.token={token}", OPEN_AT, *extra]
     notes = []
     if uid == 0:
         command.append("--allow-root")
@@ -58,17 +67,20 @@ def lab_command(
         notes.append("no display found: not opening a browser; open the URL below in yours")
     if root.is_dir():
         command.append(str(root))
-    return command, notes, f"http://127.0.0.1:{port}/lab?token={token}"
+    opens = OPEN_AT.split("=", 1)[1]
+    return command, notes, f"http://127.0.0.1:{port}{opens}?token={token}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pp_demo.workshop.lab", add_help=False, allow_abbrev=False)
-    parser.add_argument("--notebooks", type=Path, default=None, help="the folder Lab serves (default: ./notebooks)")
+    where = "the workbook's checkout, which Lab serves, opening at its notebooks/ (default: .)"
+    parser.add_argument("--checkout", type=Path, default=Path("."), help=where)
     args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    if args.notebooks is not None and not args.notebooks.is_dir():
-        print(f"{parser.prog}: error: --notebooks {args.notebooks} is not a folder", file=sys.stderr)
+    if not (args.checkout / NOTEBOOKS).is_dir():
+        said = f"--checkout {args.checkout} holds no {NOTEBOOKS.as_posix()}/ folder"
+        print(f"{parser.prog}: error: {said}: run it in the workbook's checkout", file=sys.stderr)
         return 2
-    command, notes, url = lab_command(extra, root=NOTEBOOKS if args.notebooks is None else args.notebooks)
+    command, notes, url = lab_command(extra, root=args.checkout)
     kernels = Path(tempfile.mkdtemp(prefix="pp_demo_kernels_"))
     kernel_spec(kernels)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))

@@ -3,7 +3,8 @@ UI, then type a row into the explorer and read the answer it shows.
 
 The server starts as ``make lab`` starts it (no browser, ``--allow-root`` as root) on
 127.0.0.1, a free port and a token, with its own JUPYTER_* folders, serving a copy of
-the notebook (so the stored one is never saved over); it is stopped by its own pid.
+the checkout's notebook and docs/ (so the stored one is never saved over); it is stopped by its
+own pid. Lab opens at notebooks/, and the notebook's glossary link opens the glossary.
 """
 
 import os
@@ -38,10 +39,11 @@ def _wait_ready(process, url, log):
 
 @pytest.fixture
 def lab(tmp_path):
-    """``(base URL, token)`` of a JupyterLab serving a copy of notebook 01."""
-    home = tmp_path / "notebooks"
-    home.mkdir()
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / NOTEBOOK)
+    """``(base URL, token)`` of a JupyterLab serving a checkout with a copy of notebook 01 and of docs/."""
+    home = tmp_path / "checkout"
+    (home / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / "notebooks" / NOTEBOOK)
+    shutil.copytree(ROOT / "docs", home / "docs")
     env = dict(
         os.environ,
         PYTHONPATH=str(ROOT),
@@ -52,7 +54,7 @@ def lab(tmp_path):
     )
     # make lab's own command (as root --allow-root; no display here, so --no-browser)
     command, _, url = lab_command(["--LabApp.expose_app_in_browser=True"], environ={}, root=home)
-    base, token = url.split("/lab?token=")
+    base, token = url.split("/lab/tree/notebooks?token=")
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -122,7 +124,7 @@ def _start_kernel(page):
 def test_run_all_then_type_a_row(page, lab):
     base, token = lab
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}&reset")
+    page.goto(f"{base}/lab/tree/notebooks/{NOTEBOOK}?token={token}&reset")
     _start_kernel(page)
     _run(page, "notebook:clear-all-cell-outputs")  # so every count seen below is from this run
     page.wait_for_function(f"() => ({_STATE})().every(c => c.count === null)")
@@ -153,3 +155,17 @@ def test_run_all_then_type_a_row(page, lab):
     page.screenshot(path=str(SHOTS / "lab_explorer.png"))
     # JupyterLab itself logs console errors it recovers from; an uncaught exception is a failure
     assert [p for p in page.problems if p.startswith("page error")] == []
+
+
+def test_lab_opens_at_the_notebooks_and_the_glossary_link_opens_the_glossary(page, lab):
+    base, token = lab
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{base}/?token={token}")  # where `/` and the browser Lab opens go: notebooks/
+    page.wait_for_selector(f".jp-DirListing-item[title*='{NOTEBOOK}']")
+    assert page.url.split("?")[0].endswith("/lab/tree/notebooks")
+    page.goto(f"{base}/lab/tree/notebooks/{NOTEBOOK}?token={token}&reset")
+    _start_kernel(page)
+    link = page.locator(".jp-RenderedMarkdown a[href*='glossary.md']").first
+    link.click()  # Lab opens the linked file in a tab of its own: served, so no 404
+    page.wait_for_function("() => window.jupyterapp.shell.currentWidget?.context?.path === 'docs/glossary.md'")
+    assert not [p for p in page.problems if "404" in p and "glossary" in p], page.problems

@@ -15,8 +15,8 @@ def test_the_readme_runs_the_notebooks_with_the_makefiles_nbval_flags():
 
 
 def test_the_first_steps_run_the_doctor_before_anything_is_installed():
-    first_steps = README.split("## Attendees: two commands")[1].split("## The notebooks")[0]
-    assert first_steps.index("make doctor") < first_steps.index("make reproduce")
+    first_steps = README.split("## Attendees: set up first")[1].split("\n## ")[0]
+    assert first_steps.index("make doctor") < first_steps.index("make setup")
     assert "python -m pp_demo doctor" in first_steps  # the conda / Windows path
     assert re.search(r"^doctor:\s*$", MAKEFILE, re.M)
 

@@ -1,11 +1,16 @@
-"""The offline site's index, without a browser: goals and minutes read from each notebook,
-the notebooks in order, the README's commands, nothing loaded from another host.
+"""The offline site, without a browser: goals and minutes read from each notebook, the notebooks
+in order, the README's commands, nothing loaded from another host; and the folder holds itself:
+every link resolves inside it (the glossary is a page of its own), and it holds no answer key.
 (The pages themselves are opened in Chromium by ``make test-browser``.)"""
 
+import html.parser
 import pathlib
+import posixpath
 import re
+from urllib.parse import unquote, urlparse
 
 import nbformat
+import pytest
 
 from tools import build_site
 
@@ -32,7 +37,7 @@ def test_minutes_come_from_episode_metadata(tmp_path):
 
 def test_index_lists_every_notebook_in_order_and_the_readme_commands(notebooks):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    page = build_site.index_page(notebooks, readme, guide=False)
+    page = build_site.index_page(notebooks, readme)
     links = re.findall(r'href="(\d\d_[^"]+)\.html"', page)
     assert links == [p.stem for p in notebooks]
     assert "make reproduce" in page and "python -m pp_demo table" in page
@@ -40,3 +45,79 @@ def test_index_lists_every_notebook_in_order_and_the_readme_commands(notebooks):
     # links to other hosts may be followed by the reader; nothing is loaded from one
     assert not re.search(r'src="(https?:)?//', page) and not re.search(r'<link[^>]+href="(https?:)?//', page)
     assert "<script" not in page
+
+
+class _Refs(html.parser.HTMLParser):
+    """Every href and src of a page, and every id it defines."""
+
+    def __init__(self):
+        super().__init__()
+        self.refs, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.refs.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site as `make site` builds it, in a folder of its own: ``{name: (refs, ids)}``."""
+    out = tmp_path_factory.mktemp("site") / "site"
+    build_site.build(out)
+    pages = {}
+    for page in out.glob("*.html"):
+        parsed = _Refs()
+        parsed.feed(page.read_text(encoding="utf-8"))
+        pages[page.name] = (parsed.refs, parsed.ids)
+    return out, pages
+
+
+def test_every_link_of_every_page_resolves_inside_the_site(site):
+    out, pages = site
+    assert {"index.html", "glossary.html", "01_four_padding_rows.html"} <= set(pages)
+    outside, missing = [], []
+    for name, (refs, _) in pages.items():
+        for ref in refs:
+            url = urlparse(ref)
+            if url.scheme in ("http", "https", "mailto", "data") or (not url.path and url.fragment):
+                continue  # another host (followed by a reader, never loaded), inline data, this page's anchor
+            path = posixpath.normpath(unquote(url.path))
+            if url.scheme or path.startswith(("..", "/")):
+                outside.append(f"{name}: {ref}")
+            elif not (out / path).is_file():
+                missing.append(f"{name}: {ref}")
+            elif url.fragment and path == "glossary.html" and url.fragment not in pages[path][1]:
+                missing.append(f"{name}: {ref} (no such term)")
+    assert outside == [] and missing == [], (outside[:5], missing[:5])
+
+
+def test_the_notebooks_glossary_links_land_on_the_sites_own_glossary_terms(site):
+    _, pages = site
+    terms = [ref for ref in pages["01_four_padding_rows.html"][0] if ref.startswith("glossary.html#")]
+    assert len(terms) >= 5 and "glossary.html#stage" in terms
+    assert not any("docs/glossary.md" in ref for refs, _ in pages.values() for ref in refs)
+
+
+def test_the_attendees_site_holds_no_answer_key(site):
+    out, pages = site
+    assert not (out / "facilitator.html").exists()
+    assert not any("facilitator" in ref for refs, _ in pages.values() for ref in refs)
+    answers = "## The exercises: answers, why, and the common wrong answers"
+    assert answers in (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")  # the key the guide holds
+    text = "\n".join(page.read_text(encoding="utf-8") for page in out.glob("*.html"))
+    assert answers.removeprefix("## ") not in text and "Set-up checklist for attendees" not in text
+
+
+def test_a_link_the_site_cannot_hold_stops_the_build_naming_it():
+    stems = {"01_four_padding_rows"}
+    assert build_site.site_link("../docs/glossary.md#stage", "notebooks/01_four_padding_rows.ipynb", stems) == (
+        "glossary.html#stage"
+    )
+    assert build_site.site_link("01_four_padding_rows.ipynb#x", "notebooks/01_four_padding_rows.ipynb", stems) == (
+        "01_four_padding_rows.html#x"
+    )
+    with pytest.raises(build_site.LinkOutsideSite, match=r"links ../docs/facilitator.md"):
+        build_site.site_link("../docs/facilitator.md", "notebooks/01_four_padding_rows.ipynb", stems)

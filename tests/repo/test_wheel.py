@@ -104,7 +104,7 @@ def test_the_commands_run_from_the_wheel(installed):
             *("-m", "pp_demo", "verify-pr", "--cache", str(empty), "--wheelhouse", str(empty)),
             *("--out", str(run / "verify_pr.json")),
         ],
-        "lab": ["-m", "pp_demo.workshop.lab", "--notebooks", str(REPO / "notebooks"), "--version"],
+        "lab": ["-m", "pp_demo.workshop.lab", "--checkout", str(REPO), "--version"],
         "gpu-check": ["-m", "pp_demo", "gpu-check", "--dry-run", "--checkout", str(REPO)],
         "gpu-check here": ["-m", "pp_demo", "gpu-check", "--dry-run"],
         "colossalai-engine": ["-m", "pp_demo", "colossalai-engine", "--help"],
