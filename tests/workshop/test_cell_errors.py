@@ -20,7 +20,8 @@ from pp_demo.workshop.lab import kernel_spec  # noqa: E402  (after the skips: ne
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 CELLS = [
     "SEED + 1",
-    "import pp_demo\nfrom pp_demo import as_batch, forward_logits\nids, mask = as_batch(['left'])",
+    "import pp_demo\nfrom pp_demo import as_batch\nfrom pp_demo.verify.compare import forward_logits\n"
+    "ids, mask = as_batch(['left'])",
     "model = None\nforward_logits(model, ids, mask)",
     "print(SEED)",
     "def helper():\n    return undefined_inside\nhelper()",
