@@ -24,7 +24,8 @@ ROWS_09 = (
     solution=[1, 3, 5],
     why=(
         "wrong when the first pad follows a real token and a real token follows it (3), or when the row "
-        "starts and ends with a pad (1, 5); 0, 2 and 4 are fine (the condition as code: pp_demo.first_pad_wrong)"
+        "starts and ends with a pad (1, 5); 0, 2 and 4 are fine (the condition as code: "
+        "pp_demo.colossalai.pull_request.claims.first_pad_wrong)"
     ),
     wrong=(
         wrong_answer([1, 3], "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),
