@@ -48,7 +48,7 @@ INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER)
 PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
 .PHONY: setup setup-dev colossalai reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
-        test-torch test-torch-range \
+        test-torch test-torch-range ci-venvs \
         lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
@@ -110,21 +110,22 @@ notebooks: setup colossalai
 	    --ExecutePreprocessor.record_timing=False "$$nb" || exit 1; \
 	done
 
-$(VENV5)/.installed: pyproject.toml $(LOCK5)
-	test -x $(VENV5)/bin/python || $(PYTHON) -m venv $(VENV5)
-	$(VENV5)/bin/python -m pip install -q $(SOURCES) --upgrade pip
-	$(VENV5)/bin/python -m pip install -q $(SOURCES) -r $(LOCK5)
-	$(VENV5)/bin/python -m pip install -q $(SOURCES) --no-deps --no-build-isolation -e .
+# Installed as `make setup` installs .venv (tools/install_env.py: uv where it can be had, torch
+# first from the same sources), into its own venv: INSTALL reads VENV when the recipe runs.
+$(VENV5)/.installed: VENV := $(VENV5)
+$(VENV5)/.installed: pyproject.toml $(LOCK5) tools/install_env.py tools/torch_source.py
+	@$(INSTALL) --lock $(LOCK5)
 	$(VENV5)/bin/python -m pip check
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
-# on transformers 5.x. Not the tests marked slow (the wheel, Ctrl-C landing inside a run: the machinery
+# on transformers 5.x. Not those marked repo (tests/repo/: the repository's own files, the same
+# on every stack; `make test` runs them), nor the tests marked slow (the wheel, Ctrl-C landing inside a run: the machinery
 # around the package, timed to 4.51.3's imports, tested on the pinned leg), nor those marked
 # colossalai (tests/colossalai/): ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow"
+	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow and not repo"
 
 # The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
 # hosted notebook holds it, PyPI's build installed first (no cap a pip configuration puts on torch
@@ -149,6 +150,12 @@ test-torch: $(VENVT)/.installed
 test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_LOWEST)
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
+
+# CI's extra venvs, made in one go (transformers 5.x, both ends of the torch range): .ci/run
+# makes them while lint and mypy keep only one of its two cores busy, and the legs find them made.
+ci-venvs: $(VENV5)/.installed
+	$(MAKE) --no-print-directory .venv-torch-$(TORCH_LOWEST)/.installed TORCH_VERSION=$(TORCH_LOWEST)
+	$(MAKE) --no-print-directory .venv-torch-$(TORCH_NEWEST)/.installed TORCH_VERSION=$(TORCH_NEWEST)
 
 # JupyterLab on the checkout, opening at notebooks/ (so the notebooks' links to docs/ resolve). Not ColossalAI: it is no attendee's homework (native Windows cannot
 # install it), so only notebook 06's cells that need it fail without it, in one line each, and their

@@ -4,7 +4,9 @@ matplotlib, and the fixtures several folders use.
 Markers (declared in pyproject.toml) say what a test needs, so a leg of CI picks tests by need
 rather than by a list of files: ``-m "not colossalai and not slow"`` on transformers 5.x, where ColossalAI
 0.5.0 cannot be installed. Every test under ``tests/colossalai/`` needs ColossalAI, so the folder
-marks them; other markers are set in the test files themselves.
+marks them; every test under ``tests/repo/`` checks the repository's own files (docs, locks,
+Makefile, stored notebooks, tools), the same on every stack, so that folder marks them ``repo`` and
+the extra legs leave them to `make test`; other markers are set in the test files themselves.
 
 The repository's root is on the path (pyproject: ``pythonpath = ["."]``), so tests import the
 tools as a package (``from tools import episodes``), with no ``sys.path`` of their own.
@@ -23,8 +25,11 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("[0-9]*.ipynb"))
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if (REPO / "tests" / "colossalai") in pathlib.Path(item.fspath).parents:
+        parents = pathlib.Path(item.fspath).parents
+        if (REPO / "tests" / "colossalai") in parents:
             item.add_marker(pytest.mark.colossalai)
+        if (REPO / "tests" / "repo") in parents:
+            item.add_marker(pytest.mark.repo)
 
 
 @pytest.fixture
