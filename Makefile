@@ -48,7 +48,7 @@ INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER)
 PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
 .PHONY: setup setup-dev colossalai reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
-        test-torch test-torch-range ci-venvs \
+        test-torch test-torch-range ci-installs \
         lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
 
@@ -119,13 +119,13 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5) tools/install_env.py tools/torch_so
 	touch $@
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
-# on transformers 5.x. Not those marked repo (tests/repo/: the repository's own files, the same
-# on every stack; `make test` runs them), nor the tests marked slow (the wheel, Ctrl-C landing inside a run: the machinery
+# on transformers 5.x. Not those marked same_on_every_stack (tests/repo/, the checker's usage
+# errors and stops: nothing in them differs by version; `make test` runs them), nor the tests marked slow (the wheel, Ctrl-C landing inside a run: the machinery
 # around the package, timed to 4.51.3's imports, tested on the pinned leg), nor those marked
 # colossalai (tests/colossalai/): ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow and not repo"
+	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow and not same_on_every_stack"
 
 # The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
 # hosted notebook holds it, PyPI's build installed first (no cap a pip configuration puts on torch
@@ -144,16 +144,17 @@ $(VENVT)/.installed: pyproject.toml $(LOCK) tools/install_env.py
 test-torch: $(VENVT)/.installed
 	$(VENVT)/bin/python -m pp_demo doctor
 	$(VENVT)/bin/python -m pp_demo reproduce --distributed
-	$(VENVT)/bin/python -m pytest tests/core tests/ranks tests/verify -m "not colossalai and not slow"
+	$(VENVT)/bin/python -m pytest tests/core tests/ranks tests/verify -m "not colossalai and not slow and not same_on_every_stack"
 	$(VENVT)/bin/python -m pytest $(NBVAL) notebooks/02_*.ipynb notebooks/03_*.ipynb notebooks/10_*.ipynb
 
 test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_LOWEST)
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
 
-# CI's extra venvs, made in one go (transformers 5.x, both ends of the torch range): .ci/run
-# makes them while lint and mypy keep only one of its two cores busy, and the legs find them made.
-ci-venvs: $(VENV5)/.installed
+# What CI's later legs install, made in one go: the transformers 5.x venv, both ends of the torch
+# range, the offline leg's wheelhouse. .ci/run makes them while lint and mypy keep only one of its
+# two cores busy; each leg then finds its part made.
+ci-installs: $(VENV5)/.installed $(if $(WHEELHOUSE),,wheelhouse)
 	$(MAKE) --no-print-directory .venv-torch-$(TORCH_LOWEST)/.installed TORCH_VERSION=$(TORCH_LOWEST)
 	$(MAKE) --no-print-directory .venv-torch-$(TORCH_NEWEST)/.installed TORCH_VERSION=$(TORCH_NEWEST)
 

@@ -56,6 +56,7 @@ def test_the_verdict_counts_the_batches_that_passed_before():
     ]
 
 
+@pytest.mark.same_on_every_stack
 @pytest.mark.parametrize(
     "args, expected",
     [

@@ -59,11 +59,13 @@ def test_nan_logits_are_named_and_a_mismatch(capsys):
     assert code == 1 and "  left: NaN in rows [0] of your logits; rows [0] differ" in out
 
 
+@pytest.mark.same_on_every_stack
 def test_a_hanging_callable_is_abandoned_after_the_timeout(capsys):
     code, out, _ = cli(capsys, "checker_callables:hangs", *LEFT, "--timeout", "1")
     assert code == 3 and "your callable did not return within 1 s (--timeout); abandoned" in out
 
 
+@pytest.mark.same_on_every_stack
 def test_ctrl_c_prints_one_line_and_exits_130():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, HERE]))
     command = [sys.executable, "-m", "pp_demo", "check", "checker_callables:hangs", *LEFT]
@@ -76,6 +78,7 @@ def test_ctrl_c_prints_one_line_and_exits_130():
     assert err.strip() == "interrupted (Ctrl-C): no verdict" and out == ""
 
 
+@pytest.mark.same_on_every_stack
 @pytest.mark.parametrize(
     "source, expected",
     [
@@ -95,6 +98,7 @@ def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path
     ]
 
 
+@pytest.mark.same_on_every_stack
 @pytest.mark.parametrize(
     "args, expected",
     [

@@ -19,6 +19,9 @@ from helpers import run_check as cli
 from pp_demo.core import build_model
 from pp_demo.verify.checker.judge import check_forward
 
+# signals and timeouts: the same on every torch and transformers (`make test` runs them, the extra legs do not)
+pytestmark = pytest.mark.same_on_every_stack
+
 HERE = os.path.dirname(__file__)
 REPO = os.path.dirname(os.path.dirname(HERE))
 THREE = ["--cases", "left", "right", "none"]
