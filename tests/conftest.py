@@ -2,12 +2,13 @@
 matplotlib, and the fixtures several folders use.
 
 Markers (declared in pyproject.toml) say what a test needs, so a leg of CI picks tests by need
-rather than by a list of files: ``-m "not colossalai and not slow"`` on transformers 5.x, where ColossalAI
-0.5.0 cannot be installed. Every test under ``tests/colossalai/`` needs ColossalAI, so the folder
-marks them. ``same_on_every_stack``: a test whose outcome cannot depend on the torch or
-transformers version, run by `make test` and left out by the extra legs (transformers 5.x, the
-torch range); every test under ``tests/repo/`` (the repository's own files: docs, locks, Makefile,
-stored notebooks, tools) has it from its folder. Other markers are set in the test files themselves.
+rather than by a list of files: ``-m "not colossalai and not slow and not same_on_every_stack"``
+on transformers 5.x, where ColossalAI 0.5.0 cannot be installed. Every test under
+``tests/colossalai/`` needs ColossalAI, so the folder marks them. ``same_on_every_stack``: a test
+whose outcome cannot depend on the torch or transformers version, run by `make test` and left out
+by the extra legs (transformers 5.x, the torch range); every test under ``tests/repo/`` (the
+repository's own files: docs, locks, Makefile, stored notebooks, tools) has it from its folder.
+Other markers are set in the test files themselves.
 
 The repository's root is on the path (pyproject: ``pythonpath = ["."]``), so tests import the
 tools as a package (``from tools import episodes``), with no ``sys.path`` of their own.
