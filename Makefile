@@ -94,9 +94,15 @@ test-unit: setup colossalai
 # The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
 # resolved against the package index for every platform, Ctrl-C landing inside a run, a fresh
 # verify-pr run against the committed record, a hung rank waited out. Each takes over 20 s on 2
-# cores (the marker's meaning), so `make test` leaves them out.
+# cores (the marker's meaning), so `make test` leaves them out. The locks' resolution for every
+# platform mostly waits on the package index (over a minute, a fifth of it CPU), so it runs beside
+# the others, and its report follows theirs.
+LOCKS_TEST := tests/repo/test_lock_targets.py
 test-slow: setup colossalai
-	$(BIN)/python -m pytest tests -m slow
+	$(BIN)/python -m pytest -q $(LOCKS_TEST) -m slow > $(VENV)/test-locks.log 2>&1 & locks=$$!; \
+	$(BIN)/python -m pytest tests -m slow --ignore=$(LOCKS_TEST); status=$$?; \
+	wait $$locks; locks_status=$$?; cat $(VENV)/test-locks.log; \
+	[ $$status -eq 0 ] && [ $$locks_status -eq 0 ]
 
 test-notebooks: setup colossalai
 	$(BIN)/python -m pytest $(NBVAL) notebooks
@@ -136,9 +142,10 @@ TORCH_NEWEST := 2.15.0
 TORCH_VERSION ?= $(TORCH_NEWEST)
 VENVT := .venv-torch-$(TORCH_VERSION)
 
-$(VENVT)/.installed: pyproject.toml $(LOCK) tools/install_env.py
-	$(PYTHON) -m tools.install_env --venv $(VENVT) --installer $(INSTALLER) --keep-torch \
-	  --pypi-torch $(TORCH_VERSION) --lock $(LOCK)
+# .venv-torch-VERSION for any torch release, so both ends can be made at once (make -j2 ci-installs)
+.venv-torch-%/.installed: pyproject.toml $(LOCK) tools/install_env.py
+	$(PYTHON) -m tools.install_env --venv $(@D) --installer $(INSTALLER) --keep-torch \
+	  --pypi-torch $* --lock $(LOCK)
 	touch $@
 
 test-torch: $(VENVT)/.installed
@@ -152,11 +159,10 @@ test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_NEWEST)
 
 # What CI's later legs install, made in one go: the transformers 5.x venv, both ends of the torch
-# range, the offline leg's wheelhouse. .ci/run makes them while lint and mypy keep only one of its
-# two cores busy; each leg then finds its part made.
-ci-installs: $(VENV5)/.installed $(if $(WHEELHOUSE),,wheelhouse)
-	$(MAKE) --no-print-directory .venv-torch-$(TORCH_LOWEST)/.installed TORCH_VERSION=$(TORCH_LOWEST)
-	$(MAKE) --no-print-directory .venv-torch-$(TORCH_NEWEST)/.installed TORCH_VERSION=$(TORCH_NEWEST)
+# range, the offline leg's wheelhouse. .ci/run makes them (make -j2) while lint and mypy run, before
+# the tests; each leg then finds its part made.
+ci-installs: $(VENV5)/.installed .venv-torch-$(TORCH_LOWEST)/.installed .venv-torch-$(TORCH_NEWEST)/.installed \
+             $(if $(WHEELHOUSE),,wheelhouse)
 
 # JupyterLab on the checkout, opening at notebooks/ (so the notebooks' links to docs/ resolve). Not ColossalAI: it is no attendee's homework (native Windows cannot
 # install it), so only notebook 06's cells that need it fail without it, in one line each, and their
