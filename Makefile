@@ -135,7 +135,7 @@ test-transformers5: $(VENV5)/.installed
 
 # The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
 # hosted notebook holds it, PyPI's build installed first (no cap a pip configuration puts on torch
-# applies), then the workbook around it by `--keep-torch`, the way docs/gpu.md tells a GPU user: the doctor, the reproduction on two ranks, the pipeline and verify tests (but those marked same_on_every_stack: `make test` ran them), and
+# applies), then the workbook around it by `--keep-torch`, the way docs/gpu.md tells a GPU user: the doctor, the reproduction on two ranks, the core, ranks and verify tests (but those marked same_on_every_stack: `make test` ran them), and
 # notebooks 02, 03 and 10 (two-rank training, the shape trap) under strict nbval.
 TORCH_LOWEST := 2.11.0
 TORCH_NEWEST := 2.15.0
