@@ -126,8 +126,9 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5) tools/install_env.py tools/torch_so
 
 # The unit tests (not the notebooks, whose stored outputs are made on the pinned stack)
 # on transformers 5.x. Not those marked same_on_every_stack (tests/repo/, the checker's usage
-# errors and stops: nothing in them differs by version; `make test` runs them), nor the tests marked slow (the wheel, Ctrl-C landing inside a run: the machinery
-# around the package, timed to 4.51.3's imports, tested on the pinned leg), nor those marked
+# errors and stops: nothing in them differs by version; `make test` runs them), nor the tests
+# marked slow (the wheel, Ctrl-C landing inside a run: the machinery around the package, timed
+# to 4.51.3's imports, tested on the pinned leg), nor those marked
 # colossalai (tests/colossalai/): ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
