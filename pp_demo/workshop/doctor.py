@@ -39,7 +39,7 @@ PROBE_TIMEOUT_S = 120
 # The reproduction the probe runs (llama, the count rule, 2 stages in one process) and the line it
 # must print. The doctor says only whether it printed it: a set-up step tells no verdict.
 EXPECTED_REPRODUCTION = "row matches model.forward: [False, True]"
-RAN = "a two-stage pipeline and model.forward ran on a padded batch"
+_REPRODUCTION_RAN = "a two-stage pipeline and model.forward ran on a padded batch"
 # What the notebooks import from pp_demo; notebook 06 also imports ColossalAI (quietly).
 NOTEBOOK_MODULES = (
     "pp_demo.cli",
@@ -283,8 +283,8 @@ def probe_checks(colossalai: bool) -> list[Check]:
         quiet = Check(FAIL, imports, f"{said}; see docs/troubleshooting.md")
     # The line is compared, never printed: which row goes wrong is notebook 01's to show.
     if report["line"] == EXPECTED_REPRODUCTION:
-        return [quiet, Check(OK, repro, f"{RAN}, and compared as the notebooks' stored outputs do")]
-    said = f"{RAN}, but did not compare as the notebooks' stored outputs do"
+        return [quiet, Check(OK, repro, f"{_REPRODUCTION_RAN}, and compared as the notebooks' stored outputs do")]
+    said = f"{_REPRODUCTION_RAN}, but did not compare as the notebooks' stored outputs do"
     return [quiet, Check(FAIL, repro, f"{said}: check the versions above against the pins")]
 
 

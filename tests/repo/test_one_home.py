@@ -71,7 +71,7 @@ def test_each_deliberate_name_is_still_defined_twice():
 def test_the_padded_rules_are_chosen_in_one_place():
     # each copy spelled the choice out as this comprehension test on a rule's inputs
     spelled = [path for path, text in SOURCES.items() if '"cu_seqlens" not in rule.needs' in text]
-    assert spelled == ["pp_demo/core.py"]
+    assert spelled == ["pp_demo/pooling/positions.py"]
 
 
 def test_the_verdict_marks_are_written_in_one_place():
@@ -81,9 +81,9 @@ def test_the_verdict_marks_are_written_in_one_place():
 
 
 def test_the_default_rules_of_a_family_are_chosen_in_one_place():
-    # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, in families
+    # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, beside the family matrix
     spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai(_rule)?, FIX\]", text)]
-    assert spelled == ["pp_demo/core.py"]
+    assert spelled == ["pp_demo/verify/family_matrix.py"]
 
 
 def test_one_optimiser_loop_trains_in_a_process():

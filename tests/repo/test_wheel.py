@@ -95,7 +95,7 @@ def test_the_commands_run_from_the_wheel(installed):
     empty.mkdir()
     commands = {
         "reproduce": ["-m", "pp_demo", "reproduce"],
-        "check": ["-m", "pp_demo", "check", "pp_demo:fixed_pipeline"],
+        "check": ["-m", "pp_demo", "check", "pp_demo.ranks.in_process:fixed_pipeline"],
         "explore": ["-m", "pp_demo", "explore", "0", "0", "5", "6", "7", "8"],
         "table": ["-m", "pp_demo", "table"],
         "doctor": ["-m", "pp_demo", "doctor", "--checkout", str(REPO)],
