@@ -90,7 +90,7 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     panels["right"].sharey(panels["left"])
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
-        line = {"color": colour, "linestyle": style, "linewidth": 1.8, "label": name}
+        line: dict[str, Any] = {"color": colour, "linestyle": style, "linewidth": 1.8, "label": name}
         panels["loss"].plot(range(1, len(values) + 1), values, **line)
         for col, side in ((1, "left"), (2, "right")) if name in curves else ():
             steps, accuracies = [row[0] for row in curves[name]], [row[col] for row in curves[name]]
