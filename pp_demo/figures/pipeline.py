@@ -71,15 +71,16 @@ def draw_stage_split(stages: Stages) -> Figure:
         return fig
     width = max(box_w) + text_inches(SENT) + 0.8
     step = (
-        box_h + _LINE_IN + 0.2 + _LINE_IN * _SENT_LINES + 0.3
-    )  # a box with its title, then an arrow beside the sent lines
-    fig, ax = _canvas(width, step * len(contents) + 0.3)
-    y = step * len(contents) + 0.1
+        box_h + _LINE_IN + 0.15 + _LINE_IN * _SENT_LINES + 0.2
+    )  # a box with its title, then an arrow beside the sent lines: within MAX_HEIGHT_IN for three stages
+    below = _LINE_IN * (LOGITS.count("\n") + 1 - _SENT_LINES)  # the logits' lines past the sent lines'
+    fig, ax = _canvas(width, step * len(contents) + below + 0.15)
+    y = step * len(contents) + below + 0.1
     for index, (title, lines) in enumerate(zip(titles, contents, strict=True)):
-        top = y - _LINE_IN - 0.2
+        top = y - _LINE_IN - 0.15
         _stage(ax, 0.2, top - box_h, max(box_w), box_h, title, lines, index)
         middle = 0.2 + max(box_w) / 2
-        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * _SENT_LINES - 0.25))
+        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * _SENT_LINES - 0.15))
         what = SENT if index < len(contents) - 1 else LOGITS
         ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=PROJECTOR_PT)
         y -= step

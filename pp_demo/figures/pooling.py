@@ -14,6 +14,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from pp_demo.core import PaddingCase
 from pp_demo.figures.palette import (
+    MAX_HEIGHT_IN,
     MAX_WIDTH_IN,
     NO_ANSWER_COLOUR,
     PAD_ID_REAL,
@@ -26,10 +27,22 @@ from pp_demo.figures.palette import (
     verdict_colour,
 )
 from pp_demo.pooling.packed import class_grid
-from pp_demo.pooling.padding_table import REFERENCES, RIGHT, WRONG, Verdict, mark, padding_table, resolve_cases
+from pp_demo.pooling.padding_table import (
+    NO_ANSWER,
+    REFERENCES,
+    RIGHT,
+    WRONG,
+    Verdict,
+    mark,
+    padding_table,
+    resolve_cases,
+)
 from pp_demo.pooling.positions import pooled_positions
 
-__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid"]
+__all__ = ["draw_padding_table", "draw_pad_eos_rows", "draw_row_diffs", "draw_class_grid", "NO_ANSWER_LABEL"]
+
+NO_ANSWER_LABEL = f"{NO_ANSWER} no real token to find"
+"""The key's line for a verdict with nothing to be right about: the printed tables' mark and words."""
 
 if TYPE_CHECKING:  # for annotations only: training pulls in transformers
     import torch
@@ -38,10 +51,11 @@ if TYPE_CHECKING:  # for annotations only: training pulls in transformers
 
 
 def verdict_text(raw: int, lands_on: int, right: bool | None) -> str:
-    """``✓ 5``, ``✗ 2``, or ``✓ -1 → 5`` where a raw -1 is read as the last position; ``n/a``
-    where there is nothing to be right about. A minus sign never stands next to the mark."""
-    word = "n/a" if right is None else mark(right)
-    return f"{word} {raw}" if raw == lands_on else f"{word} {raw} → {lands_on}"
+    """``✓ 5``, ``✗ 2``, or ``✓ -1 → 5`` where a raw -1 is read as the last position; where there
+    is nothing to be right about, the printed tables' mark ``NO_ANSWER`` with the position in
+    brackets (``- (-1 → 5)``), so a minus sign never stands next to the mark."""
+    where = f"{raw}" if raw == lands_on else f"{raw} → {lands_on}"
+    return f"{NO_ANSWER} ({where})" if right is None else f"{mark(right)} {where}"
 
 
 def verdict_label(ax: Any, x: float, y: float, text: str, colour: str, ha: str = "center", va: str = "center") -> None:
@@ -73,40 +87,59 @@ def _draw_blocks(
     row_labels: Sequence[str],
     heading: str,
 ) -> Figure:
-    """The grid both padding figures share: one panel per rule, stacked, one line per row.
+    """The grid both padding figures share: one panel per rule, one line per row, the panels
+    side by side as far as ``MAX_WIDTH_IN`` allows (the row names left of the first column only),
+    so that the figure stays within ``MAX_HEIGHT_IN``.
 
     ``rows`` holds ``(input_ids, attention_mask)`` lists, ``verdicts[i][j]`` the
     ``(raw position, lands_on, right)`` of rule ``j`` on row ``i`` (``right`` None: no
     answer). Each pooled square is outlined, and beside the row its mark and raw position
     are written, so no verdict is told by colour alone."""
     length = max(len(ids) for ids, _ in rows)
-    unit = 0.5  # inches per square: a two-digit id at PROJECTOR_PT fits inside
-    label_in = 0.125 * max(len(label) for label in row_labels) + 0.3
-    inches = min(MAX_WIDTH_IN, label_in + unit * (length + 4.5))
-    panel_in = unit * (len(rows) + 1.4)
-    height = panel_in * len(rules) + 1.9
-    fig, axes = plt.subplots(len(rules), 1, figsize=(inches, height), squeeze=False)
-    for j, (ax, rule) in enumerate(zip(axes[:, 0], rules, strict=True)):
+    texts = [verdict_text(*v) for row in verdicts for v in row]
+    verdict_in = max(text_inches(t, weight="bold") for t in texts) + 0.3
+    label_in = max(text_inches(label) for label in row_labels) + 0.3
+    key = [
+        Patch(facecolor="white", edgecolor=RIGHT_COLOUR, linewidth=3, label=f"{RIGHT} pooled, right"),
+        Patch(facecolor="white", edgecolor=WRONG_COLOUR, linewidth=3, label=f"{WRONG} pooled, wrong"),
+        *token_key(),
+    ]
+    if any(v[2] is None for row in verdicts for v in row):
+        key.append(Patch(facecolor="white", edgecolor=NO_ANSWER_COLOUR, linewidth=3, label=NO_ANSWER_LABEL))
+    key_in = 0.32 * -(-len(key) // 2) + 0.15  # two entries a line
+    unit = 0.42  # inches per square: a two-digit id at PROJECTOR_PT fits inside, down to 0.32
+    while True:
+        panel_units = length + 0.3 + verdict_in / unit  # the squares, then the verdict beside them
+        n_columns = max(1, min(len(rules), int((MAX_WIDTH_IN - label_in) // (unit * panel_units))))
+        n_lines = -(-len(rules) // n_columns)
+        inches = label_in + unit * panel_units * n_columns
+        panel_in = unit * (len(rows) + 1.2)
+        lines = textwrap.fill(heading, int(inches * 72 / (0.55 * PROJECTOR_PT)))
+        title_in = 0.3 * (lines.count("\n") + 1) + 0.15
+        height = title_in + panel_in * n_lines + key_in
+        if height <= MAX_HEIGHT_IN or unit <= 0.32:
+            break
+        unit -= 0.02
+    fig = plt.figure(figsize=(inches, height))
+    for j, rule in enumerate(rules):
+        line, column = divmod(j, n_columns)
+        left = label_in + column * unit * panel_units
+        top = height - title_in - line * panel_in
+        ax = fig.add_axes((left / inches, (top - panel_in) / height, unit * panel_units / inches, panel_in / height))
         for i, (ids, mask) in enumerate(rows):
             raw, lands_on, right = verdicts[i][j]
             token_squares(ax, ids, mask, -i, pad_token_id)
             colour = verdict_colour(right)
             ax.add_patch(Rectangle((lands_on, -i), 1, 1, fill=False, edgecolor=colour, linewidth=3))
             verdict_label(ax, length + 0.3, -i + 0.5, verdict_text(raw, lands_on, right), colour, ha="left")
-            ax.text(-0.3, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
-        ax.set_title(rule, fontsize=PROJECTOR_PT, weight="bold", loc="left")
-        ax.set_xlim(-label_in / unit, length + 4.5)
-        ax.set_ylim(-len(rows) + 0.9, 1.1)
-        ax.set_aspect("equal")
+            if column == 0:
+                ax.text(-0.3, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
+        ax.text(0, 1.15, rule, fontsize=PROJECTOR_PT, weight="bold", ha="left", va="bottom")
+        ax.set_xlim(0, panel_units)
+        ax.set_ylim(-len(rows) + 0.8, 2.0)
         ax.axis("off")
-    fig.suptitle(textwrap.fill(heading, int(inches * 72 / (0.55 * PROJECTOR_PT))), fontsize=PROJECTOR_PT)
-    key = [
-        Patch(facecolor="white", edgecolor=RIGHT_COLOUR, linewidth=3, label=f"{RIGHT} pooled, right"),
-        Patch(facecolor="white", edgecolor=WRONG_COLOUR, linewidth=3, label=f"{WRONG} pooled, wrong"),
-        *token_key(),
-    ]
-    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
-    fig.tight_layout(rect=(0, 0.9 / height, 1, 1))
+    fig.suptitle(lines, fontsize=PROJECTOR_PT, y=1 - 0.1 / height, va="top")
+    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False, bbox_to_anchor=(0.5, 0))
     return fig
 
 
@@ -156,10 +189,11 @@ _HATCHES = ["//", "", "..", "xx", "\\\\"]
 
 
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
-    """Per-row max |logit difference| against ``model.forward``, one panel per family (stacked,
-    rows shared), log scale, the tolerance dashed; ``comparisons`` maps ``(family, rule)`` to a
-    ``RowComparison``. Each bar bears its verdict mark. A log scale has no 0: an exact 0 draws no
-    bar, only a "0" at the floor, so it never looks like a small measured value."""
+    """Per-row max |logit difference| against ``model.forward``, one panel per family, side by
+    side (rows and scale shared), log scale, the tolerance dashed; ``comparisons`` maps
+    ``(family, rule)`` to a ``RowComparison``. Each bar bears its verdict mark. A log scale has no
+    0: an exact 0 draws no bar, only a "0" at the floor, so it never looks like a small measured
+    value; every mark stays inside its panel."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
     colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
@@ -169,11 +203,13 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     measured_diffs = [d for c in comparisons.values() for d in c.max_abs_diff if d > 0]
     floor = min([atol / 100, *measured_diffs]) / 3
     top = max(max(c.max_abs_diff) for c in comparisons.values())
-    tick_in = max(text_inches(label) for label in row_labels) * 0.5  # sin 30: the rotated row names
-    size = (MAX_WIDTH_IN, 2.6 * len(families) + 1.6 + tick_in)
-    fig, axes = plt.subplots(len(families), 1, figsize=size, sharex=True, squeeze=False, layout="constrained")
+    tick_in = max(text_inches(label) for label in row_labels)  # the row names, written upright
+    size = (MAX_WIDTH_IN, min(MAX_HEIGHT_IN, 4.2 + tick_in))
+    fig, axes = plt.subplots(
+        1, len(families), figsize=size, sharex=True, sharey=True, squeeze=False, layout="constrained"
+    )
     width = 0.8 / len(rules)
-    for ax, family in zip(axes[:, 0], families, strict=True):
+    for ax, family in zip(axes[0], families, strict=True):
         for j, rule in enumerate(rules):
             result = comparisons[family, rule]
             xs = [i + (j - (len(rules) - 1) / 2) * width for i in range(len(result.max_abs_diff))]
@@ -187,10 +223,11 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         ax.axhline(atol, color="black", linestyle="--", linewidth=1.2, label=f"tolerance {atol:g}")
         ax.set_yscale("log")
         ax.set_ylim(floor, max(top, atol) * 300)  # room above the tallest bar for its mark
+        ax.set_xlim(-0.5, len(row_labels) - 0.5)  # every row's slot, a bar drawn there or not
         ax.set_title(family, fontsize=PROJECTOR_PT, loc="left", weight="bold")
         ax.tick_params(labelsize=PROJECTOR_PT)
-    axes[-1][0].set_xticks(range(len(row_labels)), row_labels, rotation=30, ha="right", fontsize=PROJECTOR_PT)
-    fig.supylabel("largest logit difference from model.forward (log scale)", fontsize=PROJECTOR_PT)
+        ax.set_xticks(range(len(row_labels)), row_labels, rotation=90, fontsize=PROJECTOR_PT)
+    fig.supylabel("largest logit difference\nfrom model.forward (log scale)", fontsize=PROJECTOR_PT)
     # the key: the bars and the tolerance line from the panels' own handles, then the two marks
     handles, labels = axes[0][0].get_legend_handles_labels()
     marks = [
@@ -206,17 +243,17 @@ _GRID_FILL = {"right": RIGHT_COLOUR, "wrong": WRONG_COLOUR, "no answer": NO_ANSW
 
 
 def _grid_cell_text(verdict: Verdict) -> str:
-    """``✓ 3``, ``✗ 2,3,7``; ``n/a -1`` where there is no real token (never ``- -1``); blank
-    where the rule cannot run (the cell is hatched instead)."""
+    """``✓ 3``, ``✗ 2,3,7``; ``- (-1)`` where there is no real token (the printed tables' mark,
+    the position in brackets: never ``- -1``); blank where the rule cannot run (hatched instead)."""
     if verdict.positions is None:
         return ""
-    word = "n/a" if verdict.right is None else verdict.mark
-    return f"{word} {','.join(map(str, verdict.positions))}"
+    where = ",".join(map(str, verdict.positions))
+    return f"{NO_ANSWER} ({where})" if verdict.right is None else f"{verdict.mark} {where}"
 
 
 def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     """Rule x case, each cell filled by whether the rule finds the true last real token and
-    marked so (right, wrong, n/a: no real token; white and hatched when the rule cannot run
+    marked so (right, wrong, ``NO_ANSWER``: no real token; white and hatched when the rule cannot run
     on that kind of batch), followed by the raw position(s) it returns. ``grid`` is
     ``pp_demo.pooling.packed.class_grid()``'s result, computed when not given.
 
@@ -231,7 +268,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     # the last case name leans out past the grid from its cell's middle (cos 45)
     right_in = max(0.15, text_inches(cases[-1]) * 0.71 - cell_w / 2 + 0.2)
     cell_w = min(cell_w, (MAX_WIDTH_IN - label_in - right_in) / len(cases))
-    cell_h = 0.5
+    cell_h = 0.45
     header_in = 0.25 + max(text_inches(case) for case in cases) * 0.71  # sin 45
     title_in, key_in = 0.95, 1.1
     width = label_in + cell_w * len(cases) + right_in
@@ -255,7 +292,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     key = [
         Patch(facecolor=RIGHT_COLOUR, edgecolor="#999999", label=f"{RIGHT} right: finds the last real token"),
         Patch(facecolor=WRONG_COLOUR, edgecolor="#999999", label=f"{WRONG} wrong"),
-        Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label="n/a: no real token to find"),
+        Patch(facecolor=NO_ANSWER_COLOUR, edgecolor="#999999", label=NO_ANSWER_LABEL),
         Patch(facecolor="white", hatch="//", edgecolor="#999999", label="hatched: cannot run on this batch"),
     ]
     fig.legend(

@@ -1,7 +1,8 @@
 """Figures of the training study (notebook 05), for a projector: Okabe-Ito colours with no two
-neighbours alike, a marker per padding side (filled circles, hollow squares) so nothing is told by
-colour alone, panels stacked at most 10 inches wide, text at 14 pt, every reference line labelled
-in the legend. Each returns the ``Figure``."""
+neighbours alike, a marker per padding side (filled circles, hollow squares: ``SIDE_SHAPES``) so
+nothing is told by colour alone, at most 10 inches wide and 7.4 tall (side by side where stacking
+would not fit), text at 14 pt, every reference line labelled in the legend. Each returns the
+``Figure``."""
 
 from typing import Any
 
@@ -9,9 +10,9 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from pp_demo.figures.palette import CHANCE_LINE, MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, TARGET_LINE
+from pp_demo.figures.palette import CHANCE_LINE, MAX_HEIGHT_IN, MAX_WIDTH_IN, OKABE_ITO, PROJECTOR_PT, TARGET_LINE
 
-__all__ = ["RUN_STYLES", "draw_study_distributions", "draw_one_seed_curves"]
+__all__ = ["RUN_STYLES", "SIDE_MARKERS", "SIDE_SHAPES", "draw_study_distributions", "draw_one_seed_curves"]
 
 RUN_STYLES = {
     "count": (OKABE_ITO["vermillion"], "-"),
@@ -23,14 +24,20 @@ RUN_STYLES = {
 }
 """One colour of the palette (``pp_demo.figures.palette``) and one line style per run of the study."""
 SIDE_MARKERS = {"left": "o", "right": "s"}
+MARKER_WORDS = {"o": "circles", "s": "squares", "^": "triangles", "v": "triangles", "D": "diamonds"}
+"""What to call a matplotlib marker in prose."""
+SIDE_SHAPES = {side: MARKER_WORDS[marker] for side, marker in SIDE_MARKERS.items()}
+"""The word for each padding side's marker, as the prose about these figures must say it."""
 SIDE_FILLED = {"left": True, "right": False}  # right-padded rows hollow: shape and fill both differ
 FONT = PROJECTOR_PT
 
 
-def _reference_lines(ax: Any, target: float) -> None:
-    ax.axhline(target, color=TARGET_LINE, linestyle="--", linewidth=1.5, label=f"target {target}")
-    ax.axhline(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1.5, label="chance (1 in 3)")
-    ax.set_ylim(0.2, 1.03)
+def _reference_lines(ax: Any, target: float, across: bool = True) -> None:
+    """The target and chance lines: across the panel (accuracy up), or upright (accuracy along)."""
+    line = ax.axhline if across else ax.axvline
+    line(target, color=TARGET_LINE, linestyle="--", linewidth=1.5, label=f"target {target}")
+    line(1 / 3, color=CHANCE_LINE, linestyle=":", linewidth=1.5, label="chance (1 in 3)")
+    (ax.set_ylim if across else ax.set_xlim)(0.2, 1.03)
 
 
 def _side_key() -> list[Any]:
@@ -44,56 +51,61 @@ def _side_key() -> list[Any]:
 
 def draw_study_distributions(results_by_version: dict[str, Any], target: float = 0.9) -> Figure:
     """Held-out accuracy (``model.forward``) of every seed, per run and padding side, one panel
-    per transformers version. ``results_by_version`` maps a version to its results file."""
+    per transformers version, side by side (the runs named once, on the left; accuracy along).
+    ``results_by_version`` maps a version to its results file."""
     versions = list(results_by_version)
     runs = list(next(iter(results_by_version.values()))["runs"])
-    fig, axes = plt.subplots(len(versions), 1, figsize=(MAX_WIDTH_IN, 5.2 * len(versions)), sharex=True, squeeze=False)
-    for ax, version in zip(axes[:, 0], versions, strict=True):
-        for x, name in enumerate(runs):
+    height = min(MAX_HEIGHT_IN, 1.0 * len(runs) + 2.2)
+    fig, axes = plt.subplots(
+        1, len(versions), figsize=(MAX_WIDTH_IN, height), sharey=True, squeeze=False, layout="constrained"
+    )
+    for ax, version in zip(axes[0], versions, strict=True):
+        for y, name in enumerate(runs):
             seeds = results_by_version[version]["runs"][name]["seeds"]
             colour, _ = RUN_STYLES[name]
-            for offset, side in ((-0.2, "left"), (0.2, "right")):
+            for offset, side in ((0.2, "left"), (-0.2, "right")):
                 face, edge = (colour, "black") if SIDE_FILLED[side] else ("white", colour)
                 for i, record in enumerate(seeds):
-                    # a deterministic spread of the seeds around x, so equal accuracies stay visible
+                    # a deterministic spread of the seeds around y, so equal accuracies stay visible
                     jitter = 0.0 if len(seeds) == 1 else (i / (len(seeds) - 1) - 0.5) * 0.22
-                    xy = x + offset + jitter, record["held_out_accuracy"][side]
+                    xy = record["held_out_accuracy"][side], -(y + offset + jitter)
                     ax.scatter(*xy, facecolor=face, edgecolor=edge, marker=SIDE_MARKERS[side], s=70, linewidth=1.5)
-        _reference_lines(ax, target)
+        _reference_lines(ax, target, across=False)
         names = [n.replace(", ", ",\n").replace("rows out", "rows\nout") for n in runs]
-        ax.set_xticks(range(len(runs)), names, fontsize=FONT)
+        ax.set_yticks([-y for y in range(len(runs))], names, fontsize=FONT)
         ax.set_title(f"transformers {version}", fontsize=FONT)
         ax.tick_params(labelsize=FONT)
-        ax.set_ylabel("held-out accuracy\n(model.forward)", fontsize=FONT)
+        ax.set_xlabel("held-out accuracy\n(model.forward)", fontsize=FONT)
     handles = _side_key() + axes[0][0].get_legend_handles_labels()[0]
-    axes[0][0].legend(handles=handles, fontsize=FONT, loc="lower left", bbox_to_anchor=(0, 1.08), ncol=2, frameon=False)
-    fig.tight_layout()
+    fig.legend(handles=handles, fontsize=FONT, loc="outside upper center", ncol=2, frameon=False)
     return fig
 
 
 def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target: float = 0.9) -> Figure:
     """One seed's runs: training loss per step (top) and held-out accuracy of ``model.forward``
-    every few steps, per padding side (middle, bottom), for the runs in ``curves`` (rows:
+    every few steps, per padding side (below, side by side), for the runs in ``curves`` (rows:
     ``[step, left, right]``)."""
-    fig, axes = plt.subplots(3, 1, figsize=(MAX_WIDTH_IN, 10.4), sharex=True, layout="constrained")  # one screen
+    fig = plt.figure(figsize=(MAX_WIDTH_IN, MAX_HEIGHT_IN), layout="constrained")  # one screen
+    panels = fig.subplot_mosaic([["loss", "loss"], ["left", "right"]], sharex=True)
+    panels["right"].sharey(panels["left"])
     for name, values in losses.items():
         colour, style = RUN_STYLES[name]
-        line = {"color": colour, "linestyle": style, "linewidth": 1.8, "label": name}
-        axes[0].plot(range(1, len(values) + 1), values, **line)
+        line: dict[str, Any] = {"color": colour, "linestyle": style, "linewidth": 1.8, "label": name}
+        panels["loss"].plot(range(1, len(values) + 1), values, **line)
         for col, side in ((1, "left"), (2, "right")) if name in curves else ():
             steps, accuracies = [row[0] for row in curves[name]], [row[col] for row in curves[name]]
             fill = colour if SIDE_FILLED[side] else "white"
-            axes[col].plot(steps, accuracies, marker=SIDE_MARKERS[side], markerfacecolor=fill, markersize=7, **line)
-    axes[0].set_title("training loss, per step", fontsize=FONT)
-    axes[0].set_ylabel("loss", fontsize=FONT)
-    for col, side in ((1, "left"), (2, "right")):
-        axes[col].set_title(f"held-out accuracy, {side}-padded rows", fontsize=FONT)
-        _reference_lines(axes[col], target)
-        axes[col].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)
-    axes[-1].set_xlabel("training step", fontsize=FONT)
-    for ax in axes:
+            panels[side].plot(steps, accuracies, marker=SIDE_MARKERS[side], markerfacecolor=fill, markersize=7, **line)
+    panels["loss"].set_title("training loss, per step", fontsize=FONT)
+    panels["loss"].set_ylabel("loss", fontsize=FONT)
+    for side in ("left", "right"):
+        panels[side].set_title(f"held-out accuracy,\n{side}-padded rows", fontsize=FONT)
+        _reference_lines(panels[side], target)
+        panels[side].set_xlabel("training step", fontsize=FONT)
+    panels["left"].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)
+    for ax in panels.values():
         ax.tick_params(labelsize=FONT)
     # one key above the panels: a legend inside a panel would sit on the count run's curve
-    handles = axes[0].get_legend_handles_labels()[0] + axes[1].get_legend_handles_labels()[0][-2:]
+    handles = panels["loss"].get_legend_handles_labels()[0] + panels["left"].get_legend_handles_labels()[0][-2:]
     fig.legend(handles=handles, fontsize=FONT, frameon=False, loc="outside upper center", ncol=3)
     return fig

@@ -41,14 +41,14 @@ def test_padding_grid_marks_every_cell_and_shows_the_rows_where_the_references_d
         "✓ -1 → 5",
         "✗ 0",
         "✓ -1 → 5",
-        "n/a -1 → 5",
+        "- (-1 → 5)",
         "✗ 2",
         "✓ 5",
         "✓ 3",
         "✓ 5",
         "✓ 3",
         "✓ 5",
-        "n/a 0",
+        "- (0)",
         "✗ 2",
     ]
     edges = {p.get_edgecolor()[:3] for ax in fig.axes for p in ax.patches if not p.get_fill()}

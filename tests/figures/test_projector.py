@@ -1,5 +1,6 @@
-"""Every figure the workbook draws reads on a projector: at most ``MAX_WIDTH_IN`` wide,
-every text at ``PROJECTOR_PT`` or more and inside the figure, panels stacked, the key a legend,
+"""Every figure the workbook draws reads on a projector: at most ``MAX_WIDTH_IN`` wide and
+``MAX_HEIGHT_IN`` tall (the legend and the last panel on one laptop screen), every text at
+``PROJECTOR_PT`` or more and inside the figure, no panel narrower than ``MIN_PANEL_IN``, the key a legend,
 and a raw -1 never written next to a minus-like mark. The ``draw_*`` functions are enumerated from
 the modules of ``pp_demo.figures``, so a new figure cannot escape; each is called as its notebook
 calls it."""
@@ -18,7 +19,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 
 import pp_demo.figures
-from pp_demo.figures.palette import MAX_WIDTH_IN, PROJECTOR_PT
+from pp_demo.figures.palette import MAX_HEIGHT_IN, MAX_WIDTH_IN, PROJECTOR_PT
+
+MIN_PANEL_IN = 2.5  # side by side, a panel still holds its ticks and marks at PROJECTOR_PT
 
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
@@ -185,9 +188,16 @@ FIGURES = {
     "study.draw_study_distributions": [("two versions", _study_distributions)],
     "study.draw_one_seed_curves": [("seed 0", _one_seed_curves)],
 }
+# saved as a file beside the results it draws (``python -m pp_demo bench``), never shown in a
+# notebook: read as a page, scrolled, so not held to one screen's height
+PAGE_FIGURES = {"bench.draw_bench"}
 # boxes named in their titles, arrows by their labels: nothing for a key to explain
 KEYLESS = {"pipeline.draw_stage_split", "pipeline.draw_stage_inputs"}
 CASES = [pytest.param(name, draw, id=f"{name}: {what}") for name, cases in FIGURES.items() for what, draw in cases]
+
+
+def _middle(box):
+    return (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
 
 
 @pytest.fixture(autouse=True)
@@ -215,6 +225,7 @@ def test_every_figure_reads_on_a_projector(name, draw, monkeypatch):
     renderer = FigureCanvasAgg(fig).get_renderer()
     fig.draw(renderer)  # lays the figure out and fills the tick labels the locators choose
     assert fig.get_size_inches()[0] <= MAX_WIDTH_IN and texts
+    assert fig.get_size_inches()[1] <= MAX_HEIGHT_IN or name in PAGE_FIGURES
     small = {t.get_text(): t.get_fontsize() for t in texts if t.get_fontsize() < PROJECTOR_PT}
     assert not small
     # inside the figure: a notebook's tight bounding box would otherwise widen it past the rule
@@ -222,7 +233,17 @@ def test_every_figure_reads_on_a_projector(name, draw, monkeypatch):
     outside = [t.get_text() for t in texts if not box.padded(2).contains(*t.get_window_extent(renderer).p0)]
     outside += [t.get_text() for t in texts if not box.padded(2).contains(*t.get_window_extent(renderer).p1)]
     assert not outside
-    assert all(ax.get_position().x0 < 0.5 for ax in fig.axes)  # panels stacked, never in a row
+    narrow = [ax.get_title(loc="left") for ax in fig.axes if ax.bbox.width / fig.dpi < MIN_PANEL_IN]
+    assert not narrow  # panels side by side only as far as each stays legible
+    # every mark inside its own panel: a verdict drawn past an axis's limits floats outside the plot
+    strays = [
+        t.get_text()
+        for ax in fig.axes
+        if ax.axison
+        for t in ax.texts
+        if t.get_gid() == "verdict" and not ax.bbox.padded(1).contains(*_middle(t.get_window_extent(renderer)))
+    ]
+    assert not strays
     assert not [t.get_text() for t in texts if re.search(r"(^|\s)[-–]\s+-1", t.get_text())]  # never "- -1"
     if name not in KEYLESS:
         assert fig.legends or any(ax.get_legend() for ax in fig.axes)
