@@ -28,7 +28,7 @@ from pp_demo.errors import BadInput, count_value, seed_value
 
 def count_minus_one(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     """Non-pad ids minus one (ColossalAI 0.5.0: Llama, Qwen2, OPT): a count, so a position only
-    when every real token comes first. Wrong for left padding and for a pad id among real tokens."""
+    when every non-pad id comes first. Wrong for left padding and for a pad id among real tokens."""
     return (input_ids != pad_token_id).sum(-1).long() - 1
 
 
