@@ -3,8 +3,9 @@
 ``results/instructor_times.json`` records, per section and per notebook, the minutes two
 instructors took to teach the 3-hour plan at teaching speed. Each record names its parts (``##``
 headings, ``exercise KEY``, ``key points``, ``open``); this module counts what the clock counts in
-those parts of the notebooks as they are now, and fits one minute cost per feature so that the
-worst relative miss over all the records is as small as it can be (every combination of
+those parts of the notebooks as they were measured (the commit the file names, read through git:
+a section edited since changes what the room would take, not what it took), and fits one minute
+cost per feature so that the worst relative miss over all the records is as small as it can be (every combination of
 the values on ``GRID``, the one with the smallest worst miss). The exercises are not fitted: each costs what
 ``timing.exercise_costs`` says.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
 import sys
 from typing import Any
 
@@ -43,9 +45,20 @@ def records(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [*data["sections"], *data["notebooks"]]
 
 
+def measured_notebook(number: str, root: pathlib.Path = ROOT) -> str:
+    """Notebook ``number`` as the instructors taught it: its text at the commit the results file
+    names. A checkout without git history cannot say; that is one line, not a wrong clock."""
+    commit = load(root)["measured_at"]
+    path = next((root / "notebooks").glob(f"{number}_*.ipynb")).relative_to(root).as_posix()
+    shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=root, capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise LookupError(f"{path} at {commit[:12]}, the notebooks the instructors timed, needs the git history")
+    return shown.stdout
+
+
 def _notebook(number: str, root: pathlib.Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     path = next((root / "notebooks").glob(f"{number}_*.ipynb"))
-    nb = nbformat.read(path, as_version=4)
+    nb = nbformat.reads(measured_notebook(number, root), as_version=4)
     authored = nbformat.from_dict({**nb, "cells": episodes._authored(nb)})
     return timing.section_content(authored), timing.exercise_costs(episodes.exercise_kinds(path.stem))
 

@@ -1,18 +1,21 @@
 """The clock (tools/timing.py) against the minutes instructors measured in a room.
 
-results/instructor_times.json records the minutes per section and per notebook; the clock is
-computed from the notebooks as they are now, so a notebook that grows, or a constant edited by
-hand, fails here before a room runs late.
+results/instructor_times.json records the minutes per section and per notebook, and the commit
+whose notebooks were taught; the clock is computed from those notebooks (read through git), so a
+constant edited by hand fails here. The plans (tests/repo/test_agenda.py) apply the clock to the
+notebooks as they are now.
 """
 
 import json
 import pathlib
 
 import pytest
+from git_files import NO_GIT, tracked_files
 
 from tools import agenda, calibrate, facilitator, timing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(tracked_files(ROOT) is None, reason=NO_GIT)
 DATA = calibrate.load(ROOT)
 RECORDS = calibrate.records(DATA)
 
