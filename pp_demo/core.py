@@ -567,7 +567,7 @@ def micro_batches(batch_size: int, count: int) -> list[slice]:
     return [slice(i * size, (i + 1) * size) for i in range(count)]
 
 
-def check_batch(model: nn.Module, input_ids: Any, attention_mask: Any) -> None:
+def check_batch(model: Any, input_ids: Any, attention_mask: Any) -> None:
     """Weights with values; 2-D integer ids in the vocabulary; a 0/1 mask of their shape and device.
     The values come back from the device in one read: at real size on a GPU each read is a wait."""
     meta = [name for name, p in model.named_parameters() if p.is_meta]

@@ -86,7 +86,8 @@ def run_in_process(job: Job) -> Result:
         grads = parameter_copies(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
         return Step(step, loss, grads, device.type)
-    return train_steps(model, forward, job.batches, job.n_micro, job.lr, job.keep_params_every)
+    lr, keep = cast(float, job.lr), cast(int, job.keep_params_every)  # a train job's, checked
+    return train_steps(model, forward, job.batches, job.n_micro, lr, keep)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

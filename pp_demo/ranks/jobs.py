@@ -12,7 +12,7 @@ hold tensors, so they compare by identity (``eq=False``). Jobs are checked here 
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -91,9 +91,11 @@ class Job:
     split_points: tuple[int, ...] | int | None = None
     n_micro: int = 1
     schedule: Schedule | None = None
-    lr: float = 1e-2
     fault: Fault | None = None
-    keep_params_every: int = 0  # train: also keep the parameters after every k-th step (0: never)
+    # training only (None on an inference or one-step job): Adam's learning rate, and every how
+    # many steps the parameters are also kept (0: never)
+    lr: float | None = None
+    keep_params_every: int | None = None
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
@@ -112,12 +114,17 @@ class Job:
 
     @classmethod
     def train(
-        cls, model: nn.Module, batches: Iterable[Batch | tuple[torch.Tensor, ...]], lr: float = 1e-2, **options: Any
+        cls,
+        model: nn.Module,
+        batches: Iterable[Batch | tuple[torch.Tensor, ...]],
+        lr: float = 1e-2,
+        keep_params_every: int = 0,
+        **options: Any,
     ) -> "Job":
         """``batches``: ``Batch``s (``pp_demo.training.loop.TrainingBatch`` included) or
         ``(ids, mask, labels)``."""
         rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
-        return cls(model, rows, "train", lr=lr, **options)
+        return cls(model, rows, "train", lr=lr, keep_params_every=keep_params_every, **options)
 
     @property
     def batch(self) -> Batch:
@@ -204,13 +211,18 @@ def check_job(job: Job, n_stages: int) -> None:
     for b in job.batches:  # the core's door of a batch, then its labels where the mode trains
         check_batch(job.model, b.input_ids, b.attention_mask)
         if job.mode != "infer":
-            check_labels(b, job.model.config.num_labels)
+            check_labels(b, cast(Any, job.model).config.num_labels)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
     micro_batches(job.batch.input_ids.shape[0], job.n_micro)
-    if not isinstance(job.keep_params_every, int) or job.keep_params_every < 0:
-        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {job.keep_params_every!r}")
+    if job.mode != "train" and (job.lr, job.keep_params_every) != (None, None):
+        raise BadInput(f"lr and keep_params_every are training options (Job.train): an {job.mode!r} job takes neither")
+    keep = job.keep_params_every
+    if job.mode == "train" and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {keep!r}")
+    if job.mode == "train" and (isinstance(job.lr, bool) or not isinstance(job.lr, int | float) or not job.lr > 0):
+        raise BadInput(f"lr is Adam's learning rate, a number more than 0, got {job.lr!r}")
     per_rank = job.stages_per_rank  # an unknown schedule is refused here
     # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its
     # micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one,

@@ -178,7 +178,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient
     touched: set[int] = set()
-    optimizer = torch.optim.Adam(module.parameters(), lr=job.lr) if job.mode == "train" else None
+    optimizer = torch.optim.Adam(module.parameters(), lr=cast(float, job.lr)) if job.mode == "train" else None
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
         rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]

@@ -293,3 +293,25 @@ def test_padding_table_refuses_a_string_where_a_list_is_expected(options, expect
     with pytest.raises(BadInput) as refused:
         padding_table(**options)
     assert str(refused.value) == expected
+
+
+@pytest.mark.parametrize("mode", ["infer", "step"])
+@pytest.mark.parametrize("option", [{"lr": 0.1}, {"keep_params_every": 2}], ids=["lr", "keep_params_every"])
+def test_a_job_that_does_not_train_carries_no_training_option(mode, option):
+    model = build_model("llama")
+    ids, mask = as_batch(["left", "right"])
+    job = (
+        Job.infer(model, ids, mask, **option)
+        if mode == "infer"
+        else Job.step(model, ids, mask, torch.tensor([0, 1]), **option)
+    )
+    with pytest.raises(BadInput, match="training options"):
+        run([job])
+
+
+@pytest.mark.parametrize("lr", [0, -1.0, "0.1", True])
+def test_a_training_job_needs_a_learning_rate_above_zero(lr):
+    model = build_model("llama")
+    ids, mask = as_batch(["left", "right"])
+    with pytest.raises(BadInput, match="learning rate"):
+        run([Job.train(model, [(ids, mask, torch.tensor([0, 1]))], lr=lr)])
