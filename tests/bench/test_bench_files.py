@@ -1,11 +1,11 @@
-"""pp_demo.bench.files: the files the bench command writes, checked before it times anything."""
+"""pp_demo.instruments.bench.files: the files the bench command writes, checked before it times anything."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from pp_demo.bench.files import bench_files, timed_runs
+from pp_demo.instruments.bench.files import bench_files, timed_runs
 from pp_demo.errors import BadInput
 
 

@@ -65,7 +65,7 @@ SPLIT = {
         "pp_demo/workshop/cell_errors.py",
     ],
     "the room and the commands": ["pp_demo/", "pp_demo/workshop/", "pp_demo/cli/"],
-    "instruments": ["pp_demo/bench/", "pp_demo/colossalai/engine/", "pp_demo/colossalai/pull_request/"],
+    "instruments": ["pp_demo/instruments/bench/", "pp_demo/instruments/engine/", "pp_demo/instruments/pull_request/"],
 }
 PARTS = "|".join(re.escape(part) for part in SPLIT)
 SIZE_ROW = re.compile(rf"^\| ({PARTS}) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)

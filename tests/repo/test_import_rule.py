@@ -67,7 +67,7 @@ def _component(module: str) -> str:
 
 
 def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
-    """The absolute module an ImportFrom names (``from .x import y`` inside pp_demo.bench ...)."""
+    """The absolute module an ImportFrom names (``from .x import y`` inside pp_demo.instruments.bench ...)."""
     if not node.level:
         return node.module or ""
     base = importer.split(".")
@@ -203,9 +203,9 @@ def test_the_parser_sees_lazy_relative_and_absolute_imports():
         "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker.judge import check_forward\n"
         "    from pp_demo.ranks import jobs\n"
     )
-    assert imports_of("pp_demo.bench", source, is_package=True) == {
-        "pp_demo.bench.report",
-        "pp_demo.bench.timers",
+    assert imports_of("pp_demo.instruments.bench", source, is_package=True) == {
+        "pp_demo.instruments.bench.report",
+        "pp_demo.instruments.bench.timers",
         "pp_demo.pooling.padding_table",
         "pp_demo.verify.checker.judge",
         "pp_demo.ranks.jobs",

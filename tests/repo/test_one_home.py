@@ -92,8 +92,8 @@ def test_one_optimiser_loop_trains_in_a_process():
     # unpipelined or through the stages, training is in_process.train_steps
     optimizers = [path for path, text in SOURCES.items() for _ in re.finditer(r"torch\.optim\.\w+\(", text)]
     assert sorted(optimizers) == [
-        "pp_demo/bench/colossalai_peer.py",
-        "pp_demo/colossalai/engine/worker.py",
+        "pp_demo/instruments/bench/colossalai_peer.py",
+        "pp_demo/instruments/engine/worker.py",
         "pp_demo/ranks/in_process.py",
         "pp_demo/ranks/on_rank.py",
     ]
