@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pp_demo.errors import BadInput
+from pp_demo.figures.bench import draw_bench
 from pp_demo.instruments.bench import (
     BenchSize,
     busy_stages,
@@ -23,8 +25,6 @@ from pp_demo.instruments.bench import (
 )
 from pp_demo.instruments.bench.breakdown import phase_means, pipeline_row, step_breakdown
 from pp_demo.instruments.bench.report import phase_table
-from pp_demo.errors import BadInput
-from pp_demo.figures.bench import draw_bench
 from pp_demo.records.bench import load_results, micro_batch, summary_lines
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pp_demo.instruments.bench.files import bench_files, timed_runs
 from pp_demo.errors import BadInput
+from pp_demo.instruments.bench.files import bench_files, timed_runs
 
 
 def test_the_files_default_to_results_tmp_and_a_folder_takes_bench_cpu(tmp_path, monkeypatch):

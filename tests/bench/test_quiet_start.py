@@ -6,8 +6,8 @@ The load, the clock and the sleep are faked: nothing here waits or times anythin
 
 import pytest
 
-from pp_demo.instruments.bench.quiet_start import QUIET_LOAD, check_quiet_start, wait_for_quiet
 from pp_demo.errors import BadInput
+from pp_demo.instruments.bench.quiet_start import QUIET_LOAD, check_quiet_start, wait_for_quiet
 
 
 class FakeMachine:

@@ -26,7 +26,7 @@ DELIBERATE = {
     "summary_lines": "each record's own summary: the benchmark's and the engine run's",
     "MODES": "bench/ and the engine run the same two modes; bench/ may import the engine's (reworked on its own)",
     "free_port": "the doctor's runs without torch, on any Python; the ranks' (pipeline/launch.py) needs torch",
-    "RESULTS": "output_paths' is the folder; colossalai/engine/cli.py's and bench/report.py's each its record",
+    "RESULTS": "output_paths' is the folder; records/engine.py's and records/bench.py's each its record",
 }
 
 

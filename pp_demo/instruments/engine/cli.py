@@ -19,9 +19,9 @@ import torch
 import torch.distributed as dist
 
 from pp_demo import bounds, output_paths
+from pp_demo.errors import BadInput
 from pp_demo.instruments.engine.run import batch_of, engine_cases, not_run, run_engine
 from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
-from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import row_text
 from pp_demo.records.engine import RESULTS, case_name, verdict_lines
 

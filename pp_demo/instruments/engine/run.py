@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.core import REVIEW_TABLE, as_batch
 from pp_demo.errors import BadInput
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.ranks.launch import free_port
 from pp_demo.records.engine import case_name
 from pp_demo.verify.compare import REPRO_ROWS

@@ -29,9 +29,9 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
-from pp_demo.instruments.engine.run import Case
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION, cuda_set_device_is_a_no_op
 from pp_demo.core import build_model
+from pp_demo.instruments.engine.run import Case
 from pp_demo.silent_imports import import_quietly, quiet
 from pp_demo.verify.tolerances import DTYPES, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of

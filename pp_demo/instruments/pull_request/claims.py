@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
 from pp_demo.core import FAMILIES, FIX, PAD
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
 from pp_demo.pooling.failure import SENTENCES
 from pp_demo.pooling.positions import pooled_positions
 

@@ -15,15 +15,14 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import textwrap
 from typing import Any
 
+from pp_demo.errors import BadInput
 from pp_demo.instruments.engine.claim import judge_engine
 from pp_demo.instruments.engine.run import engine_cases, run_engine, start_python
 from pp_demo.instruments.pull_request import worker
 from pp_demo.instruments.pull_request.claims import NOT_AS_STATED, VERIFIED, claim_row, judge_all
 from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
-from pp_demo.errors import BadInput
 from pp_demo.output_paths import check_folder_writable, output_path, write_json
 from pp_demo.pooling.padding_table import row_text
 from pp_demo.records.engine import case_name

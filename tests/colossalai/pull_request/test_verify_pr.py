@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from pp_demo.core import FAMILIES
 from pp_demo.instruments.pull_request.claims import first_pad_wrong
 from pp_demo.instruments.pull_request.sdists import (
     CHANGE,
@@ -30,7 +31,6 @@ from pp_demo.instruments.pull_request.sdists import (
     find_sdist,
     split_patch,
 )
-from pp_demo.core import FAMILIES
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
 from pp_demo.records.pull_request import changed_lines
 from pp_demo.verify.compare import REPRO_FAMILIES
