@@ -273,7 +273,7 @@ def test_the_instrument_checks_would_catch_an_import():
         "pp_demo.instruments",
         "pp_demo.instruments.bench",
     ]
-    assert not _names_an_instrument("pp_demo.instrumentsx") and not _names_an_instrument("pp_demo.records.bench")
+    assert not _names_an_instrument(f"{INSTRUMENTS}_x") and not _names_an_instrument(f"{TOP}.records.bench")
     lazy = "def f():\n    from pp_demo.instruments.engine.run import batch_of\n"
     assert imports_of("pp_demo.figures.bench", lazy) == {"pp_demo.instruments.engine.run"}
 

@@ -137,7 +137,7 @@ def test_the_patches_have_one_copy_the_package_ships():
     everywhere = [p for p in _text_files() if p.name.endswith(".patch")] + [
         p for p in REPO.glob("*/*.patch") if ".venv" not in p.parts
     ]
-    assert PATCHES == PACKAGE / "colossalai" / "pull_request" / "patches"
+    assert PATCHES == PACKAGE / "instruments" / "pull_request" / "patches"
     assert sorted({p.parent for p in everywhere}) == [PATCHES]
 
 
