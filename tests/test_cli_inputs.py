@@ -182,8 +182,8 @@ def test_bench_wait_is_bounded_like_every_other_number_of_seconds(capsys, tmp_pa
 
 
 def test_bench_wait_of_0_means_start_at_once_and_the_api_refuses_what_the_flag_does():
-    from pp_demo.bench import run_bench
     from pp_demo.bounds import seconds
+    from pp_demo.instruments.bench import run_bench
 
     assert seconds(0, "--wait", zero=True) == 0.0
     with pytest.raises(BadInput, match="more than 0"):

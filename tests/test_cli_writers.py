@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import transformers
 
-import pp_demo.bench
-import pp_demo.colossalai.pull_request.verify as verify_pr
+import pp_demo.instruments.bench
+import pp_demo.instruments.pull_request.verify as verify_pr
 import pp_demo.output_paths
 import pp_demo.training.study as study
 from pp_demo import cli
@@ -25,7 +25,7 @@ STUDY_NAME = f"training_study_{transformers.__version__}.json"
 COMMITTED = ["bench_cpu.json", "bench_cpu.png", "verify_pr.json", STUDY_NAME]
 WRITERS = {  # subcommand -> (its extra arguments, the function that does the minutes of work)
     "train-study": ([], (study, "run_study")),
-    "bench": ([], (pp_demo.bench, "run_bench")),
+    "bench": ([], (pp_demo.instruments.bench, "run_bench")),
     "verify-pr": ([], (verify_pr, "verify_pr")),
 }
 
@@ -127,7 +127,7 @@ def test_verify_pr_refuses_a_wheelhouse_that_does_not_exist(capsys, checkout, no
 def quick_bench(monkeypatch):
     """The benchmark's work replaced by its committed result (the writing is what is tested)."""
     result = json.loads((REPO / "results" / "bench_cpu.json").read_text())
-    monkeypatch.setattr(pp_demo.bench, "run_bench", lambda *args, **kwargs: result)
+    monkeypatch.setattr(pp_demo.instruments.bench, "run_bench", lambda *args, **kwargs: result)
     return result
 
 
@@ -206,7 +206,7 @@ def test_out_naming_the_committed_file_replaces_it(capsys, checkout, quick_bench
 
 
 def test_verify_pr_prints_one_progress_line_per_variant(capsys, tmp_path, monkeypatch):
-    from pp_demo.colossalai.pull_request.sdists import SDISTS, VARIANTS
+    from pp_demo.instruments.pull_request.sdists import SDISTS, VARIANTS
 
     class Done:  # a worker that has finished: its output file holds what it saw
         returncode = 0
@@ -277,7 +277,7 @@ def test_a_study_of_no_seeds_is_refused(capsys, checkout, no_work, seeds):
 
 
 def test_the_engine_checks_its_out_and_timeout_before_the_ranks_start(capsys, checkout, monkeypatch):
-    import pp_demo.colossalai.engine.cli as engine_cli
+    import pp_demo.instruments.engine.cli as engine_cli
 
     monkeypatch.setattr(engine_cli, "run_trees", lambda *a, **k: pytest.fail("the ranks started"))
     Path("a_file").write_text("not a folder\n")

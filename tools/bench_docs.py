@@ -1,7 +1,7 @@
 """Write the benchmark block of docs/results.md from the committed results file.
 
 ``python -m tools.bench_docs`` replaces what lies between the page's two bench markers with
-``pp_demo.bench.readme_block`` of ``results/bench_cpu.json``; ``--check`` exits 1 when the page
+``pp_demo.instruments.bench.readme_block`` of ``results/bench_cpu.json``; ``--check`` exits 1 when the page
 differs (``tests/bench/test_bench.py`` makes the same comparison). Run it after a benchmark run
 replaced the committed file (``make bench-results`` does both). The block itself is formatted by
 the package; where it goes is this checkout's business, so the writer lives here.
@@ -29,14 +29,14 @@ def _split(text: str, name: str) -> tuple[str, str]:
 
 def rendered(text: str, result: dict[str, Any], name: str = "the page") -> str:
     """``text`` with its bench block rewritten from ``result``; the rest stays as it is."""
-    from pp_demo.bench import readme_block
+    from pp_demo.instruments.bench import readme_block
 
     head, tail = _split(text, name)
     return f"{head}{readme_block(result)}\n{tail}"
 
 
 def main(argv: list[str]) -> int:
-    from pp_demo.bench import load_results
+    from pp_demo.records.bench import load_results
 
     text = PAGE.read_text()
     new = rendered(text, load_results(RESULTS), str(PAGE.relative_to(ROOT)))

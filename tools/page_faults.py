@@ -1,5 +1,5 @@
 """Minor page faults per stage forward: pp_demo's ranks against one process, glibc's default malloc
-against the benchmark's fixed thresholds (``pp_demo.bench.allocator``).
+against the benchmark's fixed thresholds (``pp_demo.instruments.bench.allocator``).
 
 ``python -m tools.page_faults`` runs the benchmark's model (``BenchSize()``) at inference, m = 2, 4
 and 8 micro-batches: on two ranks, the faults of each forward of the last step (of three, after one
@@ -21,8 +21,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.bench.allocator import MALLOC_THRESHOLDS, fix_malloc_thresholds
-from pp_demo.bench.one_process import BenchSize
+from pp_demo.instruments.bench.allocator import MALLOC_THRESHOLDS, fix_malloc_thresholds
+from pp_demo.instruments.bench.one_process import BenchSize
 from pp_demo.output_paths import write_json
 
 MICRO_BATCHES = (2, 4, 8)

@@ -30,8 +30,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from pp_demo.bench.allocator import fix_malloc_thresholds
-from pp_demo.bench.one_process import BenchSize
+from pp_demo.instruments.bench.allocator import fix_malloc_thresholds
+from pp_demo.instruments.bench.one_process import BenchSize
 from pp_demo.output_paths import write_json
 
 MICRO_BATCHES = (2, 4, 8)

@@ -8,12 +8,12 @@ from typing import Any
 
 from pp_demo.bounds import seconds
 from pp_demo.cli.options import add, at_least_0, positive
-from pp_demo.colossalai.engine import cli as engine_cli
-from pp_demo.colossalai.engine.run import MODES, PP_STYLES
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
-from pp_demo.colossalai.pull_request.verify import main as run_verify_pr
 from pp_demo.core import FAMILIES
 from pp_demo.errors import count_value
+from pp_demo.instruments.engine import cli as engine_cli
+from pp_demo.instruments.engine.run import MODES, PP_STYLES
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+from pp_demo.instruments.pull_request.verify import main as run_verify_pr
 from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
 
 
@@ -36,11 +36,11 @@ def _interruptible(work: Callable[[], Any]) -> Any:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from pp_demo.bench import BenchSize, check_bench, format_bench, run_bench
-    from pp_demo.bench.files import bench_files, timed_runs
-    from pp_demo.bench.report import RESULTS
-    from pp_demo.bench.steadiness import steadiness
     from pp_demo.figures.bench import draw_bench
+    from pp_demo.instruments.bench import BenchSize, check_bench, format_bench, run_bench
+    from pp_demo.instruments.bench.files import bench_files, timed_runs
+    from pp_demo.instruments.bench.steadiness import steadiness
+    from pp_demo.records.bench import RESULTS
 
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
     check_bench(size, tuple(args.stages), tuple(args.micro_batches), args.warmup)
@@ -87,7 +87,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _pipeline_speed(args: argparse.Namespace) -> int:
-    from pp_demo.bench.in_process_speed import run_speed, speed_size
+    from pp_demo.instruments.bench.in_process_speed import run_speed, speed_size
     from pp_demo.verify.compare import default_device
     from pp_demo.verify.tolerances import dtype_named
 

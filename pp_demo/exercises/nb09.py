@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from pp_demo.colossalai.pull_request.worker import claim_batches
+from pp_demo.records.pull_request import claim_batches
 
 from .core import count_misses, first_pad_misses, judge_picked_rows, register, wrong_answer
 
@@ -25,7 +25,7 @@ ROWS_09 = (
     why=(
         "wrong when the first pad follows a real token and a real token follows it (3), or when the row "
         "starts and ends with a pad (1, 5); 0, 2 and 4 are fine (the condition as code: "
-        "pp_demo.colossalai.pull_request.claims.first_pad_wrong)"
+        "pp_demo.instruments.pull_request.claims.first_pad_wrong)"
     ),
     wrong=(
         wrong_answer([1, 3], "sees the pad id among the text but not a row that starts and ends with a pad (row 5)"),

@@ -53,7 +53,7 @@ def _is_one_argument_stub(function: Callable[..., object]) -> bool:
     "Write bubble_fraction(m, p): the share of the slots of a GPipe step on p stages "
     "(forwards only, m micro-batches) in which a stage sits idle.",
     # the timeline functions and the benchmark's ideal speedup hold the answer already
-    refuse=("pp_demo.ranks.schedules", "pp_demo.bench.bounds"),
+    refuse=("pp_demo.ranks.schedules", "pp_demo.instruments.bench.bounds"),
     solution=lambda m, p: (p - 1) / (m + p - 1),
     why="p - 1 idle slots in a step of m + p - 1",
     wrong=(

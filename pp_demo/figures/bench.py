@@ -65,7 +65,7 @@ def _breakdown(ax: Any, rows: list[dict[str, Any]]) -> None:
 def _engines(ax: Any, result: dict[str, Any]) -> None:
     """Per m (p = 2, a training step): pp_demo's time and ColossalAI's, and the limits as times:
     the best one-process run over the limit speedup, and the micro-batches in turn over it."""
-    from pp_demo.bench.report import micro_batch
+    from pp_demo.records.bench import micro_batch
 
     peers = result.get("peers") or []
     ours = [next(r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, p["m"], p["mode"])) for p in peers]

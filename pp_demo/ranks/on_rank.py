@@ -136,7 +136,7 @@ class StageCache:
 
 @runtime_checkable
 class RankJob(Protocol):
-    """A job that drives the pipeline's steps on each rank itself (``pp_demo.bench``'s ``BenchJob``,
+    """A job that drives the pipeline's steps on each rank itself (``pp_demo.instruments.bench``'s ``BenchJob``,
     ``pp_demo.ranks.engine_probes``): every rank calls its ``run_on_rank`` with the rank's
     ``StageCache``; the last rank's answer is the job's result. Not a ``Job``, never checked or
     prepared: it builds its own ``Job``s on the ranks. Defined here, not in

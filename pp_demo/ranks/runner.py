@@ -56,7 +56,7 @@ def run(
     check_main_guard()
     by_count: dict[int, list[int]] = {}
     for i, job in enumerate(jobs):
-        if isinstance(job, RankJob):  # a job of its own (pp_demo.bench) says it
+        if isinstance(job, RankJob):  # a job of its own (pp_demo.instruments.bench) says it
             n_ranks = job.n_stages
         else:  # prepared: the split points are a tuple
             n_ranks = (len(cast(tuple[int, ...], job.split_points)) + 1) // job.stages_per_rank

@@ -68,7 +68,7 @@ class RowComparison:
     * ``pp_demo.verify.checker.report.RowCheck``: one row of someone else's forward against
       ``model.forward``, plus what a ``RowComparison`` cannot know: where the row was pooled (the
       positions whose logits equal it) and the dtype whose rounding hides it;
-    * the claims of ``pp_demo.colossalai.pull_request.claims``: a sentence per claim of the pull
+    * the claims of ``pp_demo.instruments.pull_request.claims``: a sentence per claim of the pull
       request, judged from a JSON record that ColossalAI's own sdists wrote in another process.
 
     Each of the first three says right or wrong per row; one type for them would carry fields most

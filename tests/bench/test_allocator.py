@@ -14,7 +14,7 @@ import pytest
 # faults per allocation. 16 MiB is 4096 pages of 4 KiB: a fresh mapping faults every one of them.
 PROGRAM = """
 import ctypes, resource, sys, torch
-from pp_demo.bench.allocator import fix_malloc_thresholds
+from pp_demo.instruments.bench.allocator import fix_malloc_thresholds
 if sys.argv[1] == "fixed":
     assert fix_malloc_thresholds()
 else:  # every block of 128 KiB or more from its own mapping, as glibc starts
@@ -48,7 +48,7 @@ def test_the_count_sees_a_fresh_mapping_fault_every_page():
 
 
 def test_fixing_the_thresholds_is_a_no_op_where_there_are_none(monkeypatch):
-    from pp_demo.bench import allocator
+    from pp_demo.instruments.bench import allocator
 
     monkeypatch.setattr(allocator.sys, "platform", "darwin")
     assert allocator.fix_malloc_thresholds() is False

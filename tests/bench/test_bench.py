@@ -12,21 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from pp_demo.bench import (
+from pp_demo.errors import BadInput
+from pp_demo.figures.bench import draw_bench
+from pp_demo.instruments.bench import (
     BenchSize,
     busy_stages,
     check_bench,
     format_bench,
     ideal_speedup,
     limit_speedup,
-    load_results,
     readme_block,
-    summary_lines,
 )
-from pp_demo.bench.breakdown import phase_means, pipeline_row, step_breakdown
-from pp_demo.bench.report import micro_batch, phase_table
-from pp_demo.errors import BadInput
-from pp_demo.figures.bench import draw_bench
+from pp_demo.instruments.bench.breakdown import phase_means, pipeline_row, step_breakdown
+from pp_demo.instruments.bench.report import phase_table
+from pp_demo.records.bench import load_results, micro_batch, summary_lines
 
 RESULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "results.md"
 PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
@@ -149,7 +148,7 @@ def test_the_results_file_has_every_row_with_its_baseline_capacity_and_breakdown
 
 
 def test_no_ratio_exceeds_its_bound(results):
-    from pp_demo.bench.report import measured_quietly
+    from pp_demo.records.bench import measured_quietly
 
     quiet = measured_quietly(results)
     cpus = int(results["versions"]["cpus"])
@@ -164,7 +163,7 @@ def test_no_ratio_exceeds_its_bound(results):
 
 
 def test_a_run_is_quiet_when_it_started_with_less_than_half_the_cpus_busy(results):
-    from pp_demo.bench.report import measured_quietly
+    from pp_demo.records.bench import measured_quietly
 
     # a file from before the quiet guard: judged by its start's load (a guarded run says so itself)
     results = {k: v for k, v in results.items() if k != "quiet_start"}
@@ -260,7 +259,7 @@ def test_what_cannot_run_is_refused_in_one_line_in_the_flags_words(size, stages,
 
 
 def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
-    from pp_demo.bench import run_bench
+    from pp_demo.instruments.bench import run_bench
 
     result = run_bench(
         BenchSize(hidden=32, layers=2, seq=8, batch=4),
@@ -294,7 +293,7 @@ def test_the_docs_block_is_rewritten_between_its_markers_only(results):
 
 def test_the_results_file_is_the_checkouts_seen_from_its_root_or_a_folder_in_it(repo, tmp_path):
     # an installed pp_demo has no checkout beside it: the file is found from the current folder
-    from pp_demo.bench.report import RESULTS, results_file
+    from pp_demo.records.bench import RESULTS, results_file
 
     assert results_file(repo) == repo / RESULTS
     assert results_file(repo / "notebooks") == repo / RESULTS  # where a notebook runs

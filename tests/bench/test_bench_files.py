@@ -1,12 +1,12 @@
-"""pp_demo.bench.files: the files the bench command writes, checked before it times anything."""
+"""pp_demo.instruments.bench.files: the files the bench command writes, checked before it times anything."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from pp_demo.bench.files import bench_files, timed_runs
 from pp_demo.errors import BadInput
+from pp_demo.instruments.bench.files import bench_files, timed_runs
 
 
 def test_the_files_default_to_results_tmp_and_a_folder_takes_bench_cpu(tmp_path, monkeypatch):

@@ -7,8 +7,8 @@ the row (the fastest step, the baseline, the limits) and what is printed.
 
 import pytest
 
-from pp_demo.bench.bounds import limit_speedup
-from pp_demo.bench.colossalai_peer import ENGINE, peer_lines, peer_rows
+from pp_demo.instruments.bench.bounds import limit_speedup
+from pp_demo.instruments.bench.colossalai_peer import ENGINE, peer_lines, peer_rows
 
 ONE_PROCESS = {"training/0": 3.0, "training/2": 3.3, "training/4": 3.6}
 PP_DEMO_ROWS = [

@@ -6,8 +6,8 @@ The load, the clock and the sleep are faked: nothing here waits or times anythin
 
 import pytest
 
-from pp_demo.bench.quiet_start import QUIET_LOAD, check_quiet_start, wait_for_quiet
 from pp_demo.errors import BadInput
+from pp_demo.instruments.bench.quiet_start import QUIET_LOAD, check_quiet_start, wait_for_quiet
 
 
 class FakeMachine:
@@ -87,7 +87,7 @@ def test_force_replaces_them_and_the_file_says_it_was_forced():
 
 
 def test_the_committed_file_is_claimed_only_from_a_quiet_start():
-    from pp_demo.bench.report import measured_quietly
+    from pp_demo.records.bench import measured_quietly
 
     old = {"load_average": {"start": [0.6, 0.9, 3.0]}, "versions": {"cpus": "2"}}  # before the guard
     assert measured_quietly(old)  # its rule: less than half the CPUs busy
@@ -98,7 +98,7 @@ def test_the_committed_file_is_claimed_only_from_a_quiet_start():
 
 
 def test_the_command_refuses_a_busy_start_for_the_committed_file_before_any_work(tmp_path, monkeypatch, capsys):
-    import pp_demo.bench as bench
+    import pp_demo.instruments.bench as bench
     from pp_demo import cli
 
     monkeypatch.chdir(tmp_path)

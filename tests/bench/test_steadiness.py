@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pp_demo import cli
-from pp_demo.bench.steadiness import STEADY, steadiness, step_noise
+from pp_demo.instruments.bench.steadiness import STEADY, steadiness, step_noise
 
 
 def _run(pipeline_steps, peer_steps):
@@ -41,7 +41,7 @@ def test_the_committed_run_is_steady(repo):
 def noisy_bench(repo, tmp_path, monkeypatch):
     """In a folder like the checkout, the committed results, and a bench whose run is the committed
     one with every step after the fastest made 10 % slower."""
-    import pp_demo.bench
+    import pp_demo.instruments.bench
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "results").mkdir()
@@ -51,7 +51,7 @@ def noisy_bench(repo, tmp_path, monkeypatch):
     for row in noisy["rows"] + noisy["peers"]:
         fastest = min(row["steps_s"])
         row["steps_s"] = [fastest] + [1.1 * fastest] * (len(row["steps_s"]) - 1)
-    monkeypatch.setattr(pp_demo.bench, "run_bench", lambda *args, **kwargs: noisy)
+    monkeypatch.setattr(pp_demo.instruments.bench, "run_bench", lambda *args, **kwargs: noisy)
     return committed
 
 
@@ -71,7 +71,7 @@ def test_force_lets_a_noisy_run_replace_the_committed_file_and_the_file_says_so(
 
 
 def test_the_results_page_says_how_noisy_the_run_was(noisy_bench, tmp_path):
-    from pp_demo.bench.report import readme_block
+    from pp_demo.instruments.bench.report import readme_block
 
     assert "(steady: the committed file needs 5% or less)" in readme_block(json.loads(noisy_bench))
     cli.main(["bench", "--out", "results", "--force"])

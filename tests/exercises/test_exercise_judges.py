@@ -180,7 +180,7 @@ def _bubble_from_the_timeline(m, p):
 
 
 def _bubble_from_the_ideal_speedup(m, p):
-    from pp_demo.bench.bounds import ideal_speedup  # imported where used, as a reader would
+    from pp_demo.instruments.bench.bounds import ideal_speedup  # imported where used, as a reader would
 
     return 1 - ideal_speedup(p, m) / p
 
@@ -220,7 +220,7 @@ SHORTCUTS = [
     ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
     ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
-    ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.bench.bounds.ideal_speedup"),
+    ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.instruments.bench.bounds.ideal_speedup"),
     ("02.1", [0], "row 2 [0,5,6,7,8,0]"),  # only the left-padded row, as 01 and 03 show left padding failing
     ("03.1", [False, True, False], "row 0 [7,8,9,10,11,0]"),  # the printed line's order (left-padded first)
     # the count rule's and model.forward's positions printed above for left_pad_in_content

@@ -60,12 +60,13 @@ SPLIT = {
         "pp_demo/exercises/",
         "pp_demo/training/",
         "pp_demo/colossalai/",
+        "pp_demo/records/",
         "pp_demo/workshop/explorer.py",
         "pp_demo/workshop/tokenizer.py",
         "pp_demo/workshop/cell_errors.py",
     ],
     "the room and the commands": ["pp_demo/", "pp_demo/workshop/", "pp_demo/cli/"],
-    "instruments": ["pp_demo/bench/", "pp_demo/colossalai/engine/", "pp_demo/colossalai/pull_request/"],
+    "instruments": ["pp_demo/instruments/"],
 }
 PARTS = "|".join(re.escape(part) for part in SPLIT)
 SIZE_ROW = re.compile(rf"^\| ({PARTS}) \| [^|]+ \| (\d+\.\d)k \| (\d+) % \|$", re.M)

@@ -9,6 +9,7 @@ absolute. And the modules' own graph has no cycle, inside a folder either.
 """
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def _component(module: str) -> str:
 
 
 def _resolve(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
-    """The absolute module an ImportFrom names (``from .x import y`` inside pp_demo.bench ...)."""
+    """The absolute module an ImportFrom names (``from .x import y`` inside pp_demo.instruments.bench ...)."""
     if not node.level:
         return node.module or ""
     base = importer.split(".")
@@ -142,12 +143,13 @@ def test_the_layers_are_the_ones_the_package_is_built_from():
         "ranks": {"pooling", "bounds"},
         "verify": {"ranks", "silent_imports"},
         "colossalai": {"verify", "output_paths"},
+        "records": {"verify"},
         "training": {"ranks"},
-        "bench": {"colossalai"},
-        "figures": {"bench"},
-        "workshop": {"figures"},
-        "exercises": {"colossalai"},
-        "cli": {"training", "workshop"},
+        "figures": {"records"},
+        "workshop": {"figures", "colossalai"},
+        "exercises": {"colossalai", "records"},
+        "cli": {"training", "workshop", "instruments"},
+        "instruments": {"colossalai", "records"},
     }
 
 
@@ -159,10 +161,10 @@ def test_every_layer_stands_on_layers_only_and_the_foundation_on_the_standard_li
 
 
 def test_the_independent_layers_know_nothing_of_one_another():
-    # the docstring's sentence: training/, bench/ and exercises/ stand on none of each other
+    # training/, the instruments and exercises/ stand on none of each other
     on = _stands_on()
-    for a in ("training", "bench", "exercises"):
-        for b in {"training", "bench", "exercises"} - {a}:
+    for a in ("training", "instruments", "exercises"):
+        for b in {"training", "instruments", "exercises"} - {a}:
             assert b not in _allowed(a, on), f"{a} stands on {b}"
 
 
@@ -180,10 +182,10 @@ def test_no_module_imports_from_a_layer_it_does_not_stand_on():
 
 
 def test_the_rule_refuses_an_import_of_a_layer_not_stood_on():
-    # the rule is only as good as its closure: bench stands on colossalai, which stands on verify ...
+    # the rule is only as good as its closure: the instruments stand on colossalai, which stands on verify ...
     on = _stands_on()
-    assert {"colossalai", "verify", "ranks", "pooling", "core", "errors"} <= _allowed("bench", on)
-    assert "training" not in _allowed("bench", on) and "cli" not in _allowed("workshop", on)
+    assert {"colossalai", "records", "verify", "ranks", "pooling", "core", "errors"} <= _allowed("instruments", on)
+    assert "training" not in _allowed("instruments", on) and "cli" not in _allowed("workshop", on)
 
 
 def test_no_module_inside_the_package_imports_the_package_facade():
@@ -203,14 +205,77 @@ def test_the_parser_sees_lazy_relative_and_absolute_imports():
         "    import pp_demo.pooling.padding_table\n    from pp_demo.verify.checker.judge import check_forward\n"
         "    from pp_demo.ranks import jobs\n"
     )
-    assert imports_of("pp_demo.bench", source, is_package=True) == {
-        "pp_demo.bench.report",
-        "pp_demo.bench.timers",
+    assert imports_of("pp_demo.instruments.bench", source, is_package=True) == {
+        "pp_demo.instruments.bench.report",
+        "pp_demo.instruments.bench.timers",
         "pp_demo.pooling.padding_table",
         "pp_demo.verify.checker.judge",
         "pp_demo.ranks.jobs",
     }
     assert imports_of("pp_demo.exercises.nb02", "from .core import register\n") == {"pp_demo.exercises.core"}
+
+
+# Who the instruments are for: this repository's maintainers. The core, the ranks, the notebooks and
+# what they use read the instruments' results through records/, and import nothing of them.
+NOT_INSTRUMENTS = ("core", "ranks", "pooling", "training", "figures", "exercises", "workshop", "records")
+INSTRUMENTS = f"{TOP}.instruments"
+NOTEBOOKS = PACKAGE.parent / "notebooks"
+IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\S+)\s+import\b|import\s+(.+))")
+
+
+def _names_an_instrument(module: str) -> bool:
+    return module == INSTRUMENTS or module.startswith(f"{INSTRUMENTS}.")
+
+
+def notebook_imports(source: str) -> set[str]:
+    """The modules a code cell's import lines name (a cell may hold magics, so lines, not ``ast``)."""
+    found = set()
+    for line in source.splitlines():
+        if match := IMPORT_LINE.match(line.split("#")[0]):
+            named = [match[1]] if match[1] else [n.split(" as ")[0] for n in match[2].split(",")]
+            found.update(n.strip() for n in named if n.strip())
+    return found
+
+
+def _notebook_code_cells() -> dict[str, list[str]]:
+    return {
+        path.name: ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        for path in sorted(NOTEBOOKS.glob("*.ipynb"))
+    }
+
+
+def test_nothing_the_learner_meets_imports_an_instrument():
+    assert INSTRUMENTS in MODULES  # the folder the rule is about exists
+    learner = {m: t for m, t in _graph().items() if _component(m) in NOT_INSTRUMENTS}
+    assert {_component(m) for m in learner} == set(NOT_INSTRUMENTS)  # every part was read
+    offending = sorted(f"{m} imports {t}" for m, targets in learner.items() for t in targets if _names_an_instrument(t))
+    assert offending == []
+
+
+def test_no_notebook_imports_an_instrument():
+    cells = _notebook_code_cells()
+    assert len(cells) >= 10 and all(cells.values())
+    imported = {name: set().union(*map(notebook_imports, sources)) for name, sources in cells.items()}
+    assert f"{TOP}.records.bench" in imported["10_schedules.ipynb"]  # the reader sees their imports
+    offending = sorted(
+        f"{name} imports {m}" for name, names in imported.items() for m in names if _names_an_instrument(m)
+    )
+    assert offending == []
+
+
+def test_the_instrument_checks_would_catch_an_import():
+    # the notebooks' reader sees each spelling of an import line, and the check tells an instrument apart
+    cell = (
+        "%matplotlib inline\nimport torch, pp_demo.instruments.bench as b\n    from pp_demo.instruments import bench\n"
+    )
+    assert notebook_imports(cell) == {"torch", "pp_demo.instruments.bench", "pp_demo.instruments"}
+    assert [m for m in sorted(notebook_imports(cell)) if _names_an_instrument(m)] == [
+        "pp_demo.instruments",
+        "pp_demo.instruments.bench",
+    ]
+    assert not _names_an_instrument(f"{INSTRUMENTS}_x") and not _names_an_instrument(f"{TOP}.records.bench")
+    lazy = "def f():\n    from pp_demo.instruments.engine.run import batch_of\n"
+    assert imports_of("pp_demo.figures.bench", lazy) == {"pp_demo.instruments.engine.run"}
 
 
 def test_the_cycle_finder_finds_a_cycle_and_passes_a_chain():

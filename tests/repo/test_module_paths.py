@@ -130,14 +130,14 @@ def test_every_folder_of_python_files_is_a_package_the_wheel_finds():
 
 
 def test_the_patches_have_one_copy_the_package_ships():
-    # verify-pr applies them from package data (pp_demo/colossalai/pull_request/patches/): a second copy
+    # verify-pr applies them from package data (pp_demo/instruments/pull_request/patches/): a second copy
     # elsewhere in the checkout could drift from the one the wheel carries.
-    from pp_demo.colossalai.pull_request.sdists import PATCHES
+    from pp_demo.instruments.pull_request.sdists import PATCHES
 
     everywhere = [p for p in _text_files() if p.name.endswith(".patch")] + [
         p for p in REPO.glob("*/*.patch") if ".venv" not in p.parts
     ]
-    assert PATCHES == PACKAGE / "colossalai" / "pull_request" / "patches"
+    assert PATCHES == PACKAGE / "instruments" / "pull_request" / "patches"
     assert sorted({p.parent for p in everywhere}) == [PATCHES]
 
 

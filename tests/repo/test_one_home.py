@@ -26,7 +26,7 @@ DELIBERATE = {
     "summary_lines": "each record's own summary: the benchmark's and the engine run's",
     "MODES": "bench/ and the engine run the same two modes; bench/ may import the engine's (reworked on its own)",
     "free_port": "the doctor's runs without torch, on any Python; the ranks' (pipeline/launch.py) needs torch",
-    "RESULTS": "output_paths' is the folder; colossalai/engine/cli.py's and bench/report.py's each its record",
+    "RESULTS": "output_paths' is the folder; records/engine.py's and records/bench.py's each its record",
 }
 
 
@@ -92,8 +92,8 @@ def test_one_optimiser_loop_trains_in_a_process():
     # unpipelined or through the stages, training is in_process.train_steps
     optimizers = [path for path, text in SOURCES.items() for _ in re.finditer(r"torch\.optim\.\w+\(", text)]
     assert sorted(optimizers) == [
-        "pp_demo/bench/colossalai_peer.py",
-        "pp_demo/colossalai/engine/worker.py",
+        "pp_demo/instruments/bench/colossalai_peer.py",
+        "pp_demo/instruments/engine/worker.py",
         "pp_demo/ranks/in_process.py",
         "pp_demo/ranks/on_rank.py",
     ]

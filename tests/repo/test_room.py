@@ -13,7 +13,7 @@ import tarfile
 
 import pytest
 
-from pp_demo.colossalai.pull_request import sdists
+from pp_demo.instruments.pull_request import sdists
 from pp_demo.workshop import doctor, lab
 from tools import episodes
 

@@ -77,7 +77,7 @@ def test_the_wheel_imports_its_own_copy_with_its_patches(installed):
     python, _ = installed
     code = (
         "import pp_demo, pathlib\n"
-        "from pp_demo.colossalai.pull_request.sdists import PATCHES, CHANGE, CHANGE_FILES, split_patch\n"
+        "from pp_demo.instruments.pull_request.sdists import PATCHES, CHANGE, CHANGE_FILES, split_patch\n"
         "print(pathlib.Path(pp_demo.__file__).parent)\n"
         "print(sorted(split_patch((PATCHES / CHANGE).read_text())) == sorted(CHANGE_FILES))\n"
         "print(len(list(PATCHES.glob('*.patch'))))\n"
@@ -108,10 +108,10 @@ def test_the_commands_run_from_the_wheel(installed):
         "gpu-check": ["-m", "pp_demo", "gpu-check", "--dry-run", "--checkout", str(REPO)],
         "gpu-check here": ["-m", "pp_demo", "gpu-check", "--dry-run"],
         "colossalai-engine": ["-m", "pp_demo", "colossalai-engine", "--help"],
-        "engine record": ["-c", "from pp_demo.colossalai.engine.cli import RESULTS; print(RESULTS)"],
+        "engine record": ["-c", "from pp_demo.records.engine import RESULTS; print(RESULTS)"],
         "report": [
             "-c",
-            f"from pp_demo.bench import load_results, summary_lines; "
+            f"from pp_demo.records.bench import load_results, summary_lines; "
             f"print(summary_lines(load_results({str(REPO / 'results' / 'bench_cpu.json')!r}))[0])",
         ],
     }

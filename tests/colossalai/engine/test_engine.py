@@ -9,12 +9,13 @@ reference) and ``pp_demo.core``, not from the engine's code.
 import pytest
 import torch
 
-from pp_demo.colossalai.engine.claim import CLAIM, judge_engine
-from pp_demo.colossalai.engine.cli import tree_folder, verdict_lines
-from pp_demo.colossalai.engine.run import case_name, engine_cases, not_run, run_engine
-from pp_demo.colossalai.pull_request.claims import DOCUMENTED
 from pp_demo.core import FIX, PAD
+from pp_demo.instruments.engine.claim import CLAIM, judge_engine
+from pp_demo.instruments.engine.cli import tree_folder
+from pp_demo.instruments.engine.run import engine_cases, not_run, run_engine
+from pp_demo.instruments.pull_request.claims import DOCUMENTED
 from pp_demo.pooling.positions import pooled_positions
+from pp_demo.records.engine import case_name, verdict_lines
 
 pytestmark = pytest.mark.distributed
 

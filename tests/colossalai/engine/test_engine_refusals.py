@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from pp_demo.cli import main
-from pp_demo.colossalai.engine import cli as engine_cli
-from pp_demo.colossalai.engine import run as engine_run
+from pp_demo.instruments.engine import cli as engine_cli
+from pp_demo.instruments.engine import run as engine_run
 
 
 @pytest.fixture

@@ -16,8 +16,9 @@ import sys
 
 import pytest
 
-from pp_demo.colossalai.pull_request.claims import first_pad_wrong
-from pp_demo.colossalai.pull_request.sdists import (
+from pp_demo.core import FAMILIES
+from pp_demo.instruments.pull_request.claims import first_pad_wrong
+from pp_demo.instruments.pull_request.sdists import (
     CHANGE,
     CHANGE_FILES,
     FOLLOW_UP,
@@ -25,14 +26,13 @@ from pp_demo.colossalai.pull_request.sdists import (
     PATCHES,
     SDISTS,
     NoSdist,
-    changed_lines,
     default_cache,
     extract_package,
     find_sdist,
     split_patch,
 )
-from pp_demo.core import FAMILIES
 from pp_demo.pooling.survey import PROJECTOR_WIDTH
+from pp_demo.records.pull_request import changed_lines
 from pp_demo.verify.compare import REPRO_FAMILIES
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
@@ -72,8 +72,8 @@ from pp_demo import core
 core.FAMILIES["phi3"] = dataclasses.replace(
     core.FAMILIES["llama"], name="phi3", classifier="Phi3ForSequenceClassification",
     config="Phi3Config", colossalai_rule=None)
-from pp_demo.colossalai.engine import cli, run as engine
-from pp_demo.colossalai.pull_request import claims, sdists
+from pp_demo.instruments.engine import cli, run as engine
+from pp_demo.instruments.pull_request import claims, sdists
 from pp_demo.errors import BadInput
 from pp_demo.verify import compare
 from pp_demo.verify.family_matrix import rules_for
@@ -148,7 +148,7 @@ def test_where_the_first_pad_forms_are_wrong(row, wrong):
 
 def test_the_verdicts_of_the_committed_record_fit_a_projector():
     # notebook 09 prints them; one heading per claim, a verdict line per sdist under it
-    from pp_demo.colossalai.pull_request.verify import format_verdicts
+    from pp_demo.records.pull_request import format_verdicts
 
     record = json.loads((ROOT / "results" / "verify_pr.json").read_text())
     lines = format_verdicts(record).splitlines()

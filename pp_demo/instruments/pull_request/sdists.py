@@ -5,7 +5,7 @@ sdists: ``colossalai==0.5.0`` (eight pooling forwards) and ``colossalai-nightly=
 (the registry's only build with ``qwen3.py``: nine). Each is found in a cache folder, else
 anywhere under a wheelhouse folder (``make wheelhouse`` puts them there), else fetched with
 ``pip download``. Its ``colossalai`` package is extracted once and copied into a folder per
-variant, patched with diffs from ``pp_demo/colossalai/pull_request/patches/`` (``patch -p1``).
+variant, patched with diffs from ``pp_demo/instruments/pull_request/patches/`` (``patch -p1``).
 Nothing is installed: a variant is imported by putting its folder on the path.
 """
 
@@ -17,7 +17,7 @@ import sys
 import tarfile
 from typing import Any
 
-__all__ = ["changed_lines", "SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "FOLLOW_UP_FILES", "default_cache"]
+__all__ = ["SDISTS", "VARIANTS", "PATCHES", "CHANGE_FILES", "FOLLOW_UP_FILES", "default_cache"]
 __all__ += ["find_sdist", "variant_tree", "split_patch", "extract_package", "NoSdist"]
 
 # Package data (pyproject: [tool.setuptools.package-data]): the one copy, shipped in the wheel.
@@ -97,59 +97,6 @@ def split_patch(text: str) -> dict[str, str]:
         if current is not None:
             parts[current] += line
     return parts
-
-
-PAD_ALIAS = {"self.config.pad_token_id": "pad"}
-"""What ``changed_lines`` abbreviates by default, and says so in its first line."""
-
-
-def _hunks(text: str) -> list[tuple[str, int, list[str]]]:
-    """(file, the old file's line number of the first changed line, the changed lines) per hunk."""
-    hunks: list[tuple[str, int, list[str]]] = []
-    path, old_line = "", 0
-    changed: list[str] | None = None
-    for line in text.splitlines():
-        if line.startswith("--- a/"):
-            path = line[6:].split()[0]
-        elif line.startswith("+++ "):
-            continue
-        elif line.startswith("@@"):
-            old_line, changed = int(line.split()[1].lstrip("-").split(",")[0]), None
-        elif line.startswith(("-", "+")):
-            if changed is None:
-                changed = []
-                hunks.append((path, old_line, changed))
-            changed.append(line)
-        elif changed is None:
-            old_line += 1  # a context line before the change
-    return hunks
-
-
-def changed_lines(text: str, alias: dict[str, str] | None = None) -> str:
-    """The changed lines of a unified diff, for reading off a projector: each hunk as
-    ``file:line`` (its first changed line in the old file) and its ``-``/``+`` lines dedented,
-    hunks with the same lines under one heading, each ``alias`` key written as its value
-    (``PAD_ALIAS`` by default, said first)."""
-    alias = PAD_ALIAS if alias is None else alias
-    grouped: dict[tuple[str, ...], list[str]] = {}
-    for path, line, changed in _hunks(text):
-        codes = [c[1:] for c in changed]
-        indent = min(len(c) - len(c.lstrip()) for c in codes if c.strip())
-        body = []
-        for sign, code in zip((c[0] for c in changed), codes, strict=True):
-            for long, short in alias.items():
-                code = code.replace(long, short)
-            body.append(f"{sign} {code[indent:]}".rstrip())
-        grouped.setdefault(tuple(body), []).append(f"{path}:{line}")
-    folders = {where.rsplit("/", 1)[0] for wheres in grouped.values() for where in wheres}
-    folder = folders.pop() + "/" if len(folders) == 1 else ""
-    lines = [
-        f"changed lines only; file:line in 0.5.0's unpatched {folder or 'tree'}",
-        *(f"{short} stands for {long}" for long, short in alias.items()),
-    ]
-    for hunk_lines, wheres in grouped.items():
-        lines += ["", ", ".join(w.removeprefix(folder) for w in wheres), *hunk_lines]
-    return "\n".join(lines)
 
 
 def extract_package(sdist: pathlib.Path, stem: str, into: pathlib.Path) -> None:

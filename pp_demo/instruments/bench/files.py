@@ -1,6 +1,6 @@
 """Where ``python -m pp_demo bench`` writes, checked before it times anything, since a run takes
 minutes: output files it could not write or should not replace (``pp_demo.output_paths``). The
-sizes it cannot take are refused by ``pp_demo.bench.check_bench``."""
+sizes it cannot take are refused by ``pp_demo.instruments.bench.check_bench``."""
 
 from collections.abc import Sequence
 from pathlib import Path

@@ -24,13 +24,14 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.core import REVIEW_TABLE, as_batch
 from pp_demo.errors import BadInput
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
 from pp_demo.ranks.launch import free_port
+from pp_demo.records.engine import case_name
 from pp_demo.verify.compare import REPRO_ROWS
 
-__all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine", "case_name"]
+__all__ = ["PP_STYLES", "MODES", "NOT_INTERLEAVED", "batch_of", "engine_cases", "not_run", "run_engine"]
 __all__ += ["PACKAGE_PARENT", "start_python"]
 
 # the folder pp_demo is imported from (a checkout or site-packages): the processes it starts import it from there
@@ -94,10 +95,6 @@ def not_run(family: str, schedule: str) -> str | None:
     return NOT_INTERLEAVED.get(family) if schedule == "interleaved" else None
 
 
-def case_name(case: Case) -> str:
-    return f"{case['family']} {case['schedule']} {case['mode']}"
-
-
 def start_python(
     module: str, tree: pathlib.Path | None, *args: str, env: dict[str, str] | None = None, **popen: Any
 ) -> Any:
@@ -114,7 +111,7 @@ def start_ranks(
     job: pathlib.Path,
     folder: pathlib.Path,
     world: int,
-    module: str = "pp_demo.colossalai.engine.worker",
+    module: str = "pp_demo.instruments.engine.worker",
 ) -> list[Any]:
     """``world`` processes running ``python -m module JOB FOLDER``, each rank's output in a log."""
     env = dict(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE=str(world), OMP_NUM_THREADS="1")

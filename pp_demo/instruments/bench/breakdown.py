@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pp_demo.records.bench import micro_batch_terms
+
 from .bounds import ideal_speedup, limit_speedup
 
-__all__ = ["Interval", "step_breakdown", "micro_batch_terms", "phase_means", "pipeline_row"]
+__all__ = ["Interval", "step_breakdown", "phase_means", "pipeline_row"]
 
 Interval = tuple[str, float, float]
 _COMPUTE = ("F", "B", "L")
@@ -64,20 +66,6 @@ def step_breakdown(steps: list[Any]) -> dict[str, Any]:
             }
         )
     return {"wall_s": t1 - t0, "ranks": ranks}
-
-
-def micro_batch_terms(whole_s: float, in_turn_s: float, limit: float, pipeline_s: float) -> dict[str, float]:
-    """The limit built from what it assumes: the one-process time of the same m micro-batches in
-    turn (each at its own size) over the limit speedup is the fastest the schedule could step on
-    this machine; ``of_micro_batch_limit`` is the schedule's share of it. ``micro_batch_cost`` is
-    what cutting the batch costs one process: that time over the whole batch's (1 = free)."""
-    limit_s = in_turn_s / limit
-    return {
-        "micro_batch_s": _r(in_turn_s),
-        "micro_batch_cost": _r(in_turn_s / whole_s),
-        "micro_batch_limit_s": _r(limit_s),
-        "of_micro_batch_limit": _r(limit_s / pipeline_s),
-    }
 
 
 def phase_means(breakdown: list[dict[str, Any]]) -> list[dict[str, float]]:

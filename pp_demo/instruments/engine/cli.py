@@ -19,17 +19,15 @@ import torch
 import torch.distributed as dist
 
 from pp_demo import bounds, output_paths
-from pp_demo.colossalai.engine.run import batch_of, case_name, engine_cases, not_run, run_engine
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.errors import BadInput
+from pp_demo.instruments.engine.run import batch_of, engine_cases, not_run, run_engine
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.pooling.padding_table import row_text
+from pp_demo.records.engine import RESULTS, case_name, verdict_lines
 
-__all__ = ["TREES", "RESULTS", "tree_folder", "verdict_lines", "summary_lines", "run_trees", "main"]
+__all__ = ["TREES", "tree_folder", "run_trees", "main"]
 
 TREES = ("unpatched", "change", "change + follow-up", "installed")
-# the committed run of every family, schedule, mode and sdist tree (notebook 06 reads it: two
-# rank starts per tree take longer than a notebook cell may), found from the working directory
-RESULTS = output_paths.in_checkout(output_paths.RESULTS / "colossalai_engine.json")
 SDIST = "colossalai==0.5.0"
 
 
@@ -38,49 +36,6 @@ def tree_folder(tree: str) -> pathlib.Path | None:
     if tree == "installed":
         return None
     return variant_tree(SDIST, tree, default_cache(), os.environ.get("PP_DEMO_WHEELHOUSE") or "wheelhouse")
-
-
-def _loss_equal(record: dict[str, Any]) -> bool:
-    return bool(abs(record["loss"] - record["model.forward loss"]) <= record["tolerance"])
-
-
-def verdict_lines(record: dict[str, Any]) -> list[str]:
-    """Two lines per case: where the rows match ``model.forward``; the loss and gradients."""
-    if "cannot run" in record:
-        return [f"{case_name(record):<32} cannot run on the plugin:", f"    {record['cannot run']}"]
-    first = f"{case_name(record):<32} row matches model.forward: {record['matches']}"
-    loss = "equal" if _loss_equal(record) else "differs"
-    second = f"    loss {record['loss']:.6f} (model.forward {record['model.forward loss']:.6f}): {loss}"
-    if record["largest gradient difference"] is not None:
-        grads = "equal" if record["largest gradient difference"] <= record["tolerance"] else "differ"
-        second += f"; gradients {grads} (up to {record['largest gradient difference']:.1e})"
-    return [first, second]
-
-
-def _cell(record: dict[str, Any]) -> str:
-    rows = "".join("TF"[not m] for m in record["matches"])
-    loss = "=" if _loss_equal(record) else "x"
-    grads = "=" if record["largest gradient difference"] <= record["tolerance"] else "x"
-    return f"{rows:<5}{loss:<5}{grads}"
-
-
-def summary_lines(runs: dict[str, Any]) -> list[str]:
-    """One line per family and schedule, one column per tree, from the training step's record
-    (its logits are the inference run's too): rows matching model.forward (T/F), then the loss
-    and the gradients, ``=`` equal to model.forward's within the tolerance, ``x`` not."""
-    trees = list(runs)
-    lines = [
-        f"{'':<20}" + "".join(f"{t:<20}" for t in trees),
-        f"{'family schedule':<20}" + f"{'rows loss grads':<20}" * len(trees),
-    ]
-    done = {
-        t: {(r["family"], r["schedule"]): r for r in run["records"] if r["mode"] == "training"}
-        for t, run in runs.items()
-    }
-    for key in done[trees[0]]:
-        cells = [_cell(done[t][key]) if key in done[t] else "not run" for t in trees]
-        lines.append(f"{' '.join(key):<20}" + "".join(f"{c:<20}" for c in cells))
-    return [line.rstrip() for line in lines]
 
 
 def _batch_lines(families: list[str]) -> list[str]:
@@ -126,7 +81,7 @@ def _report(runs: dict[str, Any], args: argparse.Namespace) -> int:
 
 def _under_torchrun(args: argparse.Namespace) -> int:
     """This process is one of torchrun's two ranks: one tree, the cases run here."""
-    from pp_demo.colossalai.engine.worker import prepare_colossalai, run_cases
+    from pp_demo.instruments.engine.worker import prepare_colossalai, run_cases
 
     if len(args.tree) != 1:
         raise BadInput("under torchrun the ranks import one tree: pass one --tree")

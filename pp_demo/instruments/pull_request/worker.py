@@ -1,6 +1,6 @@
 """The part of ``verify-pr`` that imports ColossalAI: one process per sdist, all its variants.
 
-Run as ``python -m pp_demo.colossalai.pull_request.worker JOB.json OUT.json`` with the first
+Run as ``python -m pp_demo.instruments.pull_request.worker JOB.json OUT.json`` with the first
 variant's tree first on ``PYTHONPATH``; JOB is ``{"sdist": stem, "trees": {variant: folder}}``.
 Each variant's ``colossalai`` is imported from its folder in turn, the previous one dropped, so
 one process serves every variant (torch and transformers are imported once). Per row it writes
@@ -17,43 +17,16 @@ from typing import Any
 import torch
 
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION, forget_imported_tree, forwards_in_tree
-from pp_demo.core import FAMILIES, PAD, REVIEW_TABLE, as_batch, build_model
-from pp_demo.verify.checker.batches import random_row
+from pp_demo.core import build_model
+from pp_demo.records.pull_request import claim_batches
 from pp_demo.verify.compare import compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of
 
-__all__ = ["claim_batches", "random_rows", "run_variant"]
+__all__ = ["run_variant"]
 
 ATOL = tolerance("cpu")
 """CPU fp32: the forwards run the same arithmetic as ``model.forward`` (the shared tolerance)."""
-
-
-def random_rows(n: int = 32, length: int = 8, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)``: seeded rows of the checker battery's ``random_row``
-    (``pp_demo.verify.checker.batches``). Rows of pad ids only are skipped: every position holds
-    the same id, so logits cannot tell where such a row was pooled (claim 4 judges by logits)."""
-    generator = torch.Generator().manual_seed(seed)
-    vocab = min(family.tiny["vocab_size"] for family in FAMILIES.values())  # ids every tiny model takes
-    rows: list[tuple[torch.Tensor, torch.Tensor]] = []
-    while len(rows) < n:
-        row = random_row(length, PAD, vocab, generator)
-        if (row[0] != PAD).any():
-            rows.append(row)
-    ids, mask = (torch.stack(parts) for parts in zip(*rows, strict=True))
-    return ids, mask
-
-
-def claim_batches() -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """The batches every forward runs on: the reproduction, claim 2's left- and right-padded
-    batches (rows of two lengths), the review table's four rows, and the random rows."""
-    return {
-        "reproduction": as_batch(("left", "right")),
-        "left-padded": as_batch(("left", "unpadded")),
-        "right-padded": as_batch(("right", "unpadded")),
-        "review": as_batch(REVIEW_TABLE),
-        "random": random_rows(),
-    }
 
 
 def run_variant(

@@ -15,20 +15,20 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-import textwrap
 from typing import Any
 
-from pp_demo.colossalai.engine.claim import judge_engine
-from pp_demo.colossalai.engine.run import case_name, engine_cases, run_engine, start_python
-from pp_demo.colossalai.pull_request import worker
-from pp_demo.colossalai.pull_request.claims import NOT_AS_STATED, VERIFIED, claim_row, judge_all
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.errors import BadInput
+from pp_demo.instruments.engine.claim import judge_engine
+from pp_demo.instruments.engine.run import engine_cases, run_engine, start_python
+from pp_demo.instruments.pull_request import worker
+from pp_demo.instruments.pull_request.claims import NOT_AS_STATED, VERIFIED, claim_row, judge_all
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, SDISTS, VARIANTS, NoSdist, default_cache, variant_tree
 from pp_demo.output_paths import check_folder_writable, output_path, write_json
 from pp_demo.pooling.padding_table import row_text
-from pp_demo.pooling.survey import PROJECTOR_WIDTH
+from pp_demo.records.engine import case_name
+from pp_demo.records.pull_request import claim_batches, format_verdicts
 
-__all__ = ["run_workers", "run_engine_trees", "verify_pr", "format_verdicts", "main"]
+__all__ = ["run_workers", "run_engine_trees", "verify_pr", "main"]
 
 TITLE = "[shardformer]: fix pooled token for left-padded inputs in pipeline sequence classification"
 
@@ -95,7 +95,7 @@ ENGINE_TREES = ("unpatched", "change", "change + follow-up")
 
 def run_engine_trees(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """The fifth claim's evidence: the pull request's three families on ColossalAI's own engine
-    (``pp_demo.colossalai.engine.run``), both schedules, inference and training, per tree of 0.5.0."""
+    (``pp_demo.instruments.engine.run``), both schedules, inference and training, per tree of 0.5.0."""
     cases = engine_cases(CHANGE_FILES)
     runs = {}
     for tree in ENGINE_TREES:
@@ -128,7 +128,7 @@ def _engine_summary(runs: dict[str, Any]) -> dict[str, Any]:
 
 def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, Any]:
     """Everything verify-pr records, as written to ``results/verify_pr.json``."""
-    data = worker.claim_batches()
+    data = claim_batches()
     results = run_workers(cache, wheelhouse)
     engine_runs = run_engine_trees(cache, wheelhouse)
     claims, sdists = [judge_engine(SDISTS[ENGINE_SDIST], engine_runs)], {}
@@ -147,20 +147,6 @@ def verify_pr(cache: pathlib.Path, wheelhouse: str | None = None) -> dict[str, A
         "sdists": sdists,
         "engine": _engine_summary(engine_runs),
     }
-
-
-def format_verdicts(record: dict[str, Any], width: int = PROJECTOR_WIDTH) -> str:
-    """The table: one block per claim, and under it a verdict per sdist with what was run, what
-    was seen and the difference; lines at most ``width`` wide (a room reads them off a projector)."""
-    lines = ["claim", f"  {'sdist':<30} verdict", "-" * min(width, 64)]
-    for claim, rows in itertools.groupby(record["claims"], key=lambda row: row["claim"]):
-        lines.append(claim)
-        for row in rows:
-            lines.append(f"  {row['sdist']:<30} {row['verdict']}")
-            for key in ("ran", "seen", "difference"):
-                if row[key]:
-                    lines += textwrap.wrap(row[key], width, initial_indent=f"    {key}: ", subsequent_indent=" " * 10)
-    return "\n".join(lines)
 
 
 def _checked_paths(

@@ -12,7 +12,7 @@ gradient (backward) are sent, so the claim needs every rank to be fed the same b
 import re
 from typing import Any
 
-from pp_demo.colossalai.pull_request.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED, claim_row
+from pp_demo.instruments.pull_request.claims import DOCUMENTED, NOT_AS_STATED, VERIFIED, claim_row
 
 __all__ = ["CLAIM", "SENTENCE", "stage_evidence", "judge_engine"]
 

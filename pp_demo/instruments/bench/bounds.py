@@ -7,7 +7,7 @@ costs one stage's work, so p·m units of work take m + p - 1 slots: the ideal sp
 + p - 1).
 
 The limit is the same schedule on this machine, which does not give n busy one-thread processes
-n times one: two give c (measured, ``pp_demo.bench.one_process.capacity``), and on two cores n >
+n times one: two give c (measured, ``pp_demo.instruments.bench.one_process.capacity``), and on two cores n >
 2 get no more than two. So a slot with one busy stage lasts one unit, a slot with n >= 2 busy
 stages (n units of work) n / c units at best, and the limit speedup is p·m over the sum of
 those: the ideal for p = 2 and c = 2. For p = 3 on two cores the slots with three busy stages

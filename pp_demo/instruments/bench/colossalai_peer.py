@@ -6,7 +6,7 @@ defaults (metadata cache on: the shapes never change here, and pp_demo too build
 per shape) and ``booster.execute_pipeline``. Timed from inside the ranks by the same phases as
 pp_demo's (``timers``): each micro-batch's forward (with the loss, which ColossalAI computes
 inside it) and backward, and every blocking send and receive; imports, start-up and ``boost`` are
-outside the timed steps. Each rank runs ``python -m pp_demo.bench.colossalai_peer JOB OUT``
+outside the timed steps. Each rank runs ``python -m pp_demo.instruments.bench.colossalai_peer JOB OUT``
 (``engine.start_ranks``).
 """
 
@@ -38,8 +38,8 @@ def _steps(size: dict[str, Any], m: int, warmup: int, repeats: int) -> list[Any]
     import torch
     import torch.distributed as dist
 
-    from pp_demo.bench.one_process import BenchSize
-    from pp_demo.bench.timers import Recorder
+    from pp_demo.instruments.bench.one_process import BenchSize
+    from pp_demo.instruments.bench.timers import Recorder
     from pp_demo.silent_imports import import_quietly, quiet
 
     bench = BenchSize(**size)
@@ -70,7 +70,7 @@ def main(job_path: str, out_dir: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from pp_demo.colossalai.engine.worker import prepare_colossalai
+    from pp_demo.instruments.engine.worker import prepare_colossalai
 
     fix_malloc_thresholds()  # as in every process the benchmark times
     torch.set_num_threads(1)
@@ -91,14 +91,14 @@ def time_colossalai(
 ) -> dict[int, list[Any]]:
     """``{m: per rank, its timed steps}`` of ColossalAI's plugin on two ranks (one start for all m),
     each step ``(start, end, intervals, cpu)`` as pp_demo's ranks record theirs (``timers``)."""
-    from pp_demo.colossalai.engine.run import start_ranks, stop_ranks
+    from pp_demo.instruments.engine.run import start_ranks, stop_ranks
 
     with tempfile.TemporaryDirectory(prefix="pp_demo_bench_") as name:
         folder = pathlib.Path(name)
         job = folder / "job.json"
         spec = {"size": size, "m": list(micro_batches), "warmup": warmup, "repeats": repeats, "timeout_s": timeout_s}
         job.write_text(json.dumps(spec))
-        processes = start_ranks(None, job, folder, 2, "pp_demo.bench.colossalai_peer")
+        processes = start_ranks(None, job, folder, 2, "pp_demo.instruments.bench.colossalai_peer")
         deadline = time.monotonic() + timeout_s
         try:
             while not (folder / "bench.json").exists():

@@ -13,9 +13,9 @@ process with one thread, in rounds (each measurement once per round):
 
 Each row reports ``of_ideal`` (against GPipe's p·m/(m+p-1) on p free cores), ``of_limit`` (against
 the same schedule on a machine whose two cores give c: ``bounds``), and ``of_micro_batch_limit``
-beside ``micro_batch_cost`` (``breakdown.micro_batch_terms``). Three ranks on two cores are
-oversubscribed; the limit says so. ``report`` reads the results file back (docs/results.md and
-notebook 10 print from it).
+beside ``micro_batch_cost`` (``pp_demo.records.bench.micro_batch_terms``). Three ranks on two cores are
+oversubscribed; the limit says so. ``report`` reads the results file back for docs/results.md and the command;
+notebook 10 reads it through ``pp_demo.records.bench``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .breakdown import pipeline_row
 from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
 from .one_process import BenchSize, capacity, one_process_times
 from .quiet_start import WAIT_S, check_quiet_start, load_average, wait_for_quiet
-from .report import format_bench, load_results, readme_block, summary_lines
+from .report import format_bench, readme_block
 from .timers import BenchJob
 
 __all__ = [
@@ -44,8 +44,6 @@ __all__ = [
     "check_bench",
     "run_bench",
     "format_bench",
-    "load_results",
-    "summary_lines",
     "readme_block",
     "ideal_speedup",
     "limit_speedup",

@@ -10,8 +10,8 @@ from typing import Any
 
 import torch
 
-from pp_demo.colossalai.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
 from pp_demo.core import FAMILIES, FIX, PAD
+from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, VARIANTS
 from pp_demo.pooling.failure import SENTENCES
 from pp_demo.pooling.positions import pooled_positions
 
@@ -180,7 +180,7 @@ _CLAIMS = [
 
 
 def judge_all(sdist: str, fams: Record, data: ClaimBatches) -> list[dict[str, str]]:
-    """The table's rows for one sdist; ``data``: ``worker.claim_batches()``."""
+    """The table's rows for one sdist; ``data``: ``pp_demo.records.pull_request.claim_batches()``."""
     judged = [_claim1(fams), _claim2(fams), _claim3(fams, data), _claim4(fams, data)]
     judged += [_follow_up(fams), _rules_agree(fams, data)]
     return [claim_row(claim, sdist, ran, *found) for (claim, ran), found in zip(_CLAIMS, judged, strict=True)]

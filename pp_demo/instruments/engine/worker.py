@@ -1,7 +1,7 @@
 """One rank of ColossalAI's own pipeline engine: ``HybridParallelPlugin(pp_size=2)``, ``Booster``,
 ``booster.execute_pipeline``, on every case of a job, in one process start.
 
-Started by ``engine.run`` as ``python -m pp_demo.colossalai.engine.worker JOB OUT`` (``RANK``,
+Started by ``engine.run`` as ``python -m pp_demo.instruments.engine.worker JOB OUT`` (``RANK``,
 ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set, the tree to test first on ``PYTHONPATH``), or
 called in-process under torchrun (``run_cases``). Per case the last rank records, against the same
 seeded model's ``model.forward``: the logits, where each row was pooled
@@ -29,9 +29,9 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
-from pp_demo.colossalai.engine.run import Case
 from pp_demo.colossalai.forwards import FORWARD_ATTENTION, cuda_set_device_is_a_no_op
 from pp_demo.core import build_model
+from pp_demo.instruments.engine.run import Case
 from pp_demo.silent_imports import import_quietly, quiet
 from pp_demo.verify.tolerances import DTYPES, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_positions_of

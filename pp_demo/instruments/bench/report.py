@@ -1,4 +1,5 @@
-"""The results file read back: what docs/results.md, notebook 10 and the command print.
+"""The results file read back: what docs/results.md and the command print (what notebook 10 and
+the figure read is ``pp_demo.records.bench``'s, imported here).
 
 Everything here reads ``results/bench_cpu.json`` (or a dict like it) and formats, never measures
 or writes. docs/results.md's benchmark block is ``readme_block`` of the committed file
@@ -8,29 +9,16 @@ cannot drift.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from pp_demo.errors import BadInput
+from pp_demo.records.bench import capacities, load_averages, load_results, measured_quietly, micro_batch, summary_lines
 
-from .breakdown import micro_batch_terms, phase_means
+from .breakdown import phase_means
 from .colossalai_peer import peer_lines
 from .steadiness import STEADY, steadiness
 
-__all__ = [
-    "RESULTS",
-    "results_file",
-    "load_results",
-    "measured_quietly",
-    "micro_batch",
-    "summary_lines",
-    "format_bench",
-    "phase_table",
-    "readme_block",
-]
+__all__ = ["format_bench", "phase_table", "readme_block"]
 
-RESULTS = Path("results") / "bench_cpu.json"  # in the checkout, not beside the package: a wheel has none
 _PARTS = ("compute_s", "idle_s", "p2p_wait_s", "bookkeeping_s")
 _RATIOS = ("speedup", "ideal", "of_ideal", "limit", "of_limit")
 _PHASES = {  # a phase's key in ``_phases`` and its column's head
@@ -47,77 +35,9 @@ _PHASE_HEAD = ["m", "rank", *_PHASES.values()]
 _NOT_IN_FILE = "not in this file"
 
 
-def results_file(here: Path | None = None) -> Path:
-    """The checkout's ``results/bench_cpu.json`` seen from ``here`` (default: the current folder):
-    the checkout's root, or a folder inside it such as ``notebooks/``, where a notebook runs."""
-    here = Path.cwd() if here is None else here
-    found = [folder / RESULTS for folder in (here, here.parent) if (folder / RESULTS).is_file()]
-    if not found:
-        raise BadInput(f"no {RESULTS} in {here} or its parent: run from the checkout, or give the file's path")
-    return found[0]
-
-
-def load_results(path: str | Path | None = None) -> dict[str, Any]:
-    """The committed benchmark results: ``path``, else the checkout's (``results_file``)."""
-    result: dict[str, Any] = json.loads(Path(results_file() if path is None else path).read_text())
-    return result
-
-
-def measured_quietly(result: dict[str, Any]) -> bool:
-    """Whether the run started on a quiet machine: only then is c this machine's, and
-    ``of_limit`` a claim. A run that waited for quiet (``quiet_start``) says so itself; an older
-    file, by a start with less than half the CPUs busy (1-minute load average). (At its end the
-    load includes the benchmark's own ranks.)"""
-    if "quiet_start" in result:
-        return bool(result["quiet_start"]["quiet"])
-    return float(result["load_average"]["start"][0]) < int(result["versions"]["cpus"]) / 2
-
-
-def micro_batch(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float]:
-    """The row's micro-batch limit and cost (``breakdown.micro_batch_terms``): as stored, or, in
-    a file from before they were, from the one-process times it holds."""
-    if "of_micro_batch_limit" in row:
-        return {k: row[k] for k in ("micro_batch_s", "micro_batch_cost", "micro_batch_limit_s", "of_micro_batch_limit")}
-    alone = result["one_process_s"]
-    m, mode = row["m"], row["mode"]
-    return micro_batch_terms(alone[f"{mode}/0"], alone[f"{mode}/{m}"], row["limit"], row["pipeline_s"])
-
-
-def _loads(result: dict[str, Any]) -> tuple[str, ...]:
-    """The load averages (1, 5, 15 min) at the start and at the end, as printed."""
-    return tuple(", ".join(f"{x:.2f}" for x in result["load_average"][k]) for k in ("start", "end"))
-
-
-def _capacities(result: dict[str, Any]) -> str:
-    return ", ".join(f"{cap['c']:.2f} ({mode})" for mode, cap in result["capacity"].items())
-
-
 def _ours(result: dict[str, Any], peer: dict[str, Any]) -> dict[str, Any] | None:
     """pp_demo's two-rank row beside a ColossalAI row (the same m and mode)."""
     return next((r for r in result["rows"] if (r["p"], r["m"], r["mode"]) == (2, peer["m"], peer["mode"])), None)
-
-
-def summary_lines(result: dict[str, Any] | None = None) -> list[str]:
-    """What a reader is told, each line at most 88 wide (notebook 10 prints it for a projector):
-    the load, c, a two-line legend, a row per run. ``result`` None: the committed file."""
-    result = load_results() if result is None else result
-    start, end = _loads(result)
-    c = _capacities(result)
-    lines = [
-        f"load average (1, 5, 15 min): start {start}; end {end}; {result['versions']['cpus']} CPUs",
-        f"two one-thread processes at once give c = {c} times one"
-        if measured_quietly(result)
-        else f"c = {c}, on a busy machine: c and of limit hold for this run only",
-        "speedup: over the best one process; ideal: GPipe's p·m / (m + p - 1);",
-        "limit: this machine's (pp_demo.bench.bounds, from c); of ideal, of limit: speedup / each",
-        f"{'p':>1}  {'m':>1}  {'mode':<9}  {'schedule':<13}  {'speedup':>7}  {'ideal':>5}  {'of ideal':>8}  "
-        f"{'limit':>5}  {'of limit':>8}",
-    ]
-    return lines + [
-        f"{row['p']:>1}  {row['m']:>1}  {row['mode']:<9}  {row['schedule']:<13}  {row['speedup']:>6.2f}x  "
-        f"{row['ideal']:>4.2f}x  {row['of_ideal']:>8.2f}  {row['limit']:>4.2f}x  {row['of_limit']:>8.2f}"
-        for row in result["rows"]
-    ]
 
 
 def format_bench(result: dict[str, Any]) -> str:
@@ -196,11 +116,11 @@ def _markdown(cells: list[Any]) -> str:
 
 def _measured_with(result: dict[str, Any]) -> str:
     """The block's first line: the load, the CPUs, c and how the run started."""
-    start, end = _loads(result)
+    start, end = load_averages(result)
     busy = "" if measured_quietly(result) else " (a busy machine: c and of_limit hold for this run only)"
     line = (
         f"Measured with load average (1, 5, 15 min) at the start {start}; at the end {end}; "
-        f"{result['versions']['cpus']} CPUs{busy}; c = {_capacities(result)}."
+        f"{result['versions']['cpus']} CPUs{busy}; c = {capacities(result)}."
     )
     quiet = result.get("quiet_start")
     if quiet is not None:
