@@ -94,13 +94,13 @@ def _check_against_page(tree: Path, title: str) -> None:
 
 
 PHI3 = """
-        Family("phi3", "Phi3ForSequenceClassification", "Phi3Config", _LLAMA_LIKE,
-               body="model", layers="layers", final=("norm",)),"""
+    Family("phi3", "Phi3ForSequenceClassification", "Phi3Config", _LLAMA_LIKE,
+           body="model", layers="layers", final=("norm",)),"""
 
 
 def test_add_a_family_as_the_page_says(tree):
     # a family ColossalAI has no pipeline forward for: its row, and None in the review table
-    end = "\n    ]\n}\n# fmt: on"
+    end = "\n]}\n# fmt: on\n\n\ndef get_family"
     _edit(tree, "pp_demo/core.py", end, PHI3 + end)
     gptj = '    "gptj": "first_pad_mod",\n'
     _edit(tree, "tests/review_table.py", gptj, gptj + '    "phi3": None,\n')
@@ -138,7 +138,6 @@ def test_add_a_schedule_as_the_page_says(tree):
 
 ATTENDED_MAX = '''def attended_max(attention_mask: torch.Tensor) -> torch.Tensor:
     """The largest attended position (-1 where none is): class d, read with max, not argmax."""
-    _check_mask(attention_mask)
     positions = torch.arange(attention_mask.shape[-1], device=attention_mask.device).expand_as(attention_mask)
     return torch.where(attention_mask.bool(), positions, -1).max(-1).values
 
@@ -148,10 +147,10 @@ ATTENDED_MAX = '''def attended_max(attention_mask: torch.Tensor) -> torch.Tensor
 
 def test_add_a_pooling_rule_as_the_page_says(tree):
     # another spelling of the mask rule (class d), not a core rule: the survey's class takes it
-    registry = "# ---------------------------------------------------------------- the registry"
+    registry = "@dataclass(frozen=True)\nclass Rule:"
     _edit(tree, "pp_demo/core.py", registry, ATTENDED_MAX + registry)
-    known = '        Rule(\n            "known_lengths",'
-    entry = '        Rule("attended_max", attended_max, ("attention_mask",), "attention mask, largest"),\n'
+    known = '    Rule("known_lengths", known_lengths,'
+    entry = '    Rule("attended_max", attended_max, _MASK, "attention mask, largest"),\n'
     _edit(tree, "pp_demo/core.py", known, entry + known)
     cumsum = '    "attended_cumsum":    [5,   3,   5,   3,   5,        0,     3],\n'
     by_hand = '    "attended_max":       [5,   3,   5,   3,   5,       -1,     3],\n'  # from its definition
@@ -169,7 +168,9 @@ def test_add_a_pooling_rule_as_the_page_says(tree):
     _edit(tree, readings, flip_reading, flip_reading[:-2] + '\n    for rule in ("attended_flip", "attended_max")},\n')
     _edit(tree, "tests/workshop/test_explore.py", "len(PADDED_RULES) == 7", "len(PADDED_RULES) == 8")
     _add(tree, "tests/pooling/test_survey.py", '        "attended_cumsum",\n', '        "attended_max",\n')
-    ran = _pytest(tree, "-q", "tests/pooling", "tests/workshop/test_explore.py", "-m", "not slow")
+    ran = _pytest(
+        tree, "-q", "tests/core/test_rules.py", "tests/pooling", "tests/workshop/test_explore.py", "-m", "not slow"
+    )
     assert ran.returncode == 0, ran.stdout[-2000:]
     _check_against_page(tree, "Add a pooling rule")
 
@@ -215,11 +216,12 @@ def test_add_an_exercise_as_the_page_says(tree):
     _exercise_cells(notebook)
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     judges = "tests/exercises/test_exercise_judges.py"  # a right answer, two wrong ones, a shortcut
-    _edit(tree, judges, '    ("02.1", "input_ids"),\n', '    ("02.1", "input_ids"),\n    ("02.2", 3),\n')
-    wrong = '    ("02.1", "attention_mask", "the last stage\'s layers need it too"),\n'
+    right = '    ("02.1", [2, 0]),'
+    _edit(tree, judges, right, '    ("02.2", 3),\n' + right)
+    wrong = '    ("02.1", [0], "row 2 [0,5,6,7,8,0] (mask [0,1,1,1,1,0]) is misjudged"),\n'
     _edit(tree, judges, wrong, wrong + '    ("02.2", 1, "the rightmost id"),\n    ("02.2", 2, "the rightmost id"),\n')
-    shortcut = '    ("02.1", "attention_mask", "the left row [0,0,5,6,7,8]"),  # the tensor the question names'
-    _edit(tree, judges, shortcut, shortcut + '\n    ("02.2", "3", "the rightmost id"),  # the int as text')
+    shortcut = '    ("02.1", [0], "row 2 [0,5,6,7,8,0]"),'
+    _edit(tree, judges, shortcut, '    ("02.2", "3", "the rightmost id"),  # the int as text\n' + shortcut)
     for tool in ("tools.episodes", "apply"), ("tools.guide",):  # make episodes, make guide
         made = subprocess.run([sys.executable, "-m", *tool], cwd=tree, capture_output=True, text=True, timeout=300)
         assert made.returncode == 0, made.stderr[-1000:]
