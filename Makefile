@@ -93,7 +93,8 @@ test-unit: setup colossalai
 
 # The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
 # resolved against the package index for every platform, Ctrl-C landing inside a run, a fresh
-# verify-pr run against the committed record, a hung rank waited out. Each takes over 20 s on 2
+# verify-pr run against the committed record, a hung rank waited out, ColossalAI's engine on two
+# ranks, a tiny benchmark run end to end. Each takes over 20 s on 2
 # cores (the marker's meaning), so `make test` leaves them out. The locks' resolution for every
 # platform mostly waits on the package index (over a minute, a fifth of it CPU), so it runs beside
 # the others, and its report follows theirs.

@@ -258,6 +258,7 @@ def test_what_cannot_run_is_refused_in_one_line_in_the_flags_words(size, stages,
 # ---------------------------------------------------------------- a tiny run, end to end
 
 
+@pytest.mark.slow  # every mode on ranks, timed: over 20 s on 2 cores
 def test_a_tiny_run_times_every_rank_and_writes_a_row_per_mode():
     from pp_demo.instruments.bench import run_bench
 

@@ -17,7 +17,8 @@ from pp_demo.instruments.pull_request.claims import DOCUMENTED
 from pp_demo.pooling.positions import pooled_positions
 from pp_demo.records.engine import case_name, verdict_lines
 
-pytestmark = pytest.mark.distributed
+# ColossalAI's engine on two ranks, once per tree: the module's runs take over 20 s on 2 cores
+pytestmark = [pytest.mark.distributed, pytest.mark.slow]
 
 BOUND_S = 20
 CASES = [c for c in engine_cases(["llama"]) if (c["schedule"], c["mode"]) != ("interleaved", "inference")]
