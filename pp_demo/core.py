@@ -576,7 +576,7 @@ def check_batch(model: Any, input_ids: Any, attention_mask: Any) -> None:
             f"the model's weights are on the meta device ({meta[0]}{' and more' if len(meta) > 1 else ''}): "
             "load or materialise them first (model.to_empty(device='cpu') and load_state_dict)"
         )
-    ids = _integer_tensor(input_ids, "input_ids", 2)
+    ids = integer_tensor(input_ids, "input_ids", 2)
     if ids.numel() == 0:
         raise BadInput(f"input_ids has no token (shape {tuple(ids.shape)}): a batch needs rows of at least one id")
     if isinstance(attention_mask, torch.Tensor) and attention_mask.is_meta:
@@ -602,7 +602,7 @@ def check_batch(model: Any, input_ids: Any, attention_mask: Any) -> None:
         raise BadInput("the attention_mask holds only 0 (padding) and 1 (real token)")
 
 
-def _integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
+def integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise BadInput(f"{name} must be a torch.Tensor, got {type(value).__name__} (wrap it: torch.tensor(...))")
     if value.dim() != dims:

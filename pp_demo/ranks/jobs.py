@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pp_demo.core import FIX, check_batch, check_split_points, count_layers, get_rule, micro_batches
+from pp_demo.core import FIX, check_batch, check_split_points, count_layers, get_rule, integer_tensor, micro_batches
 from pp_demo.errors import BadInput
 from pp_demo.ranks.schedules import get_schedule
 from pp_demo.ranks.validate import check_fault
@@ -248,12 +248,7 @@ def check_labels(batch: Batch, classes: int) -> None:
     labels, rows = batch.labels, batch.input_ids.shape[0]
     if labels is None:
         raise BadInput("each training batch needs one label per row")
-    if not isinstance(labels, torch.Tensor):
-        raise BadInput(f"labels must be a torch.Tensor, got {type(labels).__name__} (wrap it: torch.tensor(...))")
-    if labels.dim() != 1:
-        raise BadInput(f"labels must be 1-D, got shape {tuple(labels.shape)}")
-    if labels.is_floating_point() or labels.is_complex() or labels.dtype == torch.bool:
-        raise BadInput(f"labels must hold integers (torch.long), got {labels.dtype}")
+    labels = integer_tensor(labels, "labels", 1)  # the core's check of the ids, for the labels
     if labels.shape[0] != rows:
         raise BadInput(f"each training batch needs one label per row: {rows} rows, {labels.shape[0]} labels")
     if labels.device != batch.input_ids.device:
