@@ -13,6 +13,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 VENV5  := .venv-transformers5
 NBVAL  := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg --nbval-cell-timeout 120
+# The tests run in one process per core, up to 8 (pytest-xdist): most of their time is processes
+# starting (ranks, the checker's child, a notebook's kernel), each on one core. A whole file goes to
+# one process (--dist loadfile): a notebook's cells run in order in one kernel, and a file's
+# module fixtures are built once. PYTEST_PROCESSES=0 runs them in this process (a debugger, -x).
+PYTEST_PROCESSES ?= auto
+PARALLEL := -n $(PYTEST_PROCESSES) --maxprocesses 8 --dist loadfile
 
 # Where the packages come from (docs/install.md). torch goes in first, on its own
 # (tools/torch_source.py): on Linux PyTorch's CPU build, from pip's sources if they have it, else
@@ -86,10 +92,12 @@ colossalai: $(VENV)/.colossalai
 reproduce: setup
 	$(BIN)/python -m pp_demo reproduce
 
-test: test-unit test-notebooks
+# One pytest run over both, so the processes share the work to the end.
+test: setup colossalai
+	$(BIN)/python -m pytest $(PARALLEL) -m "not slow" $(NBVAL) tests notebooks
 
 test-unit: setup colossalai
-	$(BIN)/python -m pytest tests -m "not slow"
+	$(BIN)/python -m pytest $(PARALLEL) tests -m "not slow"
 
 # The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
 # resolved against the package index for every platform, Ctrl-C landing inside a run, a fresh
@@ -101,12 +109,12 @@ test-unit: setup colossalai
 LOCKS_TEST := tests/repo/test_lock_targets.py
 test-slow: setup colossalai
 	$(BIN)/python -m pytest -q $(LOCKS_TEST) -m slow > $(VENV)/test-locks.log 2>&1 & locks=$$!; \
-	$(BIN)/python -m pytest tests -m slow --ignore=$(LOCKS_TEST); status=$$?; \
+	$(BIN)/python -m pytest $(PARALLEL) tests -m slow --ignore=$(LOCKS_TEST); status=$$?; \
 	wait $$locks; locks_status=$$?; cat $(VENV)/test-locks.log; \
 	[ $$status -eq 0 ] && [ $$locks_status -eq 0 ]
 
 test-notebooks: setup colossalai
-	$(BIN)/python -m pytest $(NBVAL) notebooks
+	$(BIN)/python -m pytest $(PARALLEL) $(NBVAL) notebooks
 
 # Regenerate every stored notebook output in a fresh kernel, top to bottom.
 notebooks: setup colossalai
@@ -133,7 +141,7 @@ $(VENV5)/.installed: pyproject.toml $(LOCK5) tools/install_env.py tools/torch_so
 # colossalai (tests/colossalai/): ColossalAI 0.5.0 requires transformers
 # 4.51.3, so it is installed (and its tests run) on the pinned leg only.
 test-transformers5: $(VENV5)/.installed
-	$(VENV5)/bin/python -m pytest tests -m "not colossalai and not slow and not same_on_every_stack"
+	$(VENV5)/bin/python -m pytest $(PARALLEL) tests -m "not colossalai and not slow and not same_on_every_stack"
 
 # The tested torch range (pyproject.toml, README, the doctor): its two ends, each as a GPU box or a
 # hosted notebook holds it, PyPI's build installed first (no cap a pip configuration puts on torch
@@ -153,8 +161,9 @@ VENVT := .venv-torch-$(TORCH_VERSION)
 test-torch: $(VENVT)/.installed
 	$(VENVT)/bin/python -m pp_demo doctor
 	$(VENVT)/bin/python -m pp_demo reproduce --distributed
-	$(VENVT)/bin/python -m pytest tests/core tests/ranks tests/verify -m "not colossalai and not slow and not same_on_every_stack"
-	$(VENVT)/bin/python -m pytest $(NBVAL) notebooks/02_*.ipynb notebooks/03_*.ipynb notebooks/10_*.ipynb
+	$(VENVT)/bin/python -m pytest $(PARALLEL) $(NBVAL) tests/core tests/ranks tests/verify \
+	  notebooks/02_*.ipynb notebooks/03_*.ipynb notebooks/10_*.ipynb \
+	  -m "not colossalai and not slow and not same_on_every_stack"
 
 test-torch-range:
 	$(MAKE) test-torch TORCH_VERSION=$(TORCH_LOWEST)
