@@ -35,7 +35,7 @@ def test_the_page_has_the_four_recipes(repo):
 
 @pytest.mark.parametrize("title", ["Add a family", "Add a pooling rule", "Add a schedule", "Add an exercise"])
 def test_the_constants_each_recipe_points_at_are_in_the_file_it_names(repo, title):
-    # (which files a recipe must touch is checked by following it: tests/repo/test_recipes.py)
+    # (which files a recipe must touch is checked by following it: tests/repo/recipes/)
     body = _recipes(_text(repo))[title]
     bullets = [b.split("\n\n")[0] for b in re.split(r"\n(?=- )", body) if b.startswith("- `")]
     assert bullets, f"{title}: no bullets"
