@@ -246,8 +246,16 @@ def guide(root: pathlib.Path) -> str:
             lines += [f"- {title}: " + " ".join(render_failures(p) for p in kept)]
             if dropped:
                 lines[-1] += f" *Not in this plan (its sections are skipped):* {len(dropped)} more."
-        lines += [""]
-    lines += instructor_notes.guide_lines({title[:2]: ep for title, ep, _ in eps})
+        lines += ["", "**The instructor's notes for this plan** (only the sections it teaches):", ""]
+        for take in fmt.takes:
+            title, ep, order = agenda.find(eps, take.number)
+            if take.sections == "demo":
+                lines += [f"*{title}* (demo): run its main result and read the printed lines.", ""]
+                continue
+            sections, in_room = agenda.taken(take, ep, order)
+            minutes = {key: info["minutes"] for key, info in agenda.exercises_of(ep).items()}
+            lines += [f"*{title}*", "", *instructor_notes.take_notes(take.number, sections, in_room, minutes), ""]
+    lines += instructor_notes.room_lines()
     lines += setup_lines(install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:

@@ -411,12 +411,47 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 
 
 def judge_picked_rows(
-    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
+    answer: Any,
+    rows: Sequence[Row],
+    picks: Callable[[Row], bool],
+    how: str,
+    shown: Callable[[Any], str] = row_text,
+    said: tuple[str, str] = ("one to pick", "not one to pick"),
 ) -> str | None:
-    """The verdict on row indices meant to be those ``picks`` selects by definition: a wrong row
-    (``shown`` as text) comes with ``how`` to work it out, never where each rule lands."""
+    """The verdict on row indices meant to be those ``picks`` selects by definition (``said``: what
+    a picked and an unpicked row are, in the question's words). A wrong answer
+    gets a counterexample elsewhere: a row laid out like one it misjudges (``sibling_row``), not
+    among ``rows``, with what ``picks`` says of it, and ``how`` to work it out. It never names the
+    row of the answer to change: the reader tests their reasoning, not their guess."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked
-    wrong = [i for i, row in enumerate(rows) if (i in picked) != picks(row)]
-    return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])
+    wrong = [row for i, row in enumerate(rows) if (i in picked) != picks(row)]
+    if not wrong:
+        return None
+    other = sibling_row(wrong[0], rows, picks)
+    verdict = said[0] if picks(other) else said[1]
+    return f"your reasoning misjudges rows like {shown(other)}, {verdict}: {how}"
+
+
+def sibling_row(row: Any, avoid: Sequence[Any], picks: Callable[[Any], bool]) -> Any:
+    """A row laid out like ``row``, the same to ``picks``, and not in ``avoid``: each stretch of real
+    (non-pad, attended) tokens one token longer, its ids renumbered from 21. ``row`` is a tuple of
+    ids, or a pair ``(ids, mask)``; pads, pad ids among real tokens and masked positions stay as
+    they are, so the reason ``picks`` gives is the same."""
+    paired = len(row) == 2 and isinstance(row[0], tuple | list)
+    ids, mask = (list(row[0]), list(row[1])) if paired else (list(row), [int(t != PAD) for t in row])
+    for grow in range(1, 4):
+        new_ids: list[int] = []
+        new_mask: list[int] = []
+        fresh = iter(range(21, 100))
+        for i, (token, seen) in enumerate(zip(ids, mask, strict=True)):
+            real = token != PAD and seen == 1
+            ends_a_stretch = real and (i + 1 == len(ids) or ids[i + 1] == PAD or mask[i + 1] == 0)
+            for _ in range(1 + grow * ends_a_stretch):
+                new_ids.append(next(fresh) if real else token)
+                new_mask.append(seen)
+        other = (tuple(new_ids), tuple(new_mask)) if paired else tuple(new_ids)
+        if other not in avoid and picks(other) == picks(row):
+            return other
+    raise AssertionError(f"no sibling of {row} keeps its verdict")  # the exercises' rows all have one

@@ -37,7 +37,8 @@ ROWS_09 = (
 )
 def _judge_first_pad_rows(answer: Any) -> str | None:
     how = "step back one from its first pad id (wrapping to the row's end), and compare with its rightmost non-pad id"
-    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how)
+    said = ("which the first-pad rule gets wrong", "which it gets right")
+    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how, said=said)
 
 
 _SIDES = ("left", "right")

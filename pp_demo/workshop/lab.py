@@ -1,9 +1,11 @@
 """``make lab`` (``python -m pp_demo.workshop.lab [--checkout DIR] [JUPYTER ARGS]``): JupyterLab on the
 workbook, wherever it runs.
 
-Lab serves the whole checkout and opens at its ``notebooks/`` folder, so the notebooks' links to
-``../docs/glossary.md`` and the other pages resolve inside what Lab serves (a server rooted at
-``notebooks/`` answers them with 404).
+Lab serves the whole checkout and opens at ``workspace/``, the attendee's working copy of
+``notebooks/`` with every output cleared (``pp_demo.workshop.workspace``): no stored output answers
+a "Predict" prompt before the cell is run, and the attendee's edits never meet a ``git pull``. It
+sits beside ``notebooks/``, so the links to ``../docs/glossary.md`` and the other pages resolve
+inside what Lab serves (a server rooted at the notebooks' folder answers them with 404).
 
 Workshops run in containers and on GPU boxes as root, and on servers without a display.
 JupyterLab refuses root unless told ``--allow-root``, and without a display it cannot open a
@@ -27,12 +29,13 @@ from pathlib import Path
 from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 from pp_demo.workshop.cell_errors import EXTENSION
 from pp_demo.workshop.doctor import free_port
+from pp_demo.workshop.workspace import WORKSPACE, prepare
 
 __all__ = ["OPEN_AT", "lab_command", "kernel_spec", "main"]
 
-# Where Lab opens: the checkout's notebooks/, in the file browser (its default URL, so the browser
+# Where Lab opens: the attendee's working copy, in the file browser (its default URL, so the browser
 # Lab opens and `/` go there too). Windows, without `make`, gives Lab this flag itself (docs/install.md).
-OPEN_AT = f"--LabApp.default_url=/lab/tree/{NOTEBOOKS.as_posix()}"
+OPEN_AT = f"--LabApp.default_url=/lab/tree/{WORKSPACE.as_posix()}"
 
 
 def kernel_spec(folder: Path) -> Path:
@@ -50,7 +53,7 @@ def lab_command(
 ) -> tuple[list[str], list[str], str]:
     """``(command, notes, url)``: the jupyter lab command line, what it adds and why, the URL.
     ``root`` is the folder Lab serves (the checkout; the browser test gives a copy); Lab opens at
-    its ``notebooks/``."""
+    its ``workspace/``."""
     uid = os.geteuid() if uid is None and hasattr(os, "geteuid") else uid
     port, token = free_port(), secrets.token_hex(16)
     # `-m jupyterlab`, not `-m jupyter lab`: the latter looks up a `jupyter-lab` script on PATH,
@@ -73,7 +76,7 @@ def lab_command(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pp_demo.workshop.lab", add_help=False, allow_abbrev=False)
-    where = "the workbook's checkout, which Lab serves, opening at its notebooks/ (default: .)"
+    where = "the workbook's checkout, which Lab serves, opening at its workspace/ (default: .)"
     parser.add_argument("--checkout", type=Path, default=Path("."), help=where)
     args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if not (args.checkout / NOTEBOOKS).is_dir():
@@ -81,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: {said}: run it in the workbook's checkout", file=sys.stderr)
         return 2
     command, notes, url = lab_command(extra, root=args.checkout)
+    notes += prepare(args.checkout)
     kernels = Path(tempfile.mkdtemp(prefix="pp_demo_kernels_"))
     kernel_spec(kernels)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))
