@@ -416,20 +416,23 @@ def judge_picked_rows(
     picks: Callable[[Row], bool],
     how: str,
     shown: Callable[[Any], str] = row_text,
-    said: tuple[str, str] = ("one to pick", "not one to pick"),
+    said: tuple[str, str] | None = None,
 ) -> str | None:
-    """The verdict on row indices meant to be those ``picks`` selects by definition (``said``: what
-    a picked and an unpicked row are, in the question's words). A wrong answer
-    gets a counterexample elsewhere: a row laid out like one it misjudges (``sibling_row``), not
-    among ``rows``, with what ``picks`` says of it, and ``how`` to work it out. It never names the
-    row of the answer to change: the reader tests their reasoning, not their guess."""
+    """The verdict on row indices meant to be those ``picks`` selects by definition. Without
+    ``said``, a wrong row (``shown`` as text) comes with ``how`` to work it out. With ``said``
+    (what a picked and an unpicked row are, in the question's words: the exercises done in the
+    room), a wrong answer gets a counterexample elsewhere instead: a row laid out like one it
+    misjudges (``sibling_row``), not among ``rows``, with what ``picks`` says of it. It never
+    names the row of the answer to change: the reader tests their reasoning, not a guess."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked
-    wrong = [row for i, row in enumerate(rows) if (i in picked) != picks(row)]
+    wrong = [i for i, row in enumerate(rows) if (i in picked) != picks(row)]
+    if said is None:
+        return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])
     if not wrong:
         return None
-    other = sibling_row(wrong[0], rows, picks)
+    other = sibling_row(rows[wrong[0]], rows, picks)
     verdict = said[0] if picks(other) else said[1]
     return f"your reasoning misjudges rows like {shown(other)}, {verdict}: {how}"
 

@@ -7,7 +7,7 @@ from .core import count_misses, count_pools, forward_pools, int_pair, judge_pick
 
 # exercise 03.1: row 1 is left-padded but the first-pad rule gets it right (so mixing up the rules
 # shows), row 2 is padded on the right with a pad id inside (so "right padding is safe" shows)
-_THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 0, 7, 8, 9, 10), (7, 8, 0, 9, 10, 0), (0, 7, 8, 9, 0, 0))
+_THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 0, 0, 7, 8, 9), (7, 8, 0, 9, 10, 0), (0, 7, 8, 9, 0, 0))
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
@@ -17,7 +17,7 @@ _HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad
 @register(
     "03.1",
     "Predict the count rule's reproduction line for a batch of four rows (pad id 0): [7,8,9,10,11,0], "
-    "[0,0,7,8,9,10], [7,8,0,9,10,0] and [0,7,8,9,0,0]. A list of bools.",
+    "[0,0,0,7,8,9], [7,8,0,9,10,0] and [0,7,8,9,0,0]. A list of bools.",
     solution=[True, False, False, False],
     why=(
         "the count rule matches model.forward only when no pad id comes before the last non-pad id: row 0 "
@@ -105,6 +105,4 @@ def _judge_two_positions(answer: object) -> str | None:
     ),
 )
 def _judge_wrong_rows(answer: object) -> str | None:
-    return judge_picked_rows(
-        answer, _MIXED_BATCH, count_misses, _HOW, said=("which the count rule gets wrong", "which it gets right")
-    )
+    return judge_picked_rows(answer, _MIXED_BATCH, count_misses, _HOW)

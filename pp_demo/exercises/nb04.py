@@ -53,7 +53,6 @@ def _judge_rightmost_non_pad_rows(answer: object) -> str | None:
         "find where rightmost_non_pad lands (it reads the ids) and the true last real token (the mask says which "
         "tokens are real)",
         shown=lambda pair: f"{row_text(pair[0])} with mask {row_text(pair[1])}",
-        said=("where rightmost_non_pad misses the true last real token", "where it finds it"),
     )
 
 

@@ -12,9 +12,9 @@ _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
 # (16 % 3 = 1) is not the label; every id appears once.
 _ROW_05 = ((0, 0, 0, 16, 27, 13, 10, 11), (0, 0, 0, 1, 1, 1, 1, 1))
 _LENGTH_05 = 8  # row length of the training task
-# the worked row a wrong try of 05.1 gets: laid out otherwise, and its label, position and class
-# (1, 5, 0) all differ, from each other and from what the slips of 05.1 would give on it
-_WORKED_05 = ((0, 0, 14, 25, 7, 21, 9, 31), (0, 0, 1, 1, 1, 1, 1, 1))
+# the worked row a wrong try of 05.1 gets: laid out otherwise, its answer (1, 5, 1) shares no value
+# with 05.1's, and its pooled class is not the position's (5 % 3 = 2)
+_WORKED_05 = ((0, 0, 14, 25, 7, 22, 9, 31), (0, 0, 1, 1, 1, 1, 1, 1))
 
 
 @register(
@@ -55,11 +55,10 @@ def _judge_label_position_class(answer: object) -> str | None:
     other_last = true_last(other_mask)
     assert other_last is not None
     other_pooled = count_pools(other_ids, PAD)
+    worked = (other_ids[other_last] % _LABELS_05, other_pooled, other_ids[other_pooled] % _LABELS_05)
     return (
         f"take your three steps on another row of the task, {row_text(other_ids)} (mask {row_text(other_mask)}): "
-        f"its label is {other_ids[other_last] % _LABELS_05} (the last real token {other_ids[other_last]}, modulo 3); "
-        f"the count rule pools position {other_pooled} ({sum(other_mask)} real tokens, minus one), where the "
-        f"token {other_ids[other_pooled]} has class {other_ids[other_pooled] % _LABELS_05}. Do you get those?"
+        f"its answer is {worked}. Do you get that?"
     )
 
 

@@ -42,8 +42,7 @@ def _judge_bloom_rows(answer: object) -> str | None:
         "step back one from its first pad id (a step back from position 0 wraps to the row's end), and find its "
         "rightmost non-pad id"
     )
-    said = ("which the first-pad rule gets wrong", "which it gets right")
-    return judge_picked_rows(answer, _BLOOM_BATCH, first_pad_misses, how, said=said)
+    return judge_picked_rows(answer, _BLOOM_BATCH, first_pad_misses, how)
 
 
 @register(

@@ -37,8 +37,7 @@ ROWS_09 = (
 )
 def _judge_first_pad_rows(answer: Any) -> str | None:
     how = "step back one from its first pad id (wrapping to the row's end), and compare with its rightmost non-pad id"
-    said = ("which the first-pad rule gets wrong", "which it gets right")
-    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how, said=said)
+    return judge_picked_rows(answer, ROWS_09, first_pad_misses, how)
 
 
 _SIDES = ("left", "right")

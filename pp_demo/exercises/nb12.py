@@ -8,8 +8,8 @@ from .core import count_pools, forward_pools, int_list, register, wrong_answer
 # exercise 12.1: padded on the right, a real eos (the pad id, mask 1) inside the text; the table of
 # notebook 12 prints no row laid out like it
 _EOS_INSIDE = ((5, 6, 0, 7, 8, 0), (1, 1, 1, 1, 1, 0))
-# what a wrong try is shown instead: a row of another layout, worked out in full
-_WORKED_12 = ((5, 0, 0, 6, 7, 0, 0), (1, 1, 1, 1, 1, 0, 0))
+# what a wrong try is shown instead: a row of another layout, whose answer (8, 7, 6, 7) shares no value with 12.1's
+_WORKED_12 = ((5, 6, 0, 7, 8, 9, 10, 11, 0), (1, 1, 1, 1, 1, 1, 1, 1, 0))
 
 
 def _four_counts(row: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, int, int, int]:
@@ -41,9 +41,7 @@ def _judge_four_counts(answer: object) -> str | None:
     if tuple(said) == _four_counts(_EOS_INSIDE):
         return None
     ids, mask = _WORKED_12
-    real, non_pad, count, forward = _four_counts(_WORKED_12)
     return (
-        f"take your four steps on another row, {row_text(ids)} with mask {row_text(mask)}: {real} real tokens "
-        f"(the mask's ones), {non_pad} non-pad ids, so the count rule pools {count}; the rightmost non-pad id, "
-        f"model.forward's, is at {forward}. Do you get those?"
+        f"take your four steps on another row, {row_text(ids)} with mask {row_text(mask)}: its answer is "
+        f"{_four_counts(_WORKED_12)}. Do you get that?"
     )

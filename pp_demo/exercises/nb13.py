@@ -30,6 +30,6 @@ def _judge_uniform_loss(answer: object) -> str | None:
         return None
     four = math.log(4)
     return (
-        f"try your way with four labels: zero logits give each label probability 1/4, and cross-entropy is minus "
-        f"the natural log of the label's probability, {four:.2f}. Same steps with three?"
+        f"try your way with four labels, logits [0, 0, 0, 0]: every label gets the same probability, and cross-entropy "
+        f"is minus the natural log of the label's probability, {four:.2f}. Same steps with three?"
     )
