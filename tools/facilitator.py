@@ -20,7 +20,6 @@ from typing import Any
 import nbformat
 
 from pp_demo.pooling.failure import render_failures
-from pp_demo.workshop.lab import OPEN_AT
 from tools import agenda, episodes, install_env, instructor_notes, timing
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
@@ -73,7 +72,7 @@ SETUP_EMAIL = [
     "- **A Linux GPU box** (NVIDIA): `make setup TORCH=cu128`, then `make doctor`",
 ]
 # What `make lab` runs, for Windows without `make`: Lab on the checkout, opening at notebooks/.
-WINDOWS_LAB = f".venv\\Scripts\\python -m jupyterlab {OPEN_AT}"
+WINDOWS_LAB = ".venv\\Scripts\\python -m pp_demo.workshop.lab"  # what make lab runs: the working copy, then Lab
 # The error a Linux laptop meets when PyTorch's CPU index is out of its reach (docs/install.md).
 TORCH_STUCK = (
     "`setup: no source offers torch==2.13.0+cpu, the CPU build ...`",

@@ -21,7 +21,7 @@ def _four_counts(row: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, int
 @register(
     "12.1",
     "On [5,6,0,7,8,0] with mask [1,1,1,1,1,0] (pad id 0; the 0 at position 2 is a real eos): how many "
-    "real tokens, how many non-pad ids, and which positions do the count rule and model.forward pool? "
+    "tokens are real, how many ids are not the pad id, and which positions do the count rule and model.forward pool? "
     "Four ints.",
     solution=(5, 4, 3, 4),
     why=(

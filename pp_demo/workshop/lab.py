@@ -29,7 +29,7 @@ from pathlib import Path
 from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 from pp_demo.workshop.cell_errors import EXTENSION
 from pp_demo.workshop.doctor import free_port
-from pp_demo.workshop.workspace import WORKSPACE, prepare
+from pp_demo.workshop.workspace import WORKSPACE, prepare_workspace
 
 __all__ = ["OPEN_AT", "lab_command", "kernel_spec", "main"]
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{parser.prog}: error: {said}: run it in the workbook's checkout", file=sys.stderr)
         return 2
     command, notes, url = lab_command(extra, root=args.checkout)
-    notes += prepare(args.checkout)
+    notes += prepare_workspace(args.checkout)
     kernels = Path(tempfile.mkdtemp(prefix="pp_demo_kernels_"))
     kernel_spec(kernels)
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), os.environ.get("JUPYTER_PATH")]))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pp_demo.output_paths import NOTEBOOKS
 
-__all__ = ["WORKSPACE", "cleared", "prepare"]
+__all__ = ["WORKSPACE", "cleared", "prepare_workspace"]
 
 WORKSPACE = Path("workspace")  # relative to the checkout, beside notebooks/
 RECORD = ".written.json"
@@ -43,7 +43,7 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def prepare(checkout: Path = Path(".")) -> list[str]:
+def prepare_workspace(checkout: Path = Path(".")) -> list[str]:
     """Bring ``checkout/workspace/`` up to date with ``checkout/notebooks/``, as the module says;
     returns the lines to print (one per kept copy whose notebook changed, and one summary)."""
     source, target = checkout / NOTEBOOKS, checkout / WORKSPACE

@@ -29,7 +29,7 @@ def test_without_a_display_it_opens_no_browser_and_says_so(monkeypatch):
     assert notes == ["no display found: not opening a browser; open the URL below in yours"]
     token = next(a.split("=", 1)[1] for a in command if a.startswith("--IdentityProvider.token="))
     port = next(a.split("=", 1)[1] for a in command if a.startswith("--port="))
-    assert url == f"http://127.0.0.1:{port}/lab/tree/notebooks?token={token}"
+    assert url == f"http://127.0.0.1:{port}/lab/tree/workspace?token={token}"
 
 
 def test_a_desktop_user_gets_neither_flag(monkeypatch):
@@ -41,7 +41,7 @@ def test_a_desktop_user_gets_neither_flag(monkeypatch):
 
 def _status(url, deadline_s=90):
     """GET /api/status until the server answers (bounded); its JSON, or None."""
-    base, token = url.split("/lab/tree/notebooks?token=")
+    base, token = url.split("/lab/tree/workspace?token=")
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
         try:
@@ -105,7 +105,7 @@ def test_make_lab_starts_headless_and_answers_then_stops_by_its_own_pid(tmp_path
         status = _status(url)
         assert status is not None and "started" in status, (tmp_path / "lab.log").read_text()
         # it opens at notebooks/, and every file a notebook links to is served, the glossary first
-        base, token = url.split("/lab/tree/notebooks?token=")
+        base, token = url.split("/lab/tree/workspace?token=")
         assert _get(url) == 200
         answers = {link: _get(f"{base}/api/contents/{link}?content=0&token={token}") for link in notebook_links()}
         assert answers and set(answers.values()) == {200}, answers
@@ -131,8 +131,8 @@ def test_a_checkout_without_notebooks_is_refused_in_one_line(tmp_path, capsys):
 def test_lab_serves_the_checkout_and_opens_at_its_notebooks(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     command, _, url = lab_command([], environ={}, uid=1000, root=tmp_path)
-    assert command[-1] == str(tmp_path) and OPEN_AT == "--LabApp.default_url=/lab/tree/notebooks"
-    assert OPEN_AT in command and "/lab/tree/notebooks?token=" in url
+    assert command[-1] == str(tmp_path) and OPEN_AT == "--LabApp.default_url=/lab/tree/workspace"
+    assert OPEN_AT in command and "/lab/tree/workspace?token=" in url
 
 
 def test_the_lab_is_this_interpreters_jupyterlab_not_a_script_on_path():
