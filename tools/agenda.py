@@ -93,7 +93,10 @@ FORMATS = (
             Take("05", "all", ("05.1",)),
         ),
         [],
-        [Item(10, "Break", True, latest=ROOM_STRETCH), Item(5, "Break (stand up, stretch)", True, latest=2 * ROOM_STRETCH + 10)],
+        [
+            Item(10, "Break", True, latest=ROOM_STRETCH),
+            Item(5, "Break (stand up, stretch)", True, latest=2 * ROOM_STRETCH + 10),
+        ],
         Item(5, "Wrap-up: the key points below, questions, one-minute feedback"),
     ),
     Format(

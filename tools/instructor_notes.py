@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 GLOSSARY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "glossary.md"
 
@@ -32,7 +31,8 @@ class EpisodeNotes:
 # fmt: off
 EPISODES = {
     "01": EpisodeNotes(
-        (("The same model, two answers", "the four rows through `model.forward` and the pipeline, then the prediction in pairs"),
+        (("The same model, two answers", "the four rows through `model.forward` and the pipeline, then the "
+          "prediction in pairs"),
          ("Why left padding breaks the count rule", "`count_minus_one` on the left-padded row")),
         (("The review table", "the printed table and its figure"),),
         "which token is pooled is one line of arithmetic, and only the mask knows the true last token",
@@ -132,6 +132,7 @@ def glossary_page_terms(page: Path = GLOSSARY_PAGE) -> dict[str, str]:
         paragraph = " ".join(body.strip().split("\n\n")[0].split())
         terms[term.strip()] = paragraph.rstrip(".")
     return terms
+
 
 ROOM = {
     "Learner profile": (

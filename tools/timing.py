@@ -2,7 +2,8 @@
 
 A hand-set minute count drifts from the notebook it describes; a count computed from the
 notebook cannot. The constants are not rules of thumb: they are fitted (``tools/calibrate.py``)
-to the minutes three instructors measured per section (and, the third, per stretch between breaks) at *teaching* speed, recorded in
+to the minutes three instructors measured per section (and, the third, per stretch between breaks)
+at *teaching* speed, recorded in
 ``results/instructor_times.json``, and a test holds the clock to each measured section within
 15 % (``tests/repo/test_clock.py``). A clock fitted to its own plans proves nothing: the old one
 (100 words a minute, 1.5 minutes a code cell, nothing else) put two plans at 161 and 167 minutes
@@ -54,7 +55,8 @@ CONSTANTS_TEXT = (
     f"{OPEN_MINUTES} minutes to switch to it and {KEYPOINTS_MINUTES} for its key points; an exercise "
     f"{VALUE_EXERCISE_MINUTES} minutes when the answer is a value, {FUNCTION_EXERCISE_MINUTES} when it is "
     f"a function, plus {DEBRIEF_MINUTES} minutes of debrief each. The constants are fitted to three "
-    "instructors' measured minutes per section and per stretch between breaks (`results/instructor_times.json`, `python -m tools.calibrate`)"
+    "instructors' measured minutes per section and per stretch between breaks "
+    "(`results/instructor_times.json`, `python -m tools.calibrate`)"
 )
 
 

@@ -44,7 +44,9 @@ def _shown(row: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
         "rows 0 and 3. Row 1's masked pad comes after the pooled token, and row 2's mask is all ones already"
     ),
     wrong=(
-        wrong_answer([0, 2], "takes the rows that start with the pad id: row 2's first token is real, the mask says so"),
+        wrong_answer(
+            [0, 2], "takes the rows that start with the pad id: row 2's first token is real, the mask says so"
+        ),
         wrong_answer([0], "takes the left-padded rows only: row 3's masked position inside the text is read too"),
         wrong_answer(
             [0, 1, 3], "forgets that attention is causal: a masked position after the pooled token is never read"

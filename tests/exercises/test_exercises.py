@@ -126,7 +126,9 @@ def test_notebook_02_a_mask_of_ones_on_the_last_stage_changes_exactly_the_soluti
     # last stage (pooling as model.forward does) a mask of ones; the rows whose logits move
     from pp_demo.core import build_model, split_model
 
-    ids = torch.tensor([[0, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9, 0], [0, 5, 6, 7, 8, 9], [5, 6, 0, 7, 8, 0]])  # the question's
+    ids = torch.tensor(
+        [[0, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9, 0], [0, 5, 6, 7, 8, 9], [5, 6, 0, 7, 8, 0]]
+    )  # the question's
     mask = torch.tensor([[0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1], [1, 1, 0, 1, 1, 0]])
     first, last = split_model(build_model(family), rule="rightmost_non_pad")
     with torch.no_grad():

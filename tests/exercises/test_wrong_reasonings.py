@@ -167,7 +167,11 @@ def right_05_1(ids, mask):
 
 
 WRONG_05_1 = {
-    "the class read off the position": lambda ids, mask: (right_05_1(ids, mask)[0], count_rule(ids), count_rule(ids) % 3),
+    "the class read off the position": lambda ids, mask: (
+        right_05_1(ids, mask)[0],
+        count_rule(ids),
+        count_rule(ids) % 3,
+    ),
     "the token instead of its class": lambda ids, mask: (
         right_05_1(ids, mask)[0],
         count_rule(ids),
