@@ -2,8 +2,9 @@
 references, 3. the family table, 4. the stage split, 5. the in-process pipeline.
 
 Inputs are checked once, where a public function is entered (``build_model``, ``split_model``,
-``pipeline_logits``); inside, nothing checks them again. The ranks (``pp_demo.ranks``) run these
-very stages on torch's pipelining engine; ``pp_demo.pooling.positions`` is the rules' checked door.
+``pipeline_logits``, whose checks are ``plan_run``'s); inside, nothing checks them again. The ranks
+(``pp_demo.ranks``) run these very stages on torch's pipelining engine, from the plan ``plan_run``
+makes; ``pp_demo.pooling.positions`` is the rules' checked door.
 """
 
 import copy
@@ -458,7 +459,7 @@ def split_model(
     """``len(split_points) + 1`` stages, stage i holding layers ``[points[i-1], points[i])`` (default:
     half the layers, two stages); ``rule``: the last stage's pooling rule."""
     family, found = family_of(model), get_rule(rule)
-    points = check_split_points(split_points, count_layers(model))
+    points = check_split_points(split_points, _layer_count(model, family))
     return _split(model, family, points, found)
 
 
@@ -495,7 +496,10 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
 
 def count_layers(model: nn.Module) -> int:
     """The number of decoder layers of a supported model (an unsupported one is refused)."""
-    family = family_of(model)
+    return _layer_count(model, family_of(model))
+
+
+def _layer_count(model: nn.Module, family: Family) -> int:
     return len(getattr(attrgetter(family.body)(model), family.layers))
 
 
@@ -524,6 +528,42 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
 
 
 # ================================================================ 5. the in-process pipeline
+# A run is checked once, where it is planned (``plan_run``): the rule and the family are looked up,
+# the split points and the batch checked, the micro-batches cut. The loop below and the ranks
+# (``pp_demo.ranks``) take the plan as it is; nothing after it checks or looks up again.
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """One pipeline run, checked: the model, its family row, the last stage's rule, where the model
+    is cut and the rows of each micro-batch."""
+
+    model: nn.Module
+    family: Family
+    rule: Rule
+    split_points: tuple[int, ...]
+    rows: tuple[slice, ...]
+
+    def split(self) -> Stages:
+        """The plan's stages, split afresh (``stages_for`` keeps them per model; a rank builds its own)."""
+        return _split(self.model, self.family, self.split_points, self.rule)
+
+
+def plan_run(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    rule: "str | Rule" = FIX,
+    split_points: int | tuple[int, ...] | list[int] | None = None,
+    n_micro: int = 1,
+) -> Plan:
+    """Every check of a run, once: the rule, the model's family, the split points, the batch and
+    its micro-batches. What ``pipeline_logits`` runs here and what the ranks are given."""
+    found, family = get_rule(rule), family_of(model)
+    points = check_split_points(split_points, _layer_count(model, family))
+    check_batch(model, input_ids, attention_mask)
+    rows = tuple(micro_batches(input_ids.shape[0], n_micro))
+    return Plan(model, family, found, points, rows)
 
 
 def pipeline_logits(
@@ -536,17 +576,14 @@ def pipeline_logits(
 ) -> torch.Tensor:
     """The pipeline in this process: ``n_micro`` micro-batches, each through every stage in order;
     the logits on the model's device. No mask: every token is real. The ranks run the same stages."""
-    found = get_rule(rule)
-    points = check_split_points(split_points, count_layers(model))
     if attention_mask is None and isinstance(input_ids, torch.Tensor):
         attention_mask = torch.ones_like(input_ids)
-    check_batch(model, input_ids, attention_mask)
-    rows = micro_batches(input_ids.shape[0], n_micro)
-    return run_micro_batches(stages_for(model, points, found.name), input_ids, attention_mask, rows)
+    plan = plan_run(model, input_ids, cast(torch.Tensor, attention_mask), rule, split_points, n_micro)
+    return run_micro_batches(stages_for(plan), input_ids, cast(torch.Tensor, attention_mask), plan.rows)
 
 
 def run_micro_batches(
-    stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: list[slice]
+    stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: Iterable[slice]
 ) -> torch.Tensor:
     """Each micro-batch (a slice of rows) through every stage, without gradients: a schedule's loop."""
     for stage in stages:
@@ -621,16 +658,17 @@ def integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, dict[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
-def stages_for(model: nn.Module, points: tuple[int, ...], rule: str) -> Stages:
-    """The stages of ``model`` cut at ``points`` (checked already) with ``rule``, split once."""
+def stages_for(plan: Plan) -> Stages:
+    """The stages of the plan's model, cut at its split points with its rule: split once."""
+    model, key = plan.model, (plan.split_points, plan.rule)
     built_from = (_built_from(model), repr(getattr(model, "config", None)))
     kept = _KEPT.setdefault(model, {})
     if kept.get("built from") != built_from:
         kept.clear()
         kept["built from"] = built_from
-    if (points, rule) not in kept:
-        kept[points, rule] = _split(model, family_of(model), points, get_rule(rule))
-    return cast(Stages, kept[points, rule])
+    if key not in kept:
+        kept[key] = plan.split()
+    return cast(Stages, kept[key])
 
 
 def _built_from(model: nn.Module) -> tuple[int, ...]:

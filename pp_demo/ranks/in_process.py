@@ -9,12 +9,13 @@ backward of every micro-batch and one optimiser loop, shared with the unpipeline
 
 import copy
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import cast
 
 import torch
 from torch import nn
 
-from pp_demo.core import micro_batches, pipeline_logits, run_micro_batches, stages_for
+from pp_demo.core import Plan, micro_batches, pipeline_logits, run_micro_batches, stages_for
 from pp_demo.ranks.jobs import Batch, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
 
 __all__ = ["Forward", "accumulate", "train_steps", "run_in_process", "fixed_pipeline", "count_rule_pipeline"]
@@ -68,15 +69,13 @@ def train_steps(
 def run_in_process(job: Job) -> Result:
     """Run ``job`` (already checked) here. A ``"train"`` job trains a copy of its model, as
     the ranks do, so the caller's model is the same after either run."""
-    points = cast(tuple[int, ...], job.split_points)  # prepared: a tuple
+    plan = cast(Plan, job.plan)  # prepared: the core's checked plan
     if job.mode == "infer":
-        stages = stages_for(job.model, points, job.rule)
-        ids, mask = job.batch.input_ids, job.batch.attention_mask
-        logits = run_micro_batches(stages, ids, mask, micro_batches(ids.shape[0], job.n_micro))
-        return Inference(logits.cpu(), next(job.model.parameters()).device.type)
+        logits = run_micro_batches(stages_for(plan), job.batch.input_ids, job.batch.attention_mask, plan.rows)
+        return Inference(logits, next(job.model.parameters()).device.type)
     model = copy.deepcopy(job.model) if job.mode == "train" else job.model
     device = next(model.parameters()).device
-    stages = stages_for(model, points, job.rule)  # a trained copy's go with it
+    stages = stages_for(replace(plan, model=model))  # a trained copy's go with it
     for stage in stages:
         stage.train(True)
     forward = stages.logits

@@ -7,7 +7,9 @@
   also after every k-th step).
 
 Every result names its device, so its tolerance can follow it. Jobs, batches and results
-hold tensors, so they compare by identity (``eq=False``). Jobs are checked here (``prepare``).
+hold tensors, so they compare by identity (``eq=False``). Jobs are checked here (``prepare``): the
+core's plan of a run (``pp_demo.core.plan_run``) checks the model, the rule, the split points and
+the batch once, and the prepared job carries it to the loop in this process or to the ranks.
 """
 
 from collections.abc import Callable, Iterable
@@ -18,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pp_demo.core import FIX, check_batch, check_split_points, count_layers, get_rule, integer_tensor, micro_batches
+from pp_demo.core import FIX, Plan, check_batch, check_split_points, count_layers, integer_tensor, plan_run
 from pp_demo.errors import BadInput
 from pp_demo.ranks.schedules import get_schedule
 from pp_demo.ranks.validate import check_fault
@@ -96,6 +98,7 @@ class Job:
     # many steps the parameters are also kept (0: never)
     lr: float | None = None
     keep_params_every: int | None = None
+    plan: Plan | None = field(default=None, repr=False)  # the core's checked plan, set by ``prepare``
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
@@ -200,22 +203,27 @@ def parameter_copies(
     return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 
 
-def check_job(job: Job, n_stages: int) -> None:
-    """Refuse what the engine would get wrong, before anything runs."""
+def _check_batches(job: Job) -> None:
     if job.mode not in ("infer", "step", "train"):
         raise BadInput(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
     if not job.batches:
         raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
         raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
-    for b in job.batches:  # the core's door of a batch, then its labels where the mode trains
+
+
+def check_job(job: Job, n_stages: int) -> None:
+    """Refuse what the engine would get wrong, before anything runs (the first batch, the rule,
+    the split points and the micro-batches are the core's plan's to check: ``prepare``)."""
+    _check_batches(job)
+    for b in job.batches[1:]:  # a training job's further batches: the core's door of a batch
         check_batch(job.model, b.input_ids, b.attention_mask)
-        if job.mode != "infer":
+    if job.mode != "infer":
+        for b in job.batches:
             check_labels(b, cast(Any, job.model).config.num_labels)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
-    micro_batches(job.batch.input_ids.shape[0], job.n_micro)
     if job.mode != "train" and (job.lr, job.keep_params_every) != (None, None):
         raise BadInput(f"lr and keep_params_every are training options (Job.train): an {job.mode!r} job takes neither")
     keep = job.keep_params_every
@@ -261,22 +269,23 @@ def check_labels(batch: Batch, classes: int) -> None:
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
-    """``job`` with its split points as a tuple, checked. ``n_ranks`` (torchrun's world
-    size) fixes the stage count: points are chosen evenly when the job has none (a looped
-    schedule's job without points: for 2 ranks)."""
-    get_rule(job.rule)
-    num_layers = count_layers(job.model)
+    """``job`` with its split points as a tuple and the core's plan of it, checked once. ``n_ranks``
+    (torchrun's world size) fixes the stage count: points are chosen evenly when the job has none
+    (a looped schedule's job without points: for 2 ranks)."""
+    _check_batches(job)
     per_rank = job.stages_per_rank
-    if job.split_points is None and (n_ranks is not None or per_rank > 1):
+    points = job.split_points
+    if points is None and (n_ranks is not None or per_rank > 1):
         ranks = n_ranks or 2
         try:
-            points = even_split_points(num_layers, ranks * per_rank)
+            points = even_split_points(count_layers(job.model), ranks * per_rank)
         except ValueError as error:
             each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
             started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
             raise BadInput(f"{started}, {each}, but {error}") from None
-    else:
-        points = check_split_points(job.split_points, num_layers)
+    batch = job.batch
+    plan = plan_run(job.model, batch.input_ids, batch.attention_mask, job.rule, points, job.n_micro)
+    points = plan.split_points
     n_stages = len(points) + 1
     if n_ranks is not None and n_stages != n_ranks * per_rank:
         each = "one rank each" if per_rank == 1 else f"{per_rank} on each rank"
@@ -285,6 +294,6 @@ def prepare(job: Job, n_ranks: int | None = None) -> Job:
             f"the split points {list(points)} cut the model into {n_stages} stages, {each}, "
             f"but torchrun started {n_ranks} ranks{hint}"
         )
-    job = replace(job, split_points=points)
+    job = replace(job, split_points=points, plan=plan)
     check_job(job, n_stages)
     return job

@@ -23,8 +23,18 @@ from torch import nn
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.core import split_model
-from pp_demo.ranks.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
+from pp_demo.core import Plan
+from pp_demo.ranks.jobs import (
+    Fault,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    micro_batch_loss,
+    parameter_copies,
+    prepare,
+)
 from pp_demo.ranks.schedules import get_schedule, stage_ids_of_rank
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
@@ -109,7 +119,8 @@ class StageCache:
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
             spec = get_schedule(kind)
-            split = split_model(job.model, job.split_points, job.rule)
+            # a prepared job carries the core's plan; a RankJob's own jobs are prepared here, once per key
+            split = (job.plan if job.plan is not None else cast(Plan, prepare(job).plan)).split()
             stages: list[Any] = []  # this rank's, in pipeline order
             for k, stage_id in enumerate(stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)):
                 module: nn.Module = split[stage_id]
