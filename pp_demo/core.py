@@ -2,9 +2,8 @@
 references, 3. the family table, 4. the stage split, 5. the in-process pipeline.
 
 Inputs are checked once, where a public function is entered (``build_model``, ``split_model``,
-``pipeline_logits``, whose checks are ``plan_run``'s); inside, nothing checks them again. The ranks
-(``pp_demo.ranks``) run these very stages on torch's pipelining engine, from the plan ``plan_run``
-makes; ``pp_demo.pooling.positions`` is the rules' checked door.
+``plan_run``, which ``pipeline_logits`` calls); inside, nothing checks them again. The ranks (``pp_demo.ranks``)
+run these very stages from the same plan; ``pp_demo.pooling.positions`` is the rules' checked door.
 """
 
 import copy
@@ -459,7 +458,7 @@ def split_model(
     """``len(split_points) + 1`` stages, stage i holding layers ``[points[i-1], points[i])`` (default:
     half the layers, two stages); ``rule``: the last stage's pooling rule."""
     family, found = family_of(model), get_rule(rule)
-    points = check_split_points(split_points, _layer_count(model, family))
+    points = check_split_points(split_points, count_layers(model, family))
     return _split(model, family, points, found)
 
 
@@ -494,12 +493,9 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
     return copy_
 
 
-def count_layers(model: nn.Module) -> int:
-    """The number of decoder layers of a supported model (an unsupported one is refused)."""
-    return _layer_count(model, family_of(model))
-
-
-def _layer_count(model: nn.Module, family: Family) -> int:
+def count_layers(model: nn.Module, family: Family | None = None) -> int:
+    """The number of decoder layers of a supported model (an unsupported one is refused); ``family``: its row."""
+    family = family or family_of(model)
     return len(getattr(attrgetter(family.body)(model), family.layers))
 
 
@@ -528,42 +524,27 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
 
 
 # ================================================================ 5. the in-process pipeline
-# A run is checked once, where it is planned (``plan_run``): the rule and the family are looked up,
-# the split points and the batch checked, the micro-batches cut. The loop below and the ranks
-# (``pp_demo.ranks``) take the plan as it is; nothing after it checks or looks up again.
 
 
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """One pipeline run, checked: the model, its family row, the last stage's rule, where the model
-    is cut and the rows of each micro-batch."""
+    """A pipeline run checked once (``plan_run``): what the loop below and the ranks take, unchecked."""
 
     model: nn.Module
     family: Family
     rule: Rule
     split_points: tuple[int, ...]
-    rows: tuple[slice, ...]
-
-    def split(self) -> Stages:
-        """The plan's stages, split afresh (``stages_for`` keeps them per model; a rank builds its own)."""
-        return _split(self.model, self.family, self.split_points, self.rule)
+    rows: tuple[slice, ...]  # each micro-batch's
 
 
 def plan_run(
-    model: nn.Module,
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor,
-    rule: "str | Rule" = FIX,
-    split_points: int | tuple[int, ...] | list[int] | None = None,
-    n_micro: int = 1,
+    model: nn.Module, input_ids: Any, attention_mask: Any, rule: "str | Rule", split_points: Any, n_micro: Any
 ) -> Plan:
-    """Every check of a run, once: the rule, the model's family, the split points, the batch and
-    its micro-batches. What ``pipeline_logits`` runs here and what the ranks are given."""
+    """Each check of a run, once: the rule, the model's family, the split points, the batch, the micro-batches."""
     found, family = get_rule(rule), family_of(model)
-    points = check_split_points(split_points, _layer_count(model, family))
+    points = check_split_points(split_points, count_layers(model, family))
     check_batch(model, input_ids, attention_mask)
-    rows = tuple(micro_batches(input_ids.shape[0], n_micro))
-    return Plan(model, family, found, points, rows)
+    return Plan(model, family, found, points, tuple(micro_batches(input_ids.shape[0], n_micro)))
 
 
 def pipeline_logits(
@@ -578,7 +559,7 @@ def pipeline_logits(
     the logits on the model's device. No mask: every token is real. The ranks run the same stages."""
     if attention_mask is None and isinstance(input_ids, torch.Tensor):
         attention_mask = torch.ones_like(input_ids)
-    plan = plan_run(model, input_ids, cast(torch.Tensor, attention_mask), rule, split_points, n_micro)
+    plan = plan_run(model, input_ids, attention_mask, rule, split_points, n_micro)
     return run_micro_batches(stages_for(plan), input_ids, cast(torch.Tensor, attention_mask), plan.rows)
 
 
@@ -667,7 +648,7 @@ def stages_for(plan: Plan) -> Stages:
         kept.clear()
         kept["built from"] = built_from
     if key not in kept:
-        kept[key] = plan.split()
+        kept[key] = _split(model, plan.family, plan.split_points, plan.rule)
     return cast(Stages, kept[key])
 
 

@@ -23,7 +23,7 @@ from torch import nn
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.core import Plan
+from pp_demo.core import Plan, split_model
 from pp_demo.ranks.jobs import (
     Fault,
     Inference,
@@ -120,7 +120,8 @@ class StageCache:
         if key not in self.built:
             spec = get_schedule(kind)
             # a prepared job carries the core's plan; a RankJob's own jobs are prepared here, once per key
-            split = (job.plan if job.plan is not None else cast(Plan, prepare(job).plan)).split()
+            plan = job.plan if job.plan is not None else cast(Plan, prepare(job).plan)
+            split = split_model(plan.model, plan.split_points, plan.rule)  # this rank's own copies
             stages: list[Any] = []  # this rank's, in pipeline order
             for k, stage_id in enumerate(stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)):
                 module: nn.Module = split[stage_id]
