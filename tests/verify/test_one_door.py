@@ -33,8 +33,8 @@ def profile(frame, event, arg):
     if event == "call" and "/pp_demo/" in code.co_filename and code.co_name != "<module>":
         ran.add(code.co_filename.rsplit("/pp_demo/", 1)[1])
 
-sys.argv = ["pp_demo", *sys.argv[1:]]
-sys.setprofile(profile)
+profiled, sys.argv = sys.argv[1] == "profiled", ["pp_demo", *sys.argv[2:]]
+sys.setprofile(profile if profiled else None)
 try:
     runpy.run_module("pp_demo", run_name="__main__")
 except SystemExit:
@@ -45,8 +45,9 @@ print(json.dumps({"ran": sorted(ran), "loaded": loaded}))
 """
 
 
-def _profiled(*argv: str) -> dict[str, list[str]]:
-    done = subprocess.run([sys.executable, "-c", _PROFILED, *argv], capture_output=True, text=True, check=True)
+def _profiled(*argv: str, profiled: bool = True) -> dict[str, list[str]]:
+    command = [sys.executable, "-c", _PROFILED, "profiled" if profiled else "not profiled", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -68,7 +69,7 @@ def test_reproduce_runs_code_in_at_most_16_of_the_packages_files_and_no_instrume
     ids=["families", "check", "doctor"],
 )
 def test_the_learners_commands_import_no_instrument_and_no_record(argv):
-    assert _profiled(*argv)["loaded"] == []
+    assert _profiled(*argv, profiled=False)["loaded"] == []
 
 
 def test_importing_the_package_and_its_command_line_imports_no_instrument():
