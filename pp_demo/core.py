@@ -349,9 +349,13 @@ def _check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
     heads = count_value(config.num_attention_heads, f"num_attention_heads of the {family} config", 1)
     if not head_dim_given and hidden % heads:
         raise BadInput(_HEADS_REFUSED.format(hidden, heads, heads))
-    pad = config.pad_token_id
-    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < config.vocab_size):
-        raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{config.vocab_size - 1}), or None")
+    check_pad_id(config.pad_token_id, config.vocab_size)
+
+
+def check_pad_id(pad: Any, vocab: int) -> None:
+    """A pad id inside the vocabulary, or None: the embedding would assert on any other."""
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < vocab):
+        raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{vocab - 1}), or None")
 
 
 # ================================================================ 4. the stage split

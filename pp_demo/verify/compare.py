@@ -20,7 +20,7 @@ from pp_demo.core import FIX, as_batch, build_model, get_case, get_family, pipel
 from pp_demo.errors import BadInput, seed_value
 from pp_demo.pooling.padding_table import row_text
 from pp_demo.ranks.torchrun_env import is_torchrun_rank, torchrun_world_size
-from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
+from pp_demo.verify.tolerances import dtype_named, tolerance
 
 __all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]
 __all__ += [
@@ -32,7 +32,7 @@ __all__ += [
     "rules_for",
 ]
 
-Run = tuple[torch.nn.Module, torch.Tensor, torch.Tensor, str]
+PipelineRun = tuple[torch.nn.Module, torch.Tensor, torch.Tensor, str]
 """``(model, input_ids, attention_mask, rule)``: one pipeline run of a comparison."""
 
 REPRO_ROWS = ("left", "right")
@@ -106,7 +106,7 @@ def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> 
 
 
 def pipeline_runs(
-    runs: Sequence[Run],
+    runs: Sequence[PipelineRun],
     on: Literal["process", "ranks"] = "process",
     split_points: int | tuple[int, ...] | None = None,
     n_micro: int = 1,
@@ -158,10 +158,7 @@ def reproduce_runs(
     rows = strings(rows, "rows", '["left", "right"]')
     if not rows:
         raise BadInput(f"rows names the padding cases of the batch, at least one (default: {list(REPRO_ROWS)})")
-    if isinstance(dtype, str):
-        dtype = dtype_named(dtype)
-    elif dtype not in DTYPES.values():
-        raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
+    dtype = dtype_named(dtype)
     device = device or default_device()
     runs = list(runs)
     # build: one model per family; batch: the reproduction's rows

@@ -79,6 +79,14 @@ def test_importing_the_package_and_its_command_line_imports_no_instrument():
     assert [m for m in modules if m.startswith(("pp_demo.instruments", "pp_demo.records"))] == []
 
 
+def _counting(real, name, counted):
+    def counting(*args, **kwargs):
+        counted[name] += 1
+        return real(*args, **kwargs)
+
+    return counting
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """How often each of the core's checks and look-ups ran, counted where the core calls them."""
@@ -86,11 +94,7 @@ def calls(monkeypatch):
     for name in ("get_rule", "family_of", "check_split_points", "check_batch", "micro_batches"):
         counted[name] = 0
 
-        def counting(*args, _name=name, _real=getattr(core, name), **kwargs):
-            counted[_name] += 1
-            return _real(*args, **kwargs)
-
-        monkeypatch.setattr(core, name, counting)
+        monkeypatch.setattr(core, name, _counting(getattr(core, name), name, counted))
     return counted
 
 
