@@ -16,7 +16,17 @@ import torch
 from torch import nn
 
 from pp_demo.core import Plan, micro_batches, pipeline_logits, run_micro_batches, stages_for
-from pp_demo.ranks.jobs import Batch, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
+from pp_demo.ranks.jobs import (
+    Batch,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    TrainingJob,
+    micro_batch_loss,
+    parameter_copies,
+)
 
 __all__ = ["Forward", "accumulate", "train_steps", "run_in_process", "fixed_pipeline", "count_rule_pipeline"]
 
@@ -85,8 +95,8 @@ def run_in_process(job: Job) -> Result:
         grads = parameter_copies(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
         return Step(step, loss, grads, device.type)
-    lr, keep = cast(float, job.lr), cast(int, job.keep_params_every)  # a train job's, checked
-    return train_steps(model, forward, job.batches, job.n_micro, lr, keep)
+    training = cast(TrainingJob, job)  # a "train" job is one, checked
+    return train_steps(model, forward, job.batches, job.n_micro, training.lr, training.keep_params_every)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -29,6 +29,7 @@ __all__ = [
     "Batch",
     "Fault",
     "Job",
+    "TrainingJob",
     "Inference",
     "Step",
     "Training",
@@ -94,14 +95,11 @@ class Job:
     n_micro: int = 1
     schedule: Schedule | None = None
     fault: Fault | None = None
-    # training only (None on an inference or one-step job): Adam's learning rate, and every how
-    # many steps the parameters are also kept (0: never)
-    lr: float | None = None
-    keep_params_every: int | None = None
     plan: Plan | None = field(default=None, repr=False)  # the core's checked plan, set by ``prepare``
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
+        _no_training_options("infer", options)
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 
     @classmethod
@@ -113,6 +111,7 @@ class Job:
         labels: torch.Tensor,
         **options: Any,
     ) -> "Job":
+        _no_training_options("step", options)
         return cls(model, (Batch(input_ids, attention_mask, labels),), "step", **options)
 
     @classmethod
@@ -123,11 +122,11 @@ class Job:
         lr: float = 1e-2,
         keep_params_every: int = 0,
         **options: Any,
-    ) -> "Job":
+    ) -> "TrainingJob":
         """``batches``: ``Batch``s (``pp_demo.training.loop.TrainingBatch`` included) or
         ``(ids, mask, labels)``."""
         rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
-        return cls(model, rows, "train", lr=lr, keep_params_every=keep_params_every, **options)
+        return TrainingJob(model, rows, "train", lr=lr, keep_params_every=keep_params_every, **options)
 
     @property
     def batch(self) -> Batch:
@@ -146,6 +145,21 @@ class Job:
             return "gpipe"  # forwards only: both schedules run them in the same order
         wanted = self.schedule or "1f1b"
         return "gpipe" if wanted == "1f1b" and self.n_micro < n_stages else wanted
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingJob(Job):
+    """A ``"train"`` job (``Job.train``), with training's own options: Adam's learning rate, and every
+    how many steps the parameters are also kept (0: never). An inference job carries neither."""
+
+    lr: float = 1e-2
+    keep_params_every: int = 0
+
+
+def _no_training_options(mode: str, options: dict[str, Any]) -> None:
+    given = [name for name in ("lr", "keep_params_every") if name in options]
+    if given:
+        raise BadInput(f"lr and keep_params_every are training options (Job.train): an {mode!r} job takes neither")
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,13 +238,14 @@ def check_job(job: Job, n_stages: int) -> None:
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
-    if job.mode != "train" and (job.lr, job.keep_params_every) != (None, None):
-        raise BadInput(f"lr and keep_params_every are training options (Job.train): an {job.mode!r} job takes neither")
-    keep = job.keep_params_every
-    if job.mode == "train" and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
-        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {keep!r}")
-    if job.mode == "train" and (isinstance(job.lr, bool) or not isinstance(job.lr, int | float) or not job.lr > 0):
-        raise BadInput(f"lr is Adam's learning rate, a number more than 0, got {job.lr!r}")
+    if (job.mode == "train") != isinstance(job, TrainingJob):
+        raise BadInput(f"a training job is built with Job.train (lr, keep_params_every), got an {job.mode!r} job")
+    if isinstance(job, TrainingJob):
+        keep = job.keep_params_every
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {keep!r}")
+        if isinstance(job.lr, bool) or not isinstance(job.lr, int | float) or not job.lr > 0:
+            raise BadInput(f"lr is Adam's learning rate, a number more than 0, got {job.lr!r}")
     per_rank = job.stages_per_rank  # an unknown schedule is refused here
     # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its
     # micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one,

@@ -31,6 +31,7 @@ from pp_demo.ranks.jobs import (
     Result,
     Step,
     Training,
+    TrainingJob,
     micro_batch_loss,
     parameter_copies,
     prepare,
@@ -190,7 +191,8 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient
     touched: set[int] = set()
-    optimizer = torch.optim.Adam(module.parameters(), lr=cast(float, job.lr)) if job.mode == "train" else None
+    trains = job if isinstance(job, TrainingJob) else None  # training's options come with a training job
+    optimizer = torch.optim.Adam(module.parameters(), lr=trains.lr) if trains is not None else None
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
         rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
@@ -206,7 +208,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()
-        if job.mode == "train" and job.keep_params_every and step % job.keep_params_every == 0:
+        if trains is not None and trains.keep_params_every and step % trains.keep_params_every == 0:
             part.setdefault("params_at", {})[step] = parameter_copies(job.model, lambda p: p, touched)
     if job.mode == "step":
         part["grads"] = parameter_copies(job.model, lambda p: p.grad, touched)
