@@ -564,7 +564,7 @@ def pipeline_logits(
     if attention_mask is None and isinstance(input_ids, torch.Tensor):
         attention_mask = torch.ones_like(input_ids)
     plan = plan_run(model, input_ids, attention_mask, rule, split_points, n_micro)
-    return run_micro_batches(stages_for(plan), input_ids, cast(torch.Tensor, attention_mask), plan.rows)
+    return run_micro_batches(stages_for(plan), input_ids, attention_mask, plan.rows)
 
 
 def run_micro_batches(

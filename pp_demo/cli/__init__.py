@@ -40,9 +40,9 @@ class _Parser(argparse.ArgumentParser):
             options, self._options = self._options, None
             options(self)
 
-    def parse_known_args(self, *args: Any, **keywords: Any) -> tuple[argparse.Namespace, list[str]]:
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._add_options()
-        return super().parse_known_args(*args, **keywords)
+        return super().parse_known_args(args, namespace)
 
     def format_usage(self) -> str:
         self._add_options()
