@@ -21,55 +21,52 @@ MOST_FILES = 16  # the issue's bound: 31 files ran code in `reproduce` before it
 # forward (count, for all three) and with the fix: 6 pipeline runs.
 RUNS = 2 * len(REPRO_FAMILIES)
 
-# A fresh interpreter runs `python -m pp_demo ARGS` under a profiler: the package's files whose
-# functions, class bodies or comprehensions ran (a module's top level alone is an import, not a
-# call), and the instrument and record modules it imported.
+# A fresh interpreter runs `python -m pp_demo ARGS` for each ARGS in turn (one interpreter: torch
+# is imported once), the first under a profiler: the package's files whose functions, class bodies or
+# comprehensions ran (a module's top level alone is an import, not a call), and per command the
+# instrument and record modules imported by then.
 _PROFILED = """
 import json, runpy, sys
-ran = set()
+ran, loaded = set(), {}
 
 def profile(frame, event, arg):
     code = frame.f_code
     if event == "call" and "/pp_demo/" in code.co_filename and code.co_name != "<module>":
         ran.add(code.co_filename.rsplit("/pp_demo/", 1)[1])
 
-profiled, sys.argv = sys.argv[1] == "profiled", ["pp_demo", *sys.argv[2:]]
-sys.setprofile(profile if profiled else None)
-try:
-    runpy.run_module("pp_demo", run_name="__main__")
-except SystemExit:
-    pass
-sys.setprofile(None)
-loaded = sorted(m for m in sys.modules if m.split(".")[:2] in (["pp_demo", "instruments"], ["pp_demo", "records"]))
+for i, argv in enumerate(json.loads(sys.argv[1])):
+    sys.argv = ["pp_demo", *argv]
+    sys.setprofile(profile if i == 0 else None)
+    try:
+        runpy.run_module("pp_demo", run_name="__main__")
+    except SystemExit:
+        pass
+    sys.setprofile(None)
+    parts = (["pp_demo", "instruments"], ["pp_demo", "records"])
+    loaded[argv[0]] = sorted(m for m in sys.modules if m.split(".")[:2] in parts)
 print(json.dumps({"ran": sorted(ran), "loaded": loaded}))
 """
 
 
-def _profiled(*argv: str, profiled: bool = True) -> dict[str, list[str]]:
-    command = [sys.executable, "-c", _PROFILED, "profiled" if profiled else "not profiled", *argv]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+def _run(*commands: list[str]) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROFILED, json.dumps(commands)], capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def test_reproduce_runs_code_in_at_most_16_of_the_packages_files_and_no_instrument():
-    found = _profiled("reproduce")
-    assert "core.py" in found["ran"] and "verify/compare.py" in found["ran"]  # the profiler saw the job at all
-    assert len(found["ran"]) <= MOST_FILES, found["ran"]
-    assert not [f for f in found["ran"] if f.startswith(("ranks/in_process", "ranks/jobs", "ranks/runner"))]
-    assert found["loaded"] == []
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [
+def test_reproduce_runs_code_in_at_most_16_files_and_no_learners_command_imports_an_instrument():
+    found = _run(
+        ["reproduce"],
         ["families", "--family", "llama", "--cases", "left"],
         ["check", "pp_demo.ranks.in_process:fixed_pipeline", "--lengths", "5", "--batch-sizes", "2"],
         ["doctor"],
-    ],
-    ids=["families", "check", "doctor"],
-)
-def test_the_learners_commands_import_no_instrument_and_no_record(argv):
-    assert _profiled(*argv, profiled=False)["loaded"] == []
+    )
+    assert "core.py" in found["ran"] and "verify/compare.py" in found["ran"]  # the profiler saw the job at all
+    assert len(found["ran"]) <= MOST_FILES, found["ran"]
+    assert not [f for f in found["ran"] if f.startswith(("ranks/in_process", "ranks/jobs", "ranks/runner"))]
+    # the modules each command had imported, the commands before it included
+    assert found["loaded"] == {"reproduce": [], "families": [], "check": [], "doctor": []}
 
 
 def test_importing_the_package_and_its_command_line_imports_no_instrument():
