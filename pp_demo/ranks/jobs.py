@@ -227,9 +227,9 @@ def _check_batches(job: Job) -> None:
 
 
 def check_job(job: Job, n_stages: int) -> None:
-    """Refuse what the engine would get wrong, before anything runs (the first batch, the rule,
-    the split points and the micro-batches are the core's plan's to check: ``prepare``)."""
-    _check_batches(job)
+    """Refuse what the engine would get wrong, before anything runs (the mode and the batch count,
+    then the first batch, the rule, the split points and the micro-batches, by the core's plan, are
+    checked first: ``prepare``)."""
     for b in job.batches[1:]:  # a training job's further batches: the core's door of a batch
         check_batch(job.model, b.input_ids, b.attention_mask)
     if job.mode != "infer":
