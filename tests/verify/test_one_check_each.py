@@ -1,4 +1,4 @@
-"""One home per check (issue 55): the same fault gives the same error, class and line, wherever a
+"""One home per check: the same fault gives the same error, class and line, wherever a
 user meets it: the pipeline and the rules' door, the reproduction and the checker, the command line
 and the Python API. The expected lines are the checks' own sentences, written out here."""
 

@@ -1,4 +1,4 @@
-"""The main job takes the core's door (issue 55): ``reproduce`` runs each pipeline through
+"""The main job takes the core's door: ``reproduce`` runs each pipeline through
 ``pp_demo.core.pipeline_logits``, whose plan checks each input once per run and looks the rule and
 the family up once; its logits stay on their device until compared; the code it runs lies in at most
 16 of the package's files; and no command but an instrument's own imports an instrument or a record.
@@ -15,7 +15,7 @@ from pp_demo import core
 from pp_demo.cli import main
 from pp_demo.verify.compare import REPRO_FAMILIES, reproduce_runs
 
-MOST_FILES = 16  # the issue's bound: 31 files ran code in `reproduce` before it
+MOST_FILES = 16  # 31 files ran code in `reproduce` when it went through the ranks' runner
 
 # The default `reproduce`: each family of the reproduction with the rule of its ColossalAI 0.5.0
 # forward (count, for all three) and with the fix: 6 pipeline runs.
