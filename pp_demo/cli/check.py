@@ -6,8 +6,6 @@ from typing import Any
 from pp_demo.bounds import seconds
 from pp_demo.cli.options import add, integer
 from pp_demo.errors import BadInput
-from pp_demo.verify.checker.batches import NAMED, RANDOM
-from pp_demo.verify.checker.cli import run_check
 
 
 def _seconds(text: str) -> float:
@@ -18,8 +16,14 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(message) from None
 
 
+def _check(args: argparse.Namespace) -> int:
+    from pp_demo.verify.checker.cli import run_check
+
+    return run_check(args)
+
+
 def add_check_job(jobs: Any) -> None:
-    check = jobs.add_parser(
+    jobs.add_parser(
         "check",
         help="check your own pooled forward against model.forward on the padding battery",
         description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
@@ -28,7 +32,14 @@ def add_check_job(jobs: Any) -> None:
         "real token for a model without a pad id); report where each row was pooled and which "
         "known rule that matches. Exit 0 pass, 1 mismatch, 2 usage error, 3 your callable "
         "failed (raised, timed out, returned no logits), 130 interrupted, 143 stopped by SIGTERM.",
+        options=_check_options,
     )
+
+
+def _check_options(check: argparse.ArgumentParser) -> None:
+    """The checker's options: its battery's cases come with it, loaded only for ``check``."""
+    from pp_demo.verify.checker.batches import NAMED, RANDOM
+
     check.add_argument("callable", help="package.module:function, importable from here")
     source = check.add_mutually_exclusive_group()
     add(source, "--family", shown="llama", nargs=None)
@@ -62,4 +73,4 @@ def add_check_job(jobs: Any) -> None:
         default=120.0,
         help="seconds per batch before the callable is abandoned and the check stops (more than 0, at most 86400)",
     )
-    check.set_defaults(run=run_check)
+    check.set_defaults(run=_check)

@@ -10,7 +10,6 @@ from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.positions import PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES
-from pp_demo.verify.real_size import REAL_SHAPES, SIZES
 from pp_demo.verify.tolerances import dtype_named
 
 
@@ -33,9 +32,9 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _where(args: argparse.Namespace) -> Literal["process", "ranks"]:
     """Where the stages run; under torchrun without --distributed every rank would repeat the whole job."""
-    from pp_demo.ranks.launch import launched_by_torchrun
+    from pp_demo.ranks.torchrun_env import is_torchrun_rank
 
-    if launched_by_torchrun() and not args.distributed:
+    if is_torchrun_rank() and not args.distributed:
         raise BadInput(f"under torchrun every rank would run the whole {args.job} itself: add --distributed")
     return "ranks" if args.distributed else "process"
 
@@ -57,8 +56,7 @@ def _families(args: argparse.Namespace) -> int:
 
 def _reproduce(args: argparse.Namespace) -> int:
     """The main job, as the idea reads: build, batch, split, run, compare (``reproduce_runs``), print."""
-    from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line
-    from pp_demo.verify.family_matrix import rules_for
+    from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line, rules_for
 
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
     points = tuple(args.split_at) if args.split_at else None
@@ -156,7 +154,14 @@ def add_padding_jobs(jobs: Any) -> None:
         "tenth of the sequence to all of it) through two stages split at the middle layer, 2 micro-batches, with "
         "the fix (rightmost_non_pad) and the count rule; per family, the rows each matches model.forward and the "
         "largest difference. Real size needs a GPU: on the CPU the default is small shapes, one line says so.",
+        options=_real_size_options,
     )
+    real.set_defaults(run=_real_size)
+
+
+def _real_size_options(real: argparse.ArgumentParser) -> None:
+    from pp_demo.verify.real_size import REAL_SHAPES, SIZES  # the shapes load with their job only
+
     real.add_argument(
         "--families",
         nargs="+",
@@ -177,4 +182,3 @@ def add_padding_jobs(jobs: Any) -> None:
     real.add_argument("--allow-cpu", action="store_true", help="run --size real on the CPU anyway (minutes, gigabytes)")
     add(real, "--device")
     add(real, "--dtype", default="bf16")
-    real.set_defaults(run=_real_size)

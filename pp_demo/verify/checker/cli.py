@@ -23,9 +23,9 @@ __all__ = ["run_check"]
 
 def _speaks() -> bool:
     """Outside torchrun, or its last rank."""
-    from pp_demo.ranks.launch import launched_by_torchrun
+    from pp_demo.ranks.torchrun_env import is_torchrun_rank
 
-    return not launched_by_torchrun() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
+    return not is_torchrun_rank() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -66,7 +66,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
-    from pp_demo.ranks.launch import launched_by_torchrun
+    from pp_demo.ranks.torchrun_env import is_torchrun_rank
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
     from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED
@@ -100,7 +100,7 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
     if speaks:
         print(report.summary(), flush=True)
     journal.write("end", report.exit_code)
-    if launched_by_torchrun():
+    if is_torchrun_rank():
         # every rank has the report now; leave without the interpreter's teardown, which can
         # crash in a process group a callable left busy (and a worker may still wait on a peer)
         sys.stdout.flush()

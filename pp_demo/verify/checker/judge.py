@@ -36,7 +36,7 @@ from pp_demo.verify.checker.inputs import load_callable, load_model
 from pp_demo.verify.checker.ranks import Ranks, first_failure, join_ranks
 from pp_demo.verify.checker.report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
 from pp_demo.verify.checker.worker import as_logits, call_in_worker
-from pp_demo.verify.tolerances import check_separates, tolerance
+from pp_demo.verify.tolerances import check_separates, dtype_named, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
 __all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker.report
@@ -189,7 +189,7 @@ def check_forward(
     that runs past it ends the run, the rest reported not run. ``atol`` given by
     hand must stay below the difference between the reference and any other position on the battery (refused
     otherwise, with the tolerances that fit the logits). ``progress`` receives one line per batch."""
-    dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
+    dtype, device = dtype_named(dtype), inputs.checker_device(device)
     if atol is not None:
         tolerance_value(atol, "atol")
     seed_value(seed, "seed")
