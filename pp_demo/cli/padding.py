@@ -77,13 +77,15 @@ def _real_size(args: argparse.Namespace) -> int:
     from pp_demo.verify.compare import default_device
     from pp_demo.verify.real_size import choose_size, run_real_size
 
+    if args.checkpoint is not None and args.families is not None:  # the checkpoint is its own family
+        raise BadInput("--families picks the shapes to build; --checkpoint runs the checkpoint's own: give one")
     device = args.device or default_device()
-    size, why = choose_size(args.size, device, args.allow_cpu)
+    size, why = choose_size(args.size, device, args.allow_cpu, checkpoint=args.checkpoint is not None)
     if why:
         print(why, flush=True)
-    run_real_size(
-        args.families, size, device, dtype_named(args.dtype), args.checkpoint, lambda line: print(line, flush=True)
-    )
+    families = args.families or list(REAL_SHAPES)
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    run_real_size(families, size, device, dtype_named(args.dtype), args.checkpoint, say, args.allow_cpu)
     return 0
 
 
@@ -161,9 +163,8 @@ def add_padding_jobs(jobs: Any) -> None:
         "--families",
         nargs="+",
         choices=list(REAL_SHAPES),
-        default=list(REAL_SHAPES),
         metavar="FAMILY",
-        help=f"which shapes to build (default and choices: {' '.join(REAL_SHAPES)})",
+        help=f"which shapes to build, not with --checkpoint (default and choices: {' '.join(REAL_SHAPES)})",
     )
     real.add_argument(
         "--size",
