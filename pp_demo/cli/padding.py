@@ -41,11 +41,17 @@ def _where(args: argparse.Namespace) -> Literal["process", "ranks"]:
 
 
 def _families(args: argparse.Namespace) -> int:
+    from pp_demo.core import FAMILIES
     from pp_demo.verify.compare import default_device
-    from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
+    from pp_demo.verify.family_matrix import attention_families, closest_calls, format_matrix, pipeline_differences
 
     on, device, dtype = _where(args), args.device or default_device(), dtype_named(args.dtype)
-    found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
+    families = args.family
+    if families is None and args.attn is not None:  # every family: those without this attention named, left out
+        families, without = attention_families(list(FAMILIES), args.attn)
+        if without:
+            print(f"--attn {args.attn}: left out {', '.join(without)}, whose classifiers have no {args.attn} attention")
+    found = pipeline_differences(families, args.cases, args.rule, args.attn, on, None, device, dtype)
     if found is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     differences, atol = found
