@@ -14,7 +14,7 @@ The repository's root is on the path (pyproject: ``pythonpath = ["."]``), so tes
 tools as a package (``from tools import episodes``), with no ``sys.path`` of their own.
 
 matplotlib reads its config and font cache from this environment's own folder (``MPLCONFIGDIR``,
-as ``make lab`` does: ``pp_demo.workshop.lab.private_mplconfig``), set before it is imported and
+as ``make lab`` does: ``pp_demo.workshop.platform_checks.private_mplconfig``), set before it is imported and
 inherited by the notebooks' kernels: a per-user ``~/.cache/matplotlib`` that other work on the
 machine rewrote without matplotlib's own fonts would fill a notebook's stderr with findfont
 warnings, and strict nbval would fail.
@@ -25,7 +25,7 @@ import pathlib
 
 import pytest
 
-from pp_demo.workshop.lab import private_mplconfig
+from pp_demo.workshop.platform_checks import private_mplconfig
 
 if "MPLCONFIGDIR" not in os.environ and (_MPLCONFIG := private_mplconfig()):
     os.environ["MPLCONFIGDIR"] = _MPLCONFIG

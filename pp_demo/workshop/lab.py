@@ -19,7 +19,7 @@ is the one the server answers on, and a port that is taken stops Jupyter rather 
 Since the process becomes Jupyter, nothing could remove a temporary folder afterwards: the
 kernel spec, and matplotlib's font cache (``MPLCONFIGDIR``, so no per-user cache another
 program rewrote can put font warnings in a notebook), live in one folder of this environment's
-own (``own_folder``), rewritten each time. Standard library only.
+own (``platform_checks.own_folder``), rewritten each time. Standard library only.
 """
 
 import argparse
@@ -34,8 +34,9 @@ from pp_demo.errors import BadInput
 from pp_demo.output_paths import NOTEBOOKS  # the checkout's, from its root (`make lab`)
 from pp_demo.workshop.cell_errors import EXTENSION
 from pp_demo.workshop.doctor import free_port
+from pp_demo.workshop.platform_checks import own_folder, private_mplconfig
 
-__all__ = ["OPEN_AT", "lab_command", "kernel_spec", "main", "own_folder", "private_mplconfig"]
+__all__ = ["OPEN_AT", "lab_command", "kernel_spec", "main"]
 
 # Where Lab opens: the checkout's notebooks/, in the file browser (its default URL, so the browser
 # Lab opens and `/` go there too). Windows, without `make`, gives Lab this flag itself (docs/install.md).
@@ -45,36 +46,6 @@ OPEN_AT = f"--LabApp.default_url=/lab/tree/{NOTEBOOKS.as_posix()}"
 # The options of Jupyter's a user may give that this sets itself: each given once, the user's kept.
 PORT, IP, TOKEN = ("--port", "--ServerApp.port"), ("--ip", "--ServerApp.ip"), ("--IdentityProvider.token",)
 ANY_ADDRESS = ("0.0.0.0", "::", "*", "")  # every interface: this machine's own 127.0.0.1 among them
-
-
-def own_folder(name: str) -> Path:
-    """``name`` under ``share/pp_demo`` of this environment (the venv ``make lab`` runs), else under
-    the user's cache: one fixed place per environment, rewritten by each run, never a new
-    temporary folder left behind. Created; ``OSError`` where neither can be written."""
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    error: OSError | None = None
-    for base in (Path(sys.prefix) / "share" / "pp_demo", Path(home) / "pp_demo"):
-        try:
-            (base / name).mkdir(parents=True, exist_ok=True)
-            probe = base / name / f".probe-{os.getpid()}"
-            probe.write_text("")
-            probe.unlink()
-            return base / name
-        except OSError as failed:
-            error = failed
-    assert error is not None
-    raise error
-
-
-def private_mplconfig() -> str | None:
-    """matplotlib's config and cache folder for this environment alone (``MPLCONFIGDIR``): its
-    font list is built by this matplotlib, so a per-user ``~/.cache/matplotlib`` that another
-    program rewrote without matplotlib's own fonts cannot fill a notebook's stderr with findfont
-    warnings. None where no folder can be written (matplotlib then picks its own)."""
-    try:
-        return str(own_folder("matplotlib"))
-    except OSError:
-        return None
 
 
 def kernel_spec(folder: Path) -> Path:

@@ -207,7 +207,7 @@ FINDFONT = "import matplotlib.font_manager as fm; fm.findfont('STIXGeneral')"
 
 
 def test_lab_and_the_tests_read_their_own_font_cache_not_a_broken_per_user_one(tmp_path, monkeypatch):
-    from pp_demo.workshop import lab
+    from pp_demo.workshop import lab, platform_checks
 
     env = _broken_font_cache(tmp_path / "home")
     plain = subprocess.run([sys.executable, "-c", FINDFONT], env=env, capture_output=True, text=True, timeout=120)
@@ -225,7 +225,9 @@ def test_lab_and_the_tests_read_their_own_font_cache_not_a_broken_per_user_one(t
     with pytest.raises(SystemExit):
         lab.main(["--checkout", str(ROOT)])
     assert (
-        started["MPLCONFIGDIR"] == lab.private_mplconfig() == os.path.join(sys.prefix, "share", "pp_demo", "matplotlib")
+        started["MPLCONFIGDIR"]
+        == platform_checks.private_mplconfig()
+        == os.path.join(sys.prefix, "share", "pp_demo", "matplotlib")
     )
     env["MPLCONFIGDIR"] = started["MPLCONFIGDIR"]
     kernel = subprocess.run([sys.executable, "-c", FINDFONT], env=env, capture_output=True, text=True, timeout=120)
