@@ -61,6 +61,23 @@ def _families(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outside_tested_torch(args: argparse.Namespace, error: Exception) -> None:
+    """A distributed run that failed on a torch outside the tested range: one line that says so
+    (torch 2.10's pipelining stops with "Number of microbatches (1) must be >= the number of
+    stages", which names neither the range nor the fix). Inside the range, the error as it is."""
+    import torch
+
+    from pp_demo.workshop.platform_checks import tested_torch_range, torch_in_tested_range
+
+    if not args.distributed or isinstance(error, BadInput) or torch_in_tested_range(torch.__version__):
+        return
+    first = (str(error).strip().splitlines() or [""])[0]
+    raise BadInput(
+        f"reproduce --distributed failed on torch {torch.__version__}, outside the tested range "
+        f"{tested_torch_range()} ({type(error).__name__}: {first}): install a torch in the range (docs/gpu.md)"
+    ) from error
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     """The main job, as the idea reads: build, batch, split, run, compare (``reproduce_runs``), print."""
     from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line
@@ -69,7 +86,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
     points = tuple(args.split_at) if args.split_at else None
     dtype = dtype_named(args.dtype)
-    compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
+    try:
+        compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
+    except Exception as error:
+        _outside_tested_torch(args, error)
+        raise
     if compared is None:  # a torchrun rank without the logits: the last rank prints
         return 0
     print(format_padding_table(reference="true_last"))
