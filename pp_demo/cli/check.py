@@ -4,7 +4,7 @@ import argparse
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add, integer
+from pp_demo.cli.options import add, integer_up_to
 from pp_demo.errors import BadInput
 
 
@@ -57,12 +57,16 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         "between the reference and another position on the battery",
     )
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
-    check.add_argument("--lengths", type=integer, nargs="+", default=[5, 9, 16], help="random batches' lengths")
-    check.add_argument("--batch-sizes", type=integer, nargs="+", help="random batches' sizes (default 2 4 7)")
+    check.add_argument(
+        "--lengths", type=integer_up_to(4096), nargs="+", default=[5, 9, 16], help="random batches' lengths"
+    )
+    check.add_argument(
+        "--batch-sizes", type=integer_up_to(1024), nargs="+", help="random batches' sizes (default 2 4 7)"
+    )
     add(check, "--cases", choices=[*NAMED, RANDOM])
     check.add_argument(
         "--micro-batches",
-        type=integer,
+        type=integer_up_to(1024),
         default=1,
         metavar="M",
         help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add, at_least_0, positive
+from pp_demo.cli.options import add, count
 from pp_demo.core import FAMILIES
 from pp_demo.errors import count_value
 
@@ -194,21 +194,24 @@ def add_record_jobs(jobs: Any) -> None:
         "--force (the file says so; a noisy run is written to results/tmp and the command exits 1). Writes "
         "OUT.json and OUT.png.",
     )
-    bench.add_argument("--stages", type=positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
+    bench.add_argument("--stages", type=count(1, 64), nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
     bench.add_argument(
-        "--micro-batches", type=positive, nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
+        "--micro-batches", type=count(1, 1024), nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
     )
-    bench.add_argument("--hidden", type=positive, default=512, help="hidden size (default: %(default)s)")
-    bench.add_argument("--layers", type=positive, default=6, help="decoder layers (default: %(default)s)")
-    bench.add_argument("--seq", type=positive, default=128, help="sequence length (default: %(default)s)")
-    bench.add_argument("--batch", type=positive, default=16, help="rows per batch (default: %(default)s)")
-    bench.add_argument("--warmup", type=at_least_0, default=1, help="untimed runs first (default: %(default)s)")
+    bench.add_argument("--hidden", type=count(1, 16384), default=512, help="hidden size (default: %(default)s)")
+    bench.add_argument("--layers", type=count(1, 256), default=6, help="decoder layers (default: %(default)s)")
+    bench.add_argument("--seq", type=count(1, 16384), default=128, help="sequence length (default: %(default)s)")
+    bench.add_argument("--batch", type=count(1, 4096), default=16, help="rows per batch (default: %(default)s)")
+    bench.add_argument("--warmup", type=count(0, 1000), default=1, help="untimed runs first (default: %(default)s)")
     bench.add_argument(
-        "--repeats", type=positive, default=3, help="timed runs per round, the fastest kept (default: %(default)s)"
+        "--repeats",
+        type=count(1, 1000),
+        default=3,
+        help="timed runs per round, the fastest kept (default: %(default)s)",
     )
     bench.add_argument(
         "--rounds",
-        type=positive,
+        type=count(1, 100),
         default=2,
         help="rounds of every measurement, one after the other, so the load falls on all alike (default: %(default)s)",
     )
@@ -248,9 +251,9 @@ def add_record_jobs(jobs: Any) -> None:
         help="tiny: the workbook's tiny models; small, real: real-size's shapes (default: real on a GPU, tiny on "
         "the CPU; real is refused on the CPU)",
     )
-    speed.add_argument("--warmup", type=at_least_0, default=3, help="untimed calls first (default: %(default)s)")
+    speed.add_argument("--warmup", type=count(0, 1000), default=3, help="untimed calls first (default: %(default)s)")
     speed.add_argument(
-        "--repeats", type=positive, default=10, help="timed calls, the median kept (default: %(default)s)"
+        "--repeats", type=count(1, 1000), default=10, help="timed calls, the median kept (default: %(default)s)"
     )
     add(speed, "--device")
     add(speed, "--dtype", default="bf16")

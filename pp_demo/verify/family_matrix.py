@@ -19,17 +19,53 @@ from typing import Literal
 import torch
 
 from pp_demo.core import CASES, FAMILIES, as_batch, build_model
+from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import RIGHT, WRONG, mark, two_line_heading
 from pp_demo.verify.compare import compare_rows, forward_logits, pipeline_runs, rules_for
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
+__all__ = [
+    "rules_for",
+    "attention_families",
+    "pipeline_differences",
+    "pipeline_matrix",
+    "closest_calls",
+    "format_matrix",
+]
 
 Matrix = dict[tuple[str, str, str], bool]
 """``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
 
 Differences = dict[tuple[str, str, str], float]
 """``{(family, rule, case): max |logit difference| between the pipeline's row and model.forward's}``."""
+
+
+def _attention_refused(family: str, attn_implementation: str | None) -> BadInput | None:
+    """The line for a family whose transformers classifier has no ``attn_implementation`` (BLOOM
+    and GPT-J have no sdpa), or None: transformers says so in a ValueError with a link, raised
+    as the model is built."""
+    if attn_implementation is None:
+        return None
+    try:
+        build_model(family, attn_implementation=attn_implementation)
+    except BadInput:
+        raise
+    except ValueError:
+        import transformers
+
+        version = transformers.__version__
+        return BadInput(
+            f"--attn {attn_implementation}: {family}'s classifier has no {attn_implementation} attention in "
+            f"transformers {version}; leave --attn out, or give --attn eager"
+        )
+    return None
+
+
+def attention_families(families: Sequence[str], attn_implementation: str | None) -> tuple[list[str], list[str]]:
+    """``(families that take attn_implementation, those that do not)``: a table of every family
+    with ``--attn sdpa`` runs the ones that can and names the others."""
+    refused = [family for family in families if _attention_refused(family, attn_implementation)]
+    return [family for family in families if family not in refused], refused
 
 
 def pipeline_differences(
@@ -52,6 +88,9 @@ def pipeline_differences(
         by_length[CASES[name].length].append(name)
     runs = []
     for family in list(families or FAMILIES):
+        refused = _attention_refused(family, attn_implementation)
+        if refused is not None:
+            raise refused
         model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
         for rule in rules_for(family, rules):
             runs += [(family, rule, group, model, *as_batch(group, device)) for group in by_length.values()]
