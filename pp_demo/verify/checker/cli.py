@@ -98,9 +98,11 @@ def _leave(code: int, out: "TextIO", err: "TextIO") -> NoReturn:
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "TextIO", err: "TextIO") -> int:
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
+    from pp_demo.verify.checker.integrity import Snapshot
     from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED
 
+    code = Snapshot()  # before the user's module runs: its import may patch the checker too
     journal.write("import", args.callable.partition(":")[0])
     try:
         forward = load_callable(args.callable)
@@ -127,6 +129,11 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "Tex
             model_path=args.model_path,
             progress=(lambda line: print(line, file=err, flush=True)) if speaks else None,
         )
+    changed = code.changed()
+    if changed is not None and report.exit_code != EXIT_CALLABLE_FAILED:  # at import: check_forward's watch starts later
+        if speaks:
+            print(f"FAIL (your callable failed): it replaced the checker's own {changed}: no verdict", file=out, flush=True)
+        return EXIT_CALLABLE_FAILED
     if speaks:
         print(report.summary(), file=out, flush=True)
     return report.exit_code
