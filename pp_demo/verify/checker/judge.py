@@ -254,15 +254,19 @@ def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, not
 
 
 def _tells_apart(batches: list[Batch], rules: Sequence[str], pad_token_id: int | None) -> bool:
-    """Some row of the battery is pooled at different positions by two of ``rules``: else (right
-    padding alone, say) every rule, the bug's included, reads the same token, and a match says
-    nothing of the pooling."""
+    """Some row of the battery is pooled at different positions by two of ``rules`` (without a pad
+    id, or by the last position, where transformers pools a row then): else (right padding alone,
+    say) every rule, the bug's included, reads the same token, and a match says nothing of the
+    pooling."""
     for batch in batches:
         ids, mask = batch.input_ids, batch.attention_mask
+        length = ids.shape[1]
         found = {
-            tuple((pooled_positions(r, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % ids.shape[1]).tolist())
+            tuple((pooled_positions(r, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % length).tolist())
             for r in rules
         }
+        if pad_token_id is None:
+            found.add((length - 1,) * len(ids))
         if len(found) > 1:
             return True
     return False
