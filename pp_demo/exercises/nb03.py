@@ -3,7 +3,16 @@
 from pp_demo.core import PAD
 from pp_demo.pooling.padding_table import row_text
 
-from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
+from .core import (
+    count_misses,
+    count_pools,
+    forward_pools,
+    int_pair,
+    judge_picked_rows,
+    register,
+    unordered,
+    wrong_answer,
+)
 
 _THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 7, 8, 9, 0, 0), (7, 8, 9, 10, 0, 11))  # exercise 03.1
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
@@ -67,6 +76,8 @@ def _judge_three_sides(answer: object) -> str | None:
 )
 def _judge_two_positions(answer: object) -> str | None:
     pair = int_pair(answer)
+    if pair is None and unordered(answer):  # {6, 3} is {3, 6}: which number is which rule's is lost
+        return f"a {type(answer).__name__} has no order: give a tuple (where the count rule pools, where model.forward pools)"
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)
