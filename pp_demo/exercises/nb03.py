@@ -77,7 +77,8 @@ def _judge_three_sides(answer: object) -> str | None:
 def _judge_two_positions(answer: object) -> str | None:
     pair = int_pair(answer)
     if pair is None and unordered(answer):  # {6, 3} is {3, 6}: which number is which rule's is lost
-        return f"a {type(answer).__name__} has no order: give a tuple (where the count rule pools, where model.forward pools)"
+        kind = type(answer).__name__
+        return f"a {kind} has no order: give a tuple (where the count rule pools, where model.forward pools)"
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)

@@ -78,4 +78,4 @@ def calls_watched(refused: dict[CodeType, str]) -> Iterator[list[str]]:
         yield called
     finally:
         sys.setprofile(previous)
-        threading.setprofile(previous_threads)  # type: ignore[arg-type]
+        threading.setprofile(previous_threads)

@@ -1,4 +1,4 @@
-"""Judges take an answer's structure as the question asks (issue 57): a pair is ordered,
+"""Judges take an answer's structure as the question asks: a pair is ordered,
 positions are integers within the row, token ids are in the vocabulary, and a function answer is
 judged on more than one pad id and across threads, never passed by the workbook's own answer.
 
@@ -17,7 +17,9 @@ from pp_demo.core import FAMILIES, rightmost_non_pad
 from pp_demo.exercises import EXERCISES, status
 
 
-@pytest.mark.parametrize("answer", [{6, 3}, {3, 6}, frozenset((3, 6)), {3: 6}], ids=["set", "set-right", "frozen", "dict"])
+@pytest.mark.parametrize(
+    "answer", [{6, 3}, {3, 6}, frozenset((3, 6)), {3: 6}], ids=["set", "set-right", "frozen", "dict"]
+)
 def test_03_2_an_unordered_pair_is_refused(answer):
     said = status("03.2", answer)
     assert said.startswith("not yet: a ") and "has no order: give a tuple" in said
@@ -99,9 +101,12 @@ VOCAB = FAMILIES["llama"].tiny["vocab_size"]
 
 @pytest.mark.parametrize("token", [-1, -3, 10**30, VOCAB])
 def test_07_2_and_01_2_token_ids_outside_the_vocabulary_are_refused(token):
-    for key, row in (("07.2", ([5, 6, token, token], [1, 1, 0, 0])), ("01.2", ([5, 0, token, 0, 0], [1, 1, 1, 0, 0]))):
+    rows = {"07.2": ([5, 6, token, token], [1, 1, 0, 0]), "01.2": ([5, 0, token, 0, 0], [1, 1, 1, 0, 0])}
+    for key, row in rows.items():
         said = status(key, row)
-        assert said == f"not yet: {token} is not a token id: ids run from 0 to {VOCAB - 1} (the tiny models' vocabulary)"
+        assert (
+            said == f"not yet: {token} is not a token id: ids run from 0 to {VOCAB - 1} (the tiny models' vocabulary)"
+        )
 
 
 def test_the_last_id_of_the_vocabulary_is_a_token():

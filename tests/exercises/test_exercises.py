@@ -15,7 +15,7 @@ def test_every_exercise_has_a_reference_solution():
 def test_reference_solution_is_correct(key, capsys):
     solution = SOLUTIONS[key]
     name = f"{getattr(solution, '__module__', '')}.{getattr(solution, '__qualname__', '')}"
-    if name in EXERCISES[key].refuse:  # a function the reader could pass as it is: right by its judge, refused as an answer
+    if name in EXERCISES[key].refuse:  # a function the reader could pass as it is: right by its judge, refused
         assert EXERCISES[key].judge(solution) is None
         assert status(key, solution).startswith(f"not yet: your answer calls {name}: write it yourself")
         return

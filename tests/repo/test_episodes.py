@@ -115,7 +115,7 @@ def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_reject
     for key, exercise in EXERCISES.items():
         solution = exercise.solution
         name = f"{getattr(solution, '__module__', '')}.{getattr(solution, '__qualname__', '')}"
-        if name in exercise.refuse:  # a reference answer the reader could pass as it is: refused as one, right by its judge
+        if name in exercise.refuse:  # a reference the reader could pass as it is: refused, right by its judge
             assert exercise.judge(solution) is None
             assert status(key, solution) == f"not yet: your answer calls {name}: write it yourself from the definition"
         else:

@@ -36,6 +36,7 @@ def _speaks() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """The guard, which starts the checker as its child; or, in the child, the checker."""
     from pp_demo.errors import BadInput
+    from pp_demo.ranks.torchrun_env import say_once
     from pp_demo.verify.checker.guard import (
         EXIT_OF_STOP,
         JOURNAL,
@@ -45,7 +46,6 @@ def run_check(args: argparse.Namespace) -> int:
         guard,
         stopped_by_sigterm,
     )
-    from pp_demo.ranks.torchrun_env import say_once
 
     argv = getattr(args, "argv", None)
     if os.environ.get(JOURNAL) is None and argv is not None:
@@ -130,9 +130,11 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "Tex
             progress=(lambda line: print(line, file=err, flush=True)) if speaks else None,
         )
     changed = code.changed()
-    if changed is not None and report.exit_code != EXIT_CALLABLE_FAILED:  # at import: check_forward's watch starts later
+    # at import, before check_forward's own watch begins
+    if changed is not None and report.exit_code != EXIT_CALLABLE_FAILED:
         if speaks:
-            print(f"FAIL (your callable failed): it replaced the checker's own {changed}: no verdict", file=out, flush=True)
+            line = f"FAIL (your callable failed): it replaced the checker's own {changed}: no verdict"
+            print(line, file=out, flush=True)
         return EXIT_CALLABLE_FAILED
     if speaks:
         print(report.summary(), file=out, flush=True)

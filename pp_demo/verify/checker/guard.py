@@ -25,6 +25,7 @@ torchrun every rank is a guard with its own child, which joins the rendezvous wi
 variables.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -145,18 +146,14 @@ def _end_group(child: "subprocess.Popen[str]") -> None:
     """SIGKILL to the child's process group: what the callable forked and left running. Called
     while the child is a zombie not yet reaped, when it can be, so its id (the group's) is not
     reused meanwhile."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
         os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):  # nothing left in the group
-        pass
 
 
 def _ended(child: "subprocess.Popen[str]") -> int:
     """Wait for the child to end, end its group while the child's id still names it, then reap it."""
-    try:
+    with contextlib.suppress(ChildProcessError):  # reaped already
         os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
-    except ChildProcessError:  # reaped already
-        pass
     _end_group(child)
     return child.wait()
 

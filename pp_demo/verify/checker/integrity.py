@@ -25,7 +25,7 @@ def _entries(module: types.ModuleType) -> dict[str, tuple[int, int]]:
         found[name] = (id(value), id(getattr(value, "__code__", None)))
 
     for name, value in list(vars(module).items()):
-        if isinstance(value, types.FunctionType) or isinstance(value, type):
+        if isinstance(value, types.FunctionType | type):
             if getattr(value, "__module__", None) != module.__name__:
                 continue  # imported from elsewhere: noted where it is defined
             note(name, value)

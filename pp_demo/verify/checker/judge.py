@@ -253,6 +253,12 @@ def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, not
     return report
 
 
+def _at(rule: str, ids: torch.Tensor, mask: torch.Tensor, pad_token_id: int | None, length: int) -> list[int]:
+    """Where ``rule`` pools each row, within the row (a raw -1 reads the last position)."""
+    positions = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % length
+    return positions.tolist()
+
+
 def _tells_apart(batches: list[Batch], rules: Sequence[str], pad_token_id: int | None) -> bool:
     """Some row of the battery is pooled at different positions by two of ``rules`` (without a pad
     id, or by the last position, where transformers pools a row then): else (right padding alone,
@@ -261,10 +267,7 @@ def _tells_apart(batches: list[Batch], rules: Sequence[str], pad_token_id: int |
     for batch in batches:
         ids, mask = batch.input_ids, batch.attention_mask
         length = ids.shape[1]
-        found = {
-            tuple((pooled_positions(r, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % length).tolist())
-            for r in rules
-        }
+        found = {tuple(_at(rule, ids, mask, pad_token_id, length)) for rule in rules}
         if pad_token_id is None:
             found.add((length - 1,) * len(ids))
         if len(found) > 1:

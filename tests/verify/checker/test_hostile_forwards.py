@@ -156,7 +156,7 @@ def test_in_python_a_forward_that_replaces_the_judge_gets_no_pass():
 
 
 @pytest.mark.same_on_every_stack
-@pytest.mark.parametrize("given", ["nb01.ipynb:ref", "notebooks/01_the_bug.ipynb:ref"])
+@pytest.mark.parametrize("given", ["nb01.ipynb:ref", "notebooks/01_four_padding_rows.ipynb:ref"])
 def test_a_notebook_is_said_to_be_no_module(capsys, given):
     code, out, err = cli(capsys, given)
     assert code == 2 and out == ""
