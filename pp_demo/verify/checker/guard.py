@@ -142,6 +142,17 @@ class _Stop:
             child.send_signal(signal.SIGTERM)
 
 
+def _dies_with_its_parent() -> None:
+    """In the child, before it starts: on Linux, SIGKILL when the guard dies. Out of the guard's
+    process group, the child would otherwise outlive a guard killed outright (SIGKILL from a CI
+    runner, or torchrun's agent after its grace), a leak."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _end_group(child: "subprocess.Popen[str]") -> None:
     """SIGKILL to the child's process group: what the callable forked and left running. Called
     while the child is a zombie not yet reaped, when it can be, so its id (the group's) is not
@@ -199,6 +210,7 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
             text=True,
             errors="replace",
             start_new_session=True,  # a group of its own, ended with it (_end_group)
+            preexec_fn=_dies_with_its_parent,
         )
         assert child.stdout is not None and child.stderr is not None
         pairs = ((child.stdout, sys.stdout), (child.stderr, sys.stderr))
