@@ -15,6 +15,7 @@ running (daemon or not) cannot keep it alive, nor the interpreter's teardown cra
 """
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -55,7 +56,8 @@ def run_check(args: argparse.Namespace) -> int:
         return code
     journal = Journal(os.environ.get(JOURNAL))
     stopped_by_sigterm()
-    out, err = _own_copy(sys.stdout), _own_copy(sys.stderr)
+    # the guard's child: streams of its own; in-process (no guard), the caller's
+    out, err = (_own_copy(sys.stdout), _own_copy(sys.stderr)) if journal.path else (sys.stdout, sys.stderr)
     try:
         code = _check(args, _speaks(), journal, out, err)
     except (KeyboardInterrupt, StoppedFromOutside) as stop:
@@ -87,13 +89,16 @@ def _own_copy(stream: "TextIO") -> "TextIO":
 def _leave(code: int, out: "TextIO", err: "TextIO") -> NoReturn:
     """The child's end, its verdict written: no interpreter teardown, which would wait on the
     callable's non-daemon threads (a hang) and run C++ destructors under an abandoned one (SIGABRT)."""
-    for stream in (out, err, sys.stdout, sys.stderr):
-        try:
+    _flush(sys.stdout, sys.stderr, out, err)
+    os._exit(code)
+
+
+def _flush(*streams: "TextIO | None") -> None:
+    """Each stream's buffered text out, those the callable closed or set to ``None`` left be."""
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # closed by the callable
-            pass
-    os._exit(code)
 
 
 def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "TextIO", err: "TextIO") -> int:
@@ -137,5 +142,6 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "Tex
             print(line, file=out, flush=True)
         return EXIT_CALLABLE_FAILED
     if speaks:
+        _flush(sys.stdout)  # what the callable printed comes before the report
         print(report.summary(), file=out, flush=True)
     return report.exit_code

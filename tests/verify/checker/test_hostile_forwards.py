@@ -1,8 +1,9 @@
 """Forwards that attack the checker's process still get one verdict line, the right exit status,
 and leave nothing running (docs/checker.md, "What your callable is given" and "Exit codes").
 
-Each forward is a small module written under ``tmp_path``; the command runs as a subprocess with
-a limit, so a checker that hangs fails the test instead of hanging it. The correct forward is
+Each forward is a small module written under ``tmp_path``. The command runs in the test's own
+process (its guard, whose child runs the forward), except where a checker that went wrong would
+hang: there it runs as a subprocess with a limit, so the test fails instead. The correct forward is
 ``fixed_pipeline`` (pools the rightmost non-pad token, as ``model.forward`` does): PASS with it
 is what any attack must not change, and the count rule (ColossalAI 0.5.0's) must not pass.
 """
@@ -46,6 +47,13 @@ def _run(tmp_path: Path, body: str, *args: str, limit: float = 120) -> tuple[int
     return proc.returncode, out, err
 
 
+def _in_process(capsys, monkeypatch, tmp_path: Path, body: str, *args: str) -> tuple[int, str, str]:
+    """``python -m pp_demo check hostile:forward ARGS`` through ``main``, ``body`` as the module."""
+    (tmp_path / "hostile.py").write_text(HEADER + body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return cli(capsys, "hostile:forward", *args)
+
+
 def _running(pid: int) -> bool:
     """Alive and not a zombie waiting to be reaped."""
     try:
@@ -56,7 +64,7 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads process states from /proc")
-def test_children_the_forward_forks_are_ended_with_the_check(tmp_path):
+def test_children_the_forward_forks_are_ended_with_the_check(capsys, monkeypatch, tmp_path):
     body = (
         "def forward(model, ids, mask):\n"
         "    pid = os.fork()\n"
@@ -66,7 +74,7 @@ def test_children_the_forward_forks_are_ended_with_the_check(tmp_path):
         f"    open({str(tmp_path / 'pids')!r}, 'a').write(f'{{pid}}\\n')\n"
         "    return fixed_pipeline(model, ids, mask)\n"
     )
-    code, out, _ = _run(tmp_path, body, *TWO)
+    code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
     assert code == 0 and out.startswith("PASS: 2/2 batches")
     pids = [int(p) for p in (tmp_path / "pids").read_text().split()]
     assert len(pids) == 2
@@ -99,39 +107,39 @@ def test_a_timeout_shorter_than_model_forward_itself_is_said_so_not_a_crash(caps
 
 @pytest.mark.parametrize(
     "how",
-    ["sys.stdout.close()", "sys.stdout = None", "os.dup2(os.open(os.devnull, os.O_WRONLY), 1)", "sys.stderr.close()"],
-    ids=["closes-stdout", "stdout-none", "fd-1-to-devnull", "closes-stderr"],
+    ["sys.stdout.close()", "sys.stdout = None", "os.dup2(os.open(os.devnull, os.O_WRONLY), 1); sys.stderr.close()"],
+    ids=["closes-stdout", "stdout-none", "fd-1-to-devnull-and-closes-stderr"],
 )
-def test_a_forward_that_closes_or_replaces_stdout_still_gets_its_verdict(tmp_path, how):
+def test_a_forward_that_closes_or_replaces_stdout_still_gets_its_verdict(capsys, monkeypatch, tmp_path, how):
     body = f"def forward(model, ids, mask):\n    {how}\n    return count_rule_pipeline(model, ids, mask)\n"
-    code, out, _ = _run(tmp_path, body, *TWO)
+    code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
     # the count rule pools the left-padded row's pad token: left fails, right matches
     assert code == 1
     assert out.startswith("FAIL: 1/2 batches match the reference")
     assert "consistent with: count" in out
 
 
-def test_a_forward_that_replaces_the_checkers_judge_gets_no_pass(tmp_path):
+def test_a_forward_that_replaces_the_checkers_judge_gets_no_pass(capsys, monkeypatch, tmp_path):
     body = (
         "import pp_demo.verify.checker.judge as judge\n"
         "def forward(model, ids, mask):\n"
         "    judge._judge = lambda batch, ref, got, atol: None\n"
         "    return count_rule_pipeline(model, ids, mask)\n"
     )
-    code, out, _ = _run(tmp_path, body, *TWO)
+    code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
     assert code == 3
     assert out.startswith("FAIL (your callable failed): 0/2 batches")
     assert "your callable replaced the checker's own pp_demo.verify.checker.judge._judge" in out
 
 
-def test_a_module_that_patches_the_report_at_import_gets_no_pass(tmp_path):
+def test_a_module_that_patches_the_report_at_import_gets_no_pass(capsys, monkeypatch, tmp_path):
     body = (
         "from pp_demo.verify.checker import report\n"
         "report.Report.exit_code = property(lambda self: 0)\n"
         "def forward(model, ids, mask):\n"
         "    return count_rule_pipeline(model, ids, mask)\n"
     )
-    code, out, _ = _run(tmp_path, body, *TWO)
+    code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
     assert code == 3
     assert out.strip() == (
         "FAIL (your callable failed): it replaced the checker's own "
