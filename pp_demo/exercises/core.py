@@ -10,13 +10,14 @@ import os
 import re
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import torch
 
-from pp_demo.core import CASES, PAD, RULES
+from pp_demo.core import CASES, FAMILIES, PAD, RULES
 from pp_demo.pooling.padding_table import row_text
 
 from .refusals import calls_watched, refused_code
@@ -38,6 +39,8 @@ CORRECT = "correct"
 ANSWER_TIMEOUT_S = 10.0  # the slowest judge, with a right answer, takes about 1.5 s on a laptop
 # what an answer that is a rule may not call: the package's own rules, and their checked door
 PACKAGE_RULES = ("pp_demo.pooling.positions", *(f"pp_demo.core.{rule.fn.__name__}" for rule in RULES.values()))
+# the ids a row may hold: the tiny models' vocabulary (every family's is the same size)
+VOCAB_SIZE = min(int(family.tiny["vocab_size"]) for family in FAMILIES.values())
 Judge = Callable[[Any], "str | None"]
 Row = TypeVar("Row")
 Returned = TypeVar("Returned")
@@ -299,6 +302,30 @@ def plain_int(value: object, wanted: str = "an int") -> int | str:
     return int.__index__(scalar) if isinstance(scalar, int) else int(scalar)
 
 
+def positions_problem(got: object, rows: int, label: str) -> str | None:
+    """What is wrong with a rule's result on ``label`` (a batch of ``rows`` rows) as positions:
+    not an integer tensor of one position per row; None when it is one. Each position's range is
+    the judge's to say (``outside_the_row``), with the row it is on."""
+    if not isinstance(got, torch.Tensor):
+        return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
+    if got.shape != (rows,):
+        return f"on {label} it returned shape {tuple(got.shape)}, not one position per row ({rows} rows)"
+    if got.is_meta:
+        return meta_problem(got, f"on {label}")
+    if got.is_floating_point() or got.is_complex() or got.dtype == torch.bool:
+        return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
+    return None
+
+
+def outside_the_row(position: int, length: int) -> str | None:
+    """Why ``position`` is no position of a row of ``length`` (counted from the left, 0 to
+    length - 1: no wrap, as -1 or length would be read), or None."""
+    if 0 <= position < length:
+        return None
+    outside = "a negative position" if position < 0 else f"past the row's last position, {length - 1}"
+    return f"{position}, {outside}: positions run from 0 to {length - 1}"
+
+
 def meta_problem(got: object, where: str = "") -> str | None:
     """The line for a rule's result on the meta device (a judge reading its values would raise
     inside the judge, and the reader would be told their answer raised); None otherwise."""
@@ -316,7 +343,16 @@ def int_list(answer: Any) -> list[int] | None:
     return items if all(isinstance(item, int) for item in items) else None  # type: ignore[return-value]
 
 
+def unordered(answer: Any) -> bool:
+    """A set or a mapping: its items have no order (``{6, 3}`` iterates as ``3, 6``), so it cannot
+    stand for a pair or a list whose places mean something."""
+    return isinstance(answer, AbstractSet | Mapping)
+
+
 def int_pair(answer: Any) -> tuple[int, int] | None:
+    """Two ints in order (a tuple, a list, a tensor), or None: a set is no pair (``unordered``)."""
+    if unordered(answer):
+        return None
     items = int_list(answer)
     return (items[0], items[1]) if items is not None and len(items) == 2 else None
 
@@ -355,6 +391,9 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
         return "input_ids and attention_mask must be non-empty and of one length"
     if any(m not in (0, 1) for m in mask):
         return "the attention mask holds only 0 and 1"
+    outside = next((t for t in ids if not 0 <= t < VOCAB_SIZE), None)
+    if outside is not None:  # an embedding has no row for it: a model would fail on it, not pool it
+        return f"{outside} is not a token id: ids run from 0 to {VOCAB_SIZE - 1} (the tiny models' vocabulary)"
     return ids, mask, row_text(ids)
 
 

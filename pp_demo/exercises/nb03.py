@@ -3,7 +3,16 @@
 from pp_demo.core import PAD
 from pp_demo.pooling.padding_table import row_text
 
-from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
+from .core import (
+    count_misses,
+    count_pools,
+    forward_pools,
+    int_pair,
+    judge_picked_rows,
+    register,
+    unordered,
+    wrong_answer,
+)
 
 # exercise 03.1: row 1 is left-padded but the first-pad rule gets it right (so mixing up the rules
 # shows), row 2 is padded on the right with a pad id inside (so "right padding is safe" shows)
@@ -71,6 +80,9 @@ def _judge_three_sides(answer: object) -> str | None:
 )
 def _judge_two_positions(answer: object) -> str | None:
     pair = int_pair(answer)
+    if pair is None and unordered(answer):  # {6, 3} is {3, 6}: which number is which rule's is lost
+        kind = type(answer).__name__
+        return f"a {kind} has no order: give a tuple (where the count rule pools, where model.forward pools)"
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)

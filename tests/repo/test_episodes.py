@@ -113,7 +113,13 @@ def test_every_exercise_has_an_answer_a_why_and_wrong_answers_the_checker_reject
 
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     for key, exercise in EXERCISES.items():
-        assert status(key, exercise.solution) == "correct"
+        solution = exercise.solution
+        name = f"{getattr(solution, '__module__', '')}.{getattr(solution, '__qualname__', '')}"
+        if name in exercise.refuse:  # a reference the reader could pass as it is: refused, right by its judge
+            assert exercise.judge(solution) is None
+            assert status(key, solution) == f"not yet: your answer calls {name}: write it yourself from the definition"
+        else:
+            assert status(key, solution) == "correct"
         assert exercise.why.strip() and exercise.wrong_answers, f"{key} needs a why and common wrong answers"
         for answer, _, reveals in exercise.wrong_answers:
             said = status(key, answer)

@@ -7,13 +7,19 @@ progress line per batch goes to stderr, the report to stdout; under torchrun onl
 The command runs the checker in a child process it watches (``pp_demo.verify.checker.guard``),
 so a callable that ends its process (``os._exit``, a crash, a signal) is a verdict, exit 3; a
 stop from outside (Ctrl-C, SIGTERM from ``timeout`` or a CI limit) is said as one, exit 130 or 143.
+
+The child speaks through copies of its stdout and stderr taken before the callable's module is
+imported, so a callable that closes ``sys.stdout`` or sets it to ``None`` cannot silence the
+verdict; and it leaves with ``os._exit`` once the verdict is out, so a thread the callable left
+running (daemon or not) cannot keep it alive, nor the interpreter's teardown crash under it.
 """
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 if TYPE_CHECKING:
     from pp_demo.verify.checker.guard import Journal
@@ -31,6 +37,7 @@ def _speaks() -> bool:
 def run_check(args: argparse.Namespace) -> int:
     """The guard, which starts the checker as its child; or, in the child, the checker."""
     from pp_demo.errors import BadInput
+    from pp_demo.ranks.torchrun_env import say_once
     from pp_demo.verify.checker.guard import (
         EXIT_OF_STOP,
         JOURNAL,
@@ -49,34 +56,65 @@ def run_check(args: argparse.Namespace) -> int:
         return code
     journal = Journal(os.environ.get(JOURNAL))
     stopped_by_sigterm()
+    # the guard's child: streams of its own; in-process (no guard), the caller's
+    out, err = (_own_copy(sys.stdout), _own_copy(sys.stderr)) if journal.path else (sys.stdout, sys.stderr)
     try:
-        code = _check(args, _speaks(), journal)
+        code = _check(args, _speaks(), journal, out, err)
     except (KeyboardInterrupt, StoppedFromOutside) as stop:
         which = signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
         for each in STOPPED:  # a second signal (the guard's, passed on) changes nothing now
             signal.signal(each, signal.SIG_IGN)
         if _speaks():
-            print(STOPPED[which], file=sys.stderr, flush=True)
+            print(STOPPED[which], file=err, flush=True)
         code = EXIT_OF_STOP[which]
-    except BadInput:
+    except BadInput as error:
         journal.write("end", 2)
-        raise
+        if journal.path is None:  # not the guard's child (no guard to leave for): main says it
+            raise
+        sys.stderr = err  # said as the command says a usage error (pp_demo.cli.main), then left at once
+        say_once(f"python -m pp_demo: error: {' '.join(str(error).split())}")
+        _leave(2, out, err)
     journal.write("end", code)
-    return code
+    if journal.path is None:
+        return code
+    _leave(code, out, err)
 
 
-def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
+def _own_copy(stream: "TextIO") -> "TextIO":
+    """A stream on a duplicate of ``stream``'s file descriptor: the callable may close or replace
+    ``sys.stdout``, never this."""
+    return os.fdopen(os.dup(stream.fileno()), "w", encoding="utf-8", errors="replace", closefd=True)
+
+
+def _leave(code: int, out: "TextIO", err: "TextIO") -> NoReturn:
+    """The child's end, its verdict written: no interpreter teardown, which would wait on the
+    callable's non-daemon threads (a hang) and run C++ destructors under an abandoned one (SIGABRT)."""
+    _flush(sys.stdout, sys.stderr, out, err)
+    os._exit(code)
+
+
+def _flush(*streams: "TextIO | None") -> None:
+    """Each stream's buffered text out, those the callable closed or set to ``None`` left be."""
+    for stream in streams:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if stream is not None:
+                stream.flush()
+
+
+def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "TextIO", err: "TextIO") -> int:
     from pp_demo.ranks.torchrun_env import is_torchrun_rank
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
+    from pp_demo.verify.checker.integrity import Snapshot
     from pp_demo.verify.checker.judge import check_forward, watching_batches
     from pp_demo.verify.checker.report import EXIT_CALLABLE_FAILED
 
+    code = Snapshot()  # before the user's module runs: its import may patch the checker too
     journal.write("import", args.callable.partition(":")[0])
     try:
         forward = load_callable(args.callable)
     except CallableImportFailed as error:
         if speaks:
-            print(f"FAIL (your callable failed): {error}")
+            print(f"FAIL (your callable failed): {error}", file=out, flush=True)
         return EXIT_CALLABLE_FAILED
     family = args.family or ("llama" if args.model_path is None else None)
     model = load_model(family, args.model_path, args.attn)
@@ -95,15 +133,21 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
             micro_batches=args.micro_batches,
             timeout_s=args.timeout,
             model_path=args.model_path,
-            progress=(lambda line: print(line, file=sys.stderr, flush=True)) if speaks else None,
+            progress=(lambda line: print(line, file=err, flush=True)) if speaks else None,
         )
+    changed = code.changed()
+    # at import, before check_forward's own watch begins
+    if changed is not None and report.exit_code != EXIT_CALLABLE_FAILED:
+        if speaks:
+            line = f"FAIL (your callable failed): it replaced the checker's own {changed}: no verdict"
+            print(line, file=out, flush=True)
+        return EXIT_CALLABLE_FAILED
     if speaks:
-        print(report.summary(), flush=True)
-    journal.write("end", report.exit_code)
+        _flush(sys.stdout)  # what the callable printed comes before the report
+        print(report.summary(), file=out, flush=True)
     if is_torchrun_rank():
         # every rank has the report now; leave without the interpreter's teardown, which can
         # crash in a process group a callable left busy (and a worker may still wait on a peer)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(report.exit_code)
+        journal.write("end", report.exit_code)
+        _leave(report.exit_code, out, err)
     return report.exit_code

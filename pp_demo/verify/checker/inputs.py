@@ -108,6 +108,12 @@ def load_callable(path: str) -> Callable[..., Any]:
     module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
     if not module_name or not attribute:
         raise BadInput(f"give the callable as package.module:function, got {path!r}")
+    if module_name.endswith(".ipynb"):  # Python imports modules, never notebooks
+        stem = Path(module_name).stem
+        raise BadInput(
+            f"{module_name} is a notebook, and a notebook cannot be imported: move {attribute} into a .py file "
+            f"next to it ({stem}_forward.py, say) and give {stem}_forward:{attribute}"
+        )
     if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
         dotted = module_name.removesuffix(".py").replace(os.sep, ".").replace("/", ".").strip(".")
         raise BadInput(
