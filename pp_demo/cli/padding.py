@@ -100,7 +100,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _real_size(args: argparse.Namespace) -> int:
     from pp_demo.verify.compare import default_device
-    from pp_demo.verify.real_size import choose_size, run_real_size
+    from pp_demo.verify.real_size import REAL_SHAPES, choose_size, run_real_size
 
     if args.checkpoint is not None and args.families is not None:  # the checkpoint is its own family
         raise BadInput("--families picks the shapes to build; --checkpoint runs the checkpoint's own: give one")
