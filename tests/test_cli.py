@@ -97,9 +97,12 @@ def test_every_number_option_of_the_command_line_is_in_the_list_of_bounded_ones(
 
     from tools.cli_reference import subcommands
 
+    parsers = subcommands(build_parser())
+    for parser in parsers.values():
+        parser.format_help()  # an instrument's options are added when its parser is first used
     numbers = {
         (name, flag)
-        for name, parser in subcommands(build_parser()).items()
+        for name, parser in parsers.items()
         for action in parser._actions
         if action.type not in (None, str, pathlib.Path) and not action.choices
         for flag in action.option_strings[-1:]

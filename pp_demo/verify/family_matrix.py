@@ -25,7 +25,6 @@ from pp_demo.verify.compare import compare_rows, forward_logits, pipeline_runs, 
 from pp_demo.verify.tolerances import tolerance
 
 __all__ = [
-    "rules_for",
     "attention_families",
     "pipeline_differences",
     "pipeline_matrix",

@@ -151,10 +151,10 @@ def test_the_users_port_ip_and_token_replace_the_picked_ones_and_the_url_is_thei
     assert {"--port=9999", "--ip=0.0.0.0", "--IdentityProvider.token=x", "--ServerApp.log_level=WARN"} <= set(command)
     # a taken port stops Jupyter instead of moving it off the printed URL; every interface holds 127.0.0.1
     assert "--ServerApp.port_retries=0" in command
-    assert url == "http://127.0.0.1:9999/lab/tree/notebooks?token=x"
+    assert url == "http://127.0.0.1:9999/lab/tree/workspace?token=x"
     command, _, url = lab_command(["--port", "8123", "--ip", "::1"], environ={"DISPLAY": ":0"}, uid=1000)
     assert "--port=8123" in command and "8123" not in command[command.index("--port=8123") + 1 :]
-    assert url.startswith("http://[::1]:8123/lab/tree/notebooks?token=")
+    assert url.startswith("http://[::1]:8123/lab/tree/workspace?token=")
     # no port given: a free one, picked here, and Jupyter's retries left alone
     assert "--ServerApp.port_retries=0" not in lab_command([], environ={"DISPLAY": ":0"}, uid=1000)[0]
 
