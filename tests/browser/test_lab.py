@@ -140,6 +140,8 @@ def test_run_all_then_type_a_row(page, lab):
     assert len(cells) >= 20 and all(cell["bad"] == 0 for cell in cells), cells
     assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     page.evaluate(_SCROLL_TO_EXPLORER)
+    # Lab draws a widget once its cell is in view: wait for the explorer's table to be drawn
+    page.wait_for_function("() => document.querySelector('.pp-explore-table')?.innerText.includes('count')")
 
     # The explorer starts on [5,0,7,8,0,0]; review table: count 2, first pad mod L 0, fix 3.
     start = _lands_on(_answer(page))
