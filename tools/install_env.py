@@ -356,14 +356,6 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(args.venv)
     if not python.exists():
         run([sys.executable, "-m", "venv", str(args.venv)])
-    kept_locks = []
-    for number, lock in enumerate(args.lock if args.keep_torch else []):
-        # said before anything is installed: these go into the environment whose torch is kept
-        kept = args.venv / f"keep-torch-{number}.lock.txt"
-        version = keep_torch_lock(python, lock, kept)
-        count = len(locked(kept))
-        say(f"{lock.as_posix()} around the torch {version} there: {count} packages into {args.venv.as_posix()}")
-        kept_locks.append(kept)
     plan = None
     if not args.no_torch:
         try:
@@ -384,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         say(f"torch=={args.pypi_torch} from PyPI, as a GPU box holds it, with {installer.name}")
         # no cap a pip configuration puts on torch: the version asked for is the one to test
         installer.install([f"torch=={args.pypi_torch}"], env={"PIP_CONSTRAINT": os.devnull})
+    kept_locks = []
+    for number, lock in enumerate(args.lock if args.keep_torch else []):
+        # said before anything of the lock is installed (CI's --pypi-torch put torch there just above)
+        kept = args.venv / f"keep-torch-{number}.lock.txt"
+        version = keep_torch_lock(python, lock, kept)
+        count = len(locked(kept))
+        say(f"{lock.as_posix()} around the torch {version} there: {count} packages into {args.venv.as_posix()}")
+        kept_locks.append(kept)
     for kept in kept_locks:
         installer.install(["--no-deps", "-r", str(kept)])
     for lock in [] if args.keep_torch else args.lock:
