@@ -320,6 +320,18 @@ def torch_plan(args: argparse.Namespace, python: Path) -> torch_source.TorchPlan
     )
 
 
+def _kept_locks(args: argparse.Namespace, python: Path) -> list[Path]:
+    """Each lock less the kept torch and what it requires, each said with its package count."""
+    kept_locks = []
+    for number, lock in enumerate(args.lock):
+        kept = args.venv / f"keep-torch-{number}.lock.txt"
+        version = keep_torch_lock(python, lock, kept)
+        count = len(locked(kept))
+        say(f"{lock.as_posix()} around the torch {version} there: {count} packages into {args.venv.as_posix()}")
+        kept_locks.append(kept)
+    return kept_locks
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.keep_torch:
@@ -356,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(args.venv)
     if not python.exists():
         run([sys.executable, "-m", "venv", str(args.venv)])
+    # a user's kept torch: said before anything is installed, how many packages go in around it
+    kept_locks = _kept_locks(args, python) if args.keep_torch and not args.pypi_torch else []
     plan = None
     if not args.no_torch:
         try:
@@ -376,14 +390,8 @@ def main(argv: list[str] | None = None) -> int:
         say(f"torch=={args.pypi_torch} from PyPI, as a GPU box holds it, with {installer.name}")
         # no cap a pip configuration puts on torch: the version asked for is the one to test
         installer.install([f"torch=={args.pypi_torch}"], env={"PIP_CONSTRAINT": os.devnull})
-    kept_locks = []
-    for number, lock in enumerate(args.lock if args.keep_torch else []):
-        # said before anything of the lock is installed (CI's --pypi-torch put torch there just above)
-        kept = args.venv / f"keep-torch-{number}.lock.txt"
-        version = keep_torch_lock(python, lock, kept)
-        count = len(locked(kept))
-        say(f"{lock.as_posix()} around the torch {version} there: {count} packages into {args.venv.as_posix()}")
-        kept_locks.append(kept)
+    if args.keep_torch and args.pypi_torch:  # CI's range leg: the torch to keep goes in just above
+        kept_locks = _kept_locks(args, python)
     for kept in kept_locks:
         installer.install(["--no-deps", "-r", str(kept)])
     for lock in [] if args.keep_torch else args.lock:
