@@ -41,8 +41,8 @@ Differences = dict[tuple[str, str, str], float]
 
 def _attention_refused(family: str, attn_implementation: str | None) -> BadInput | None:
     """The line for a family whose transformers classifier has no ``attn_implementation`` (BLOOM
-    and GPT-J have no sdpa), or None: transformers says so in a ValueError with a link, raised
-    as the model is built."""
+    has no sdpa, nor GPT-J before transformers 5), or None: transformers says so in a ValueError
+    with a link, raised as the model is built."""
     if attn_implementation is None:
         return None
     try:
