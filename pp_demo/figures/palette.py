@@ -37,8 +37,9 @@ SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "or
 MAX_WIDTH_IN = 10
 PROJECTOR_PT = 14
 # ... and at most this tall: at the notebook's 100 dpi, with the 0.1 inch margins a stored figure
-# gets, 760 px, so a figure's legend and its last panel are on a 768 px laptop screen together.
-MAX_HEIGHT_IN = 7.4
+# gets, 600 px. JupyterLab's notebook area in Chromium on a 1366x768 laptop is 647 px tall (the
+# browser's bars and Lab's own take the rest), so a figure's legend and last panel show together.
+MAX_HEIGHT_IN = 5.8
 
 
 def text_inches(text: str, size: float = PROJECTOR_PT, weight: str = "normal") -> float:

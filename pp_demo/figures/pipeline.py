@@ -69,21 +69,22 @@ def draw_stage_split(stages: Stages) -> Figure:
             x += w + gap
         ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=PROJECTOR_PT)
         return fig
+    # top to bottom, each box as tall as its own lines: three stages stay within MAX_HEIGHT_IN
     width = max(box_w) + text_inches(SENT) + 0.8
-    step = (
-        box_h + _LINE_IN + 0.15 + _LINE_IN * _SENT_LINES + 0.2
-    )  # a box with its title, then an arrow beside the sent lines: within MAX_HEIGHT_IN for three stages
+    heights = [len(lines) * _LINE_IN + 0.3 for lines in contents]
+    arrow_in = _LINE_IN * _SENT_LINES + 0.1  # an arrow beside the sent lines
     below = _LINE_IN * (LOGITS.count("\n") + 1 - _SENT_LINES)  # the logits' lines past the sent lines'
-    fig, ax = _canvas(width, step * len(contents) + below + 0.15)
-    y = step * len(contents) + below + 0.1
-    for index, (title, lines) in enumerate(zip(titles, contents, strict=True)):
-        top = y - _LINE_IN - 0.15
-        _stage(ax, 0.2, top - box_h, max(box_w), box_h, title, lines, index)
+    steps = [_LINE_IN + 0.1 + h + arrow_in + 0.1 for h in heights]  # a title, its box, the arrow out
+    fig, ax = _canvas(width, sum(steps) + below + 0.15)
+    top = sum(steps) + below + 0.1
+    for index, (title, lines, h, step) in enumerate(zip(titles, contents, heights, steps, strict=True)):
+        box_top = top - _LINE_IN - 0.1
+        _stage(ax, 0.2, box_top - h, max(box_w), h, title, lines, index)
         middle = 0.2 + max(box_w) / 2
-        _arrow(ax, (middle, top - box_h - 0.05), (middle, top - box_h - _LINE_IN * _SENT_LINES - 0.15))
+        _arrow(ax, (middle, box_top - h - 0.05), (middle, box_top - h - arrow_in))
         what = SENT if index < len(contents) - 1 else LOGITS
-        ax.text(middle + 0.15, top - box_h - 0.15, what, ha="left", va="top", fontsize=PROJECTOR_PT)
-        y -= step
+        ax.text(middle + 0.15, box_top - h - 0.1, what, ha="left", va="top", fontsize=PROJECTOR_PT)
+        top -= step
     return fig
 
 

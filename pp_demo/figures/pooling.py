@@ -3,12 +3,14 @@ scripts can ``savefig`` it; none calls ``plt.show``."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
@@ -17,11 +19,11 @@ from pp_demo.figures.palette import (
     MAX_HEIGHT_IN,
     MAX_WIDTH_IN,
     NO_ANSWER_COLOUR,
+    OKABE_ITO,
     PAD_ID_REAL,
     PAD_SHADE,
     PROJECTOR_PT,
     RIGHT_COLOUR,
-    SERIES,
     WRONG_COLOUR,
     text_inches,
     verdict_colour,
@@ -116,7 +118,9 @@ def _draw_blocks(
         panel_in = unit * (len(rows) + 1.2)
         lines = textwrap.fill(heading, int(inches * 72 / (0.55 * PROJECTOR_PT)))
         title_in = 0.3 * (lines.count("\n") + 1) + 0.15
-        height = title_in + panel_in * n_lines + key_in
+        # the key, one entry a line, in the last line's empty panel slot where there is one
+        in_slot = n_lines * n_columns > len(rules) and 0.32 * len(key) + 0.15 <= panel_in
+        height = title_in + panel_in * n_lines + (0 if in_slot else key_in)
         if height <= MAX_HEIGHT_IN or unit <= 0.32:
             break
         unit -= 0.02
@@ -139,7 +143,13 @@ def _draw_blocks(
         ax.set_ylim(-len(rows) + 0.8, 2.0)
         ax.axis("off")
     fig.suptitle(lines, fontsize=PROJECTOR_PT, y=1 - 0.1 / height, va="top")
-    fig.legend(handles=key, loc="lower center", ncol=2, fontsize=PROJECTOR_PT, frameon=False, bbox_to_anchor=(0.5, 0))
+    if in_slot:
+        slot_left = label_in + (len(rules) % n_columns) * unit * panel_units
+        slot_top = height - title_in - (n_lines - 1) * panel_in
+        where = {"loc": "upper left", "ncol": 1, "bbox_to_anchor": (slot_left / inches, slot_top / height)}
+    else:
+        where = {"loc": "lower center", "ncol": 2, "bbox_to_anchor": (0.5, 0)}
+    fig.legend(handles=key, fontsize=PROJECTOR_PT, frameon=False, **where)
     return fig
 
 
@@ -186,17 +196,21 @@ def draw_pad_eos_rows(
 
 
 _HATCHES = ["//", "", "..", "xx", "\\\\"]
+# rules' colours, none of them a verdict's (RIGHT_COLOUR, WRONG_COLOUR)
+RULE_COLOURS = [OKABE_ITO[name] for name in ("blue", "reddish purple", "sky blue", "orange", "black")]
 
 
 def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_labels: Sequence[str]) -> Figure:
     """Per-row max |logit difference| against ``model.forward``, one panel per family, side by
     side (rows and scale shared), log scale, the tolerance dashed; ``comparisons`` maps
     ``(family, rule)`` to a ``RowComparison``. Each bar bears its verdict mark. A log scale has no
-    0: an exact 0 draws no bar, only a "0" at the floor, so it never looks like a small measured
-    value; every mark stays inside its panel."""
+    0: an exact 0 draws no bar, only a "0" at the floor in the rule's colour, so it never looks like
+    a small measured value; every mark stays inside its panel. The rules' colours are none of the
+    verdicts' (a green "0" would read as a check mark), and the key names only what is drawn: a
+    rule whose differences are all 0 is keyed by its "0", not by a bar it never draws."""
     families = list(dict.fromkeys(f for f, _ in comparisons))
     rules = list(dict.fromkeys(r for _, r in comparisons))
-    colours = dict(zip(rules, SERIES, strict=False))  # more styles than rules
+    colours = dict(zip(rules, RULE_COLOURS, strict=False))  # more styles than rules
     hatches = dict(zip(rules, _HATCHES, strict=False))
     atol = max(c.atol for c in comparisons.values())
     # the axis starts below the smallest measured difference (fp32 rounding: a few 1e-9 on the CPU)
@@ -228,14 +242,30 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
         ax.tick_params(labelsize=PROJECTOR_PT)
         ax.set_xticks(range(len(row_labels)), row_labels, rotation=90, fontsize=PROJECTOR_PT)
     fig.supylabel("largest logit difference\nfrom model.forward (log scale)", fontsize=PROJECTOR_PT)
-    # the key: the bars and the tolerance line from the panels' own handles, then the two marks
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    marks = [
-        Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok), label=words)
-        for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within"))
-    ]
-    key = [h for h, _ in sorted(zip(handles, labels, strict=True), key=lambda hl: hl[1].startswith("tol"))] + marks
-    fig.legend(handles=key, loc="outside upper center", ncol=2, fontsize=PROJECTOR_PT, frameon=False)
+    # the key: each rule as it is drawn (its bar where one is, its "0" where a row is exact), the
+    # tolerance line, then only the verdict marks that occur
+    results = list(comparisons.values())
+    key: list[Any] = []
+    for rule in rules:
+        drawn = [d for family in families for d in comparisons[family, rule].max_abs_diff]
+        parts = [Patch(facecolor=colours[rule], hatch=hatches[rule], edgecolor="black", linewidth=0.5)] * any(drawn)
+        parts += [Line2D([], [], linestyle="none", marker="$0$", markersize=10, color=colours[rule])] * (0 in drawn)
+        key.append((tuple(parts), f"rule {rule}" + (": 0 where exact" if 0 in drawn else "")))
+    key.append((Line2D([], [], color="black", linestyle="--", linewidth=1.2), f"tolerance {atol:g}"))
+    for sign, ok, words in ((RIGHT, True, f"within {atol:g} of model.forward"), (WRONG, False, "not within")):
+        if any(m == ok for c in results for m in c.matches):
+            key.append(
+                (Line2D([], [], linestyle="none", marker=f"${sign}$", markersize=10, color=verdict_colour(ok)), words)
+            )
+    fig.legend(
+        [handle for handle, _ in key],
+        [label for _, label in key],
+        handler_map={tuple: HandlerTuple(ndivide=None)},
+        loc="outside upper center",
+        ncol=2,
+        fontsize=PROJECTOR_PT,
+        frameon=False,
+    )
     return fig
 
 
@@ -265,12 +295,14 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     label_in = max(text_inches(label) for label in row_labels) + 0.3  # the gap, and the renderer's rounding
     widest_cell = max(text_inches(text, weight="bold") for row in cells for text in row)
     cell_w = max(widest_cell + 0.14, 0.6)
-    # the last case name leans out past the grid from its cell's middle (cos 45)
-    right_in = max(0.15, text_inches(cases[-1]) * 0.71 - cell_w / 2 + 0.2)
+    # the case names lean at 30 degrees (flatter than 45: the grid stays within MAX_HEIGHT_IN);
+    # the last one leans out past the grid from its cell's middle
+    lean = math.radians(30)
+    right_in = max(0.15, text_inches(cases[-1]) * math.cos(lean) - cell_w / 2 + 0.2)
     cell_w = min(cell_w, (MAX_WIDTH_IN - label_in - right_in) / len(cases))
-    cell_h = 0.45
-    header_in = 0.25 + max(text_inches(case) for case in cases) * 0.71  # sin 45
-    title_in, key_in = 0.95, 1.1
+    cell_h = 0.38  # a bold mark and position at PROJECTOR_PT is 0.2 inches tall
+    header_in = 0.2 + max(text_inches(case) for case in cases) * math.sin(lean)
+    title_in, key_in = 0.7, 0.8  # two lines each
     width = label_in + cell_w * len(cases) + right_in
     height = title_in + header_in + cell_h * len(grid) + key_in
     fig = plt.figure(figsize=(width, height))
@@ -283,7 +315,7 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
             verdict_label(ax, j + 0.5, -i + 0.5, text, colour)
         ax.text(-0.1, -i + 0.5, row_labels[i], ha="right", va="center", fontsize=PROJECTOR_PT)
     for j, case in enumerate(cases):
-        ax.text(j + 0.5, 1.15, case, ha="left", va="bottom", rotation=45, rotation_mode="anchor", fontsize=PROJECTOR_PT)
+        ax.text(j + 0.5, 1.15, case, ha="left", va="bottom", rotation=30, rotation_mode="anchor", fontsize=PROJECTOR_PT)
     ax.set_xlim(0, len(cases))
     ax.set_ylim(-len(grid) + 1, 1)
     ax.axis("off")

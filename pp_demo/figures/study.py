@@ -29,6 +29,8 @@ MARKER_WORDS = {"o": "circles", "s": "squares", "^": "triangles", "v": "triangle
 SIDE_SHAPES = {side: MARKER_WORDS[marker] for side, marker in SIDE_MARKERS.items()}
 """The word for each padding side's marker, as the prose about these figures must say it."""
 SIDE_FILLED = {"left": True, "right": False}  # right-padded rows hollow: shape and fill both differ
+# the held-out rows of each side: a "right" row may have no pad at all (a full row ends on a real token)
+SIDE_ROWS = {"left": "left-padded rows", "right": "right-padded or full rows"}
 FONT = PROJECTOR_PT
 
 
@@ -45,7 +47,7 @@ def _side_key() -> list[Any]:
     return [
         Line2D([], [], linestyle="none", marker=SIDE_MARKERS[side], markersize=9, markeredgewidth=1.5,
                markerfacecolor="black" if SIDE_FILLED[side] else "white", markeredgecolor="black", label=label)
-        for side, label in (("left", "left-padded rows"), ("right", "right-padded or full rows"))
+        for side, label in SIDE_ROWS.items()
     ]  # fmt: skip
 
 
@@ -99,7 +101,7 @@ def draw_one_seed_curves(losses: dict[str, Any], curves: dict[str, Any], target:
     panels["loss"].set_title("training loss, per step", fontsize=FONT)
     panels["loss"].set_ylabel("loss", fontsize=FONT)
     for side in ("left", "right"):
-        panels[side].set_title(f"held-out accuracy,\n{side}-padded rows", fontsize=FONT)
+        panels[side].set_title(f"held-out accuracy,\n{SIDE_ROWS[side]}", fontsize=FONT)
         _reference_lines(panels[side], target)
         panels[side].set_xlabel("training step", fontsize=FONT)
     panels["left"].set_ylabel("accuracy\n(model.forward)", fontsize=FONT)

@@ -13,6 +13,7 @@ from pp_demo.verify.compare import RowComparison
 
 PALETTE = {mcolors.to_rgb(c) for c in OKABE_ITO.values()}
 GREYS = {mcolors.to_rgb(c) for c in ("white", "#999999", "#d9d9d9")}
+VERDICT_COLOURS = {mcolors.to_rgb(OKABE_ITO[name]) for name in ("bluish green", "vermillion")}
 
 
 def _texts(fig):
@@ -77,9 +78,32 @@ def test_difference_bars_are_on_a_log_scale_with_the_tolerance_and_a_mark_per_ba
     assert [line.get_ydata()[0] for line in ax.lines] == [1e-6]  # the tolerance line
     assert _verdicts(fig) == ["✗", "✓", "✓", "✓"]
     bars = {p.get_facecolor()[:3] for p in ax.patches}
-    assert bars == {mcolors.to_rgb(OKABE_ITO["vermillion"]), mcolors.to_rgb(OKABE_ITO["bluish green"])}
+    assert len(bars) == 2 and bars <= PALETTE and not bars & VERDICT_COLOURS  # a green bar would read as right
     assert sorted(p.get_height() for p in ax.patches) == [2e-7, 0.05]  # no bar for an exact 0 ...
-    assert [t.get_text() for t in ax.texts].count("0") == 2  # ... but a 0 written where it would stand
+    zeros = [t for t in ax.texts if t.get_text() == "0"]  # ... but a 0 written where it would stand
+    assert len(zeros) == 2 and not {mcolors.to_rgb(t.get_color()) for t in zeros} & VERDICT_COLOURS
+
+
+def test_the_difference_key_names_only_what_is_drawn():
+    # the fix is exact on both rows: it draws two 0s and no bar; nothing is within-but-wrong
+    comparisons = {
+        ("llama", "count"): RowComparison([False, True], [0.05, 0.0], 1e-6),
+        ("llama", "rightmost_non_pad"): RowComparison([True, True], [0.0, 0.0], 1e-6),
+    }
+    fig = draw_row_diffs(comparisons, ["left", "right"])
+    (legend,) = fig.legends
+    labels = [text.get_text() for text in legend.get_texts()]
+    assert labels == [
+        "rule count: 0 where exact",
+        "rule rightmost_non_pad: 0 where exact",
+        "tolerance 1e-06",
+        "within 1e-06 of model.forward",
+        "not within",
+    ]
+    assert {p.get_height() for p in fig.axes[0].patches} == {0.05}  # the one bar: the count rule's
+    all_right = {key: RowComparison([True, True], [0.0, 3e-7], 1e-6) for key in comparisons}
+    labels = [text.get_text() for text in draw_row_diffs(all_right, ["left", "right"]).legends[0].get_texts()]
+    assert "not within" not in labels and labels[0] == "rule count: 0 where exact"
 
 
 def test_class_grid_marks_each_cell():
