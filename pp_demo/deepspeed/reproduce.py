@@ -1,0 +1,75 @@
+"""The bug on DeepSpeed's pipeline engine: each rule's rows against ``model.forward``, and training.
+
+Every case runs on ranks started once per rank count (``run_cases``); the reference is the unsplit
+model's own forward, built here from the same seed, so nothing the engine computes judges itself.
+"""
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pp_demo.core import as_batch, build_model, check_split_points, count_layers
+from pp_demo.deepspeed.launch import failure, start_ranks
+from pp_demo.deepspeed.on_rank import Case
+from pp_demo.verify.compare import REPRO_ROWS, RowComparison, compare_rows, forward_logits
+from pp_demo.verify.tolerances import tolerance
+
+__all__ = ["run_cases", "reproduce_on_deepspeed", "train_on_deepspeed", "engine_header"]
+
+
+def _ranks(case: Case) -> int:
+    model = build_model(case.family, seed=case.seed)
+    return len(check_split_points(case.split_points, count_layers(model))) + 1
+
+
+def run_cases(cases: Sequence[Case], timeout_s: float = 300) -> list[Any]:
+    """Each case's answer (logits, or losses per step), in order: the ranks start once per rank count."""
+    by_count: dict[int, list[int]] = {}
+    for i, case in enumerate(cases):
+        by_count.setdefault(_ranks(case), []).append(i)
+    answers: list[Any] = [None] * len(cases)
+    for n_ranks, indices in by_count.items():
+        with tempfile.TemporaryDirectory(prefix="pp_demo_deepspeed_") as folder:
+            torch.save([cases[i] for i in indices], Path(folder, "cases.pt"))
+            codes = start_ranks(["-m", "pp_demo.deepspeed.on_rank", folder], n_ranks, timeout_s, folder)
+            if any(codes) or not Path(folder, "answers.pt").exists():
+                raise failure(folder, codes)
+            for i, answer in zip(indices, torch.load(Path(folder, "answers.pt")), strict=True):
+                answers[i] = answer
+    return answers
+
+
+def reproduce_on_deepspeed(
+    runs: Iterable[tuple[str, str]],
+    split_points: tuple[int, ...] | None = None,
+    n_micro: int = 1,
+    rows: Sequence[str] = REPRO_ROWS,
+    timeout_s: float = 300,
+) -> list[RowComparison]:
+    """For each ``(family, rule)``: the engine's logits on ``rows`` against the model's own forward."""
+    runs = list(runs)
+    ids, mask = as_batch(rows)
+    cases = [Case(f, r, ids, mask, split_points=split_points, n_micro=n_micro) for f, r in runs]
+    compared = []
+    for (family, _), logits in zip(runs, run_cases(cases, timeout_s), strict=True):
+        reference = forward_logits(build_model(family), ids, mask)
+        compared.append(compare_rows(logits, reference, tolerance("cpu", torch.float32)))
+    return compared
+
+
+def train_on_deepspeed(
+    family: str, rules: Sequence[str], labels: Sequence[int], steps: int = 3, lr: float = 1e-2, timeout_s: float = 300
+) -> dict[str, list[float]]:
+    """``steps`` of ``train_batch`` with each rule on the reproduction rows: the loss of every step."""
+    ids, mask = as_batch(REPRO_ROWS)
+    target = torch.tensor(list(labels), dtype=torch.long)
+    cases = [Case(family, rule, ids, mask, target, steps=steps, lr=lr) for rule in rules]
+    return dict(zip(rules, run_cases(cases, timeout_s), strict=True))
+
+
+def engine_header(n_stages: int = 2) -> str:
+    count = {2: "two", 3: "three", 4: "four"}.get(n_stages, str(n_stages))
+    return f"\nThe bug, reproduced: a {count}-stage DeepSpeed PipelineModule ({count} CPU ranks, gloo, eval_batch)"
