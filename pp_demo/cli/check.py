@@ -18,6 +18,14 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(message) from None
 
 
+def _run(args: argparse.Namespace) -> int:
+    if args.engine == "deepspeed":  # CALLABLE builds a DeepSpeed PipelineModule; ranks are started for it
+        from pp_demo.deepspeed.check import run_deepspeed_check
+
+        return run_deepspeed_check(args)
+    return run_check(args)
+
+
 def add_check_job(jobs: Any) -> None:
     check = jobs.add_parser(
         "check",
@@ -62,4 +70,14 @@ def add_check_job(jobs: Any) -> None:
         default=120.0,
         help="seconds per batch before the callable is abandoned and the check stops (more than 0, at most 86400)",
     )
-    check.set_defaults(run=run_check)
+    check.add_argument(
+        "--engine",
+        choices=["forward", "deepspeed"],
+        default="forward",
+        help="forward (default): CALLABLE is the forward; deepspeed: CALLABLE(model) builds your DeepSpeed "
+        "PipelineModule, and the command starts --ranks CPU ranks that run it with eval_batch (docs/checker.md)",
+    )
+    check.add_argument(
+        "--ranks", type=integer, default=2, metavar="N", help="with --engine deepspeed: ranks (pipeline stages) to start"
+    )
+    check.set_defaults(run=_run)

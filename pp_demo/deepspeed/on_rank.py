@@ -17,10 +17,11 @@ from typing import Any
 import torch
 
 from pp_demo.core import build_model, micro_batches, split_model
+from pp_demo.deepspeed import beside_venv
 from pp_demo.deepspeed.layers import pipeline_module
 from pp_demo.ranks.jobs import micro_batch_loss
 
-__all__ = ["Case", "engine_for", "feed", "run_case", "main"]
+__all__ = ["Case", "engine_for", "feed", "logits_of", "run_case", "prepare_deepspeed", "join_deepspeed", "main"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,6 +101,9 @@ def prepare_deepspeed() -> None:
     pipeline of one replica reduces nothing: an empty table of compatible ops skips both."""
     import logging
 
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")  # else it probes for a GPU and warns, unasked
+    if (folder := beside_venv()) is not None and folder not in sys.path:  # a torchrun of the user's own
+        sys.path.insert(0, folder)
     import deepspeed.ops
     from deepspeed.utils import logger
 
@@ -107,13 +111,19 @@ def prepare_deepspeed() -> None:
     deepspeed.ops.__compatible_ops__ = {}
 
 
+def join_deepspeed(timeout_s: float) -> None:
+    """``prepare_deepspeed``, then DeepSpeed's communication on gloo: torchrun's process group, joined
+    here or already (the checker joins it first); a second call changes nothing."""
+    prepare_deepspeed()
+    import deepspeed
+
+    deepspeed.init_distributed(dist_backend="gloo", verbose=False, timeout=timedelta(seconds=timeout_s))
+
+
 def main(folder: str) -> None:
     rank, timeout_s = int(os.environ["RANK"]), float(os.environ.get("PP_DEMO_TIMEOUT_S", "120"))
     try:
-        import deepspeed
-
-        prepare_deepspeed()
-        deepspeed.init_distributed(dist_backend="gloo", verbose=False, timeout=timedelta(seconds=timeout_s))
+        join_deepspeed(timeout_s)
         cases = torch.load(Path(folder, "cases.pt"), weights_only=False)
         answers = [run_case(case) for case in cases]
     except BaseException as error:

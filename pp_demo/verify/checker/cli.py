@@ -13,7 +13,8 @@ import argparse
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pp_demo.verify.checker.guard import Journal
@@ -28,8 +29,12 @@ def _speaks() -> bool:
     return not launched_by_torchrun() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
 
 
-def run_check(args: argparse.Namespace) -> int:
-    """The guard, which starts the checker as its child; or, in the child, the checker."""
+Wrap = Callable[[Any], Any]  # what the imported callable becomes before it is checked (an engine's adapter)
+
+
+def run_check(args: argparse.Namespace, wrap: Wrap | None = None) -> int:
+    """The guard, which starts the checker as its child; or, in the child, the checker. ``wrap``
+    turns the imported callable into the forward to check (``pp_demo.deepspeed.check``: a builder)."""
     from pp_demo.errors import BadInput
     from pp_demo.verify.checker.guard import (
         EXIT_OF_STOP,
@@ -50,7 +55,7 @@ def run_check(args: argparse.Namespace) -> int:
     journal = Journal(os.environ.get(JOURNAL))
     stopped_by_sigterm()
     try:
-        code = _check(args, _speaks(), journal)
+        code = _check(args, _speaks(), journal, wrap)
     except (KeyboardInterrupt, StoppedFromOutside) as stop:
         which = signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
         for each in STOPPED:  # a second signal (the guard's, passed on) changes nothing now
@@ -65,7 +70,7 @@ def run_check(args: argparse.Namespace) -> int:
     return code
 
 
-def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
+def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", wrap: Wrap | None = None) -> int:
     from pp_demo.ranks.launch import launched_by_torchrun
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
     from pp_demo.verify.checker.judge import check_forward, watching_batches
@@ -78,6 +83,8 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal") -> int:
         if speaks:
             print(f"FAIL (your callable failed): {error}")
         return EXIT_CALLABLE_FAILED
+    if wrap is not None:
+        forward = wrap(forward)
     family = args.family or ("llama" if args.model_path is None else None)
     model = load_model(family, args.model_path, args.attn)
     with watching_batches(journal.write):
