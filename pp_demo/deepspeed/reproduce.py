@@ -11,13 +11,16 @@ from typing import Any
 
 import torch
 
-from pp_demo.core import as_batch, build_model, check_split_points, count_layers
+from pp_demo.core import as_batch, build_model, check_split_points, count_layers, get_case
+from pp_demo.deepspeed import missing
 from pp_demo.deepspeed.launch import failure, start_ranks
 from pp_demo.deepspeed.on_rank import Case
-from pp_demo.verify.compare import REPRO_ROWS, RowComparison, compare_rows, forward_logits
+from pp_demo.errors import BadInput
+from pp_demo.pooling.padding_table import format_padding_table, row_text
+from pp_demo.verify.compare import REPRO_ROWS, RowComparison, compare_rows, forward_logits, reproduction_line
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["run_cases", "reproduce_on_deepspeed", "train_on_deepspeed", "engine_header"]
+__all__ = ["run_cases", "reproduce_on_deepspeed", "train_on_deepspeed", "engine_header", "print_deepspeed_reproduction"]
 
 
 def _ranks(case: Case) -> int:
@@ -71,5 +74,29 @@ def train_on_deepspeed(
 
 
 def engine_header(n_stages: int = 2) -> str:
+    """The lines above the rows, as ``pp_demo.verify.compare.reproduction_header`` writes them for torch's engine."""
     count = {2: "two", 3: "three", 4: "four"}.get(n_stages, str(n_stages))
-    return f"\nThe bug, reproduced: a {count}-stage DeepSpeed PipelineModule ({count} CPU ranks, gloo, eval_batch)"
+    batch = ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
+    return "\n".join(
+        [
+            f"\nThe bug, reproduced: a {count}-stage pipeline ({count} CPU ranks on DeepSpeed's PipelineModule, eval_batch)",
+            "against model.forward (the reference)",
+            f"batch: {batch}; pad id 0",
+        ]
+    )
+
+
+def print_deepspeed_reproduction(
+    runs: Sequence[tuple[str, str]], split_points: tuple[int, ...] | None, n_micro: int, dtype: str, device: str | None
+) -> int:
+    """``python -m pp_demo reproduce --engine deepspeed``: the padding table, then a line per run."""
+    if dtype != "fp32" or device not in (None, "cpu"):
+        raise BadInput("--engine deepspeed runs on CPU ranks in fp32: leave out --dtype and --device")
+    if (why := missing()) is not None:
+        raise BadInput(why)
+    compared = reproduce_on_deepspeed(runs, split_points, n_micro)
+    print(format_padding_table(reference="true_last"))
+    print(engine_header(len(split_points) + 1 if split_points else 2))
+    for (family, rule), comparison in zip(runs, compared, strict=True):
+        print(f"{family:<8} {rule:<18} {reproduction_line(comparison)}")
+    return 0
