@@ -18,11 +18,12 @@ at every model import (about a second per process, and a warning on stderr). Ins
 way (``pip install deepspeed``) it is found too.
 """
 
+import importlib.metadata
 import importlib.util
 import os
 import sys
 
-__all__ = ["missing", "NOT_INSTALLED", "beside_venv"]
+__all__ = ["missing", "NOT_INSTALLED", "beside_venv", "installed_version"]
 
 NOT_INSTALLED = "DeepSpeed is not installed (make deepspeed; Linux and macOS only)"
 
@@ -37,3 +38,15 @@ def missing() -> str | None:
     """``NOT_INSTALLED`` when DeepSpeed is nowhere the ranks can import it, else None (nothing is imported)."""
     found = beside_venv() is not None or importlib.util.find_spec("deepspeed") is not None
     return None if found else NOT_INSTALLED
+
+
+def installed_version() -> str | None:
+    """DeepSpeed's version where it is installed, beside the venv or the usual way; None without metadata."""
+    folder = beside_venv()
+    found = importlib.metadata.distributions(name="deepspeed", path=[folder]) if folder else ()
+    for distribution in found:
+        return str(distribution.version)
+    try:
+        return importlib.metadata.version("deepspeed")
+    except importlib.metadata.PackageNotFoundError:
+        return None
