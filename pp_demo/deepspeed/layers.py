@@ -21,30 +21,32 @@ from pp_demo.core import Stages
 __all__ = ["Entry", "Between", "Exit", "as_layers", "pipeline_module"]
 
 
-class Entry(nn.Module):
-    """The first stage: the batch in, the hidden states out with the ids and mask beside them."""
-
+class _Layer(nn.Module):
     def __init__(self, stage: nn.Module) -> None:
         super().__init__()
-        self.stage = stage
+        self.stage = stage  # the core's stage, its parameters the model's own
+
+
+class Entry(_Layer):
+    """The first stage: the batch in, the hidden states out with the ids and mask beside them."""
 
     def forward(self, inputs: tuple[torch.Tensor, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         ids, mask = inputs
         return self.stage(ids, mask), ids, mask
 
 
-class Between(Entry):
+class Between(_Layer):
     """A middle stage: hidden states in and out, the ids and mask passed on."""
 
-    def forward(self, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:  # type: ignore[override]
+    def forward(self, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
         hidden, ids, mask = inputs
         return self.stage(hidden, ids, mask), ids, mask
 
 
-class Exit(Entry):
+class Exit(_Layer):
     """The last stage: its rule pools one position per row, the score head gives the logits."""
 
-    def forward(self, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:  # type: ignore[override]
+    def forward(self, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
         hidden, ids, mask = inputs
         logits: torch.Tensor = self.stage(hidden, ids, mask)
         return logits

@@ -63,13 +63,12 @@ def test_the_count_rule_misses_the_left_padded_rows_in_micro_batches_too(answers
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_train_batch_runs_steps_whose_first_loss_is_the_workbook_s_own(answers, rule):
+def test_train_batch_steps_equal_the_workbook_s_own_training(answers, rule):
     found, _ = answers
     ids, mask = as_batch(["left", "right"])
     (trained,) = run([Job.train(build_model("llama"), [(ids, mask, LABELS)] * STEPS, lr=LR, rule=rule)])
-    assert found[rule][0] == pytest.approx(trained.losses[0], abs=1e-6)  # before any step: the same forward
-    # later steps drift from torch's own training by up to about 2e-3 (measured; see docs/deepspeed.md)
-    assert found[rule] == sorted(found[rule], reverse=True) and len(set(found[rule])) == STEPS
+    assert found[rule] == pytest.approx(trained.losses, abs=1e-5)
+    assert len(set(found[rule])) == STEPS  # the weights moved each step
 
 
 def test_the_two_rules_train_apart(answers):

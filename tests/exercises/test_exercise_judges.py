@@ -44,6 +44,8 @@ RIGHT = [
     ("01.3", 4),  # five non-pad ids in [0,5,6,0,7,8,9,0], minus one
     ("10.1", 2),  # 10 slots, 8 busy for each stage
     ("10.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
+    ("11.1", [3, 2, 0]),  # count pools 4, 3, 2, 3; the rightmost non-pad id at 5, 3, 5, 4
+    ("11.2", 1),  # the hidden states: float; the ids and mask: long
     ("02.1", [2, 0]),  # a pad before the last real token: rows 0 and 2; row 1's pad comes after it
     ("05.1", (2, 4, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
     ("05.1", [2, 4, 1]),
@@ -92,6 +94,10 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9: in this exercise"),
     ("10.1", 4, "counts both stages together"),
     ("10.1", 3, "the step lasts 10 slots"),
+    ("11.1", [0, 2], "row 3 [3,4,0,5,6,0] is misjudged"),
+    ("11.1", [0, 1, 2, 3], "row 1 [3,4,5,6,0,0] is misjudged"),
+    ("11.2", 3, "an integer tensor has no gradient"),
+    ("11.2", 0, "which are floating point?"),
     ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0: draw that step"),
     ("10.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
     ("02.1", [0, 1, 2], "row 1 [5,6,7,8,9,0] (mask [1,1,1,1,1,0]) is misjudged"),
@@ -221,6 +227,8 @@ SHORTCUTS = [
     ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.instruments.bench.bounds.ideal_speedup"),
+    ("11.1", [0], "row 2 [0,0,3,0,4,5] is misjudged"),  # the notebook's left-padded row alone
+    ("11.2", 2, "which are floating point?"),  # the two tensors riding beside the hidden states
     ("02.1", [0], "row 2 [0,5,6,7,8,0]"),  # only the left-padded row, as 01 and 03 show left padding failing
     ("03.1", [False, True, False], "row 0 [7,8,9,10,11,0]"),  # the printed line's order (left-padded first)
     # the count rule's and model.forward's positions printed above for left_pad_in_content
