@@ -78,6 +78,10 @@ def add_check_job(jobs: Any) -> None:
         "PipelineModule, and the command starts --ranks CPU ranks that run it with eval_batch (docs/checker.md)",
     )
     check.add_argument(
-        "--ranks", type=integer, default=2, metavar="N", help="with --engine deepspeed: ranks (pipeline stages) to start"
+        "--ranks",
+        type=integer,
+        default=2,
+        metavar="N",
+        help="with --engine deepspeed: ranks (pipeline stages) to start",
     )
     check.set_defaults(run=_run)

@@ -7,6 +7,7 @@ past it every rank is killed (its whole session: a checker's guard and child too
 caller hears one line. Nothing here imports DeepSpeed.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -75,7 +76,9 @@ def start_ranks(
         deadline = time.monotonic() + timeout_s
         while any(p.poll() is None for p in processes):
             if time.monotonic() > deadline:
-                raise PipelineError(f"the {n_ranks} DeepSpeed ranks did not finish within {timeout_s:g} s; all were stopped")
+                raise PipelineError(
+                    f"the {n_ranks} DeepSpeed ranks did not finish within {timeout_s:g} s; all were stopped"
+                )
             if any(p.returncode not in (None, 0) for p in processes) and not last_speaks:
                 time.sleep(1)  # a failed rank: its peers stop on their own or are stopped now
                 break
@@ -83,17 +86,15 @@ def start_ranks(
         return [p.returncode if p.returncode is not None else -signal.SIGKILL for p in _stopped(processes)]
     finally:
         _stopped(processes)
-        for log in logs:
-            log.close()
+        for handle in logs:
+            handle.close()
 
 
 def _stopped(processes: list["subprocess.Popen[bytes]"]) -> list["subprocess.Popen[bytes]"]:
     for process in processes:
         if process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # ended meanwhile
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             process.wait()
     return processes
 

@@ -64,6 +64,7 @@ def pipeline_module(stages: Stages, loss_fn: Any = None) -> nn.Module:
     from deepspeed.pipe import PipelineModule
 
     layers = as_layers(stages)
-    return PipelineModule(
+    pipeline: nn.Module = PipelineModule(
         layers, num_stages=len(layers), loss_fn=loss_fn, partition_method="uniform", dynamic_shape=True
     )
+    return pipeline

@@ -21,11 +21,11 @@ from pp_demo.deepspeed import beside_venv
 from pp_demo.deepspeed.layers import pipeline_module
 from pp_demo.ranks.jobs import micro_batch_loss
 
-__all__ = ["Case", "engine_for", "feed", "logits_of", "run_case", "prepare_deepspeed", "join_deepspeed", "main"]
+__all__ = ["EngineCase", "engine_for", "feed", "logits_of", "run_case", "prepare_deepspeed", "join_deepspeed", "main"]
 
 
 @dataclass(frozen=True, eq=False)
-class Case:
+class EngineCase:
     """One run on the engine: a tiny model of ``family`` with ``rule`` on its last stage, split at
     ``split_points`` (one rank per stage), on one batch. ``steps`` 0: ``eval_batch``, its logits;
     more: that many ``train_batch`` steps of Adam at ``lr``, their losses."""
@@ -82,7 +82,7 @@ def logits_of(engine: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor
     return torch.cat(outputs).detach() if engine.is_last_stage() else None
 
 
-def run_case(case: Case) -> Any:
+def run_case(case: EngineCase) -> Any:
     """The case's logits (``eval_batch``) or its losses per step (``train_batch``), on the last stage."""
     model = build_model(case.family, seed=case.seed)
     stages = split_model(model, case.split_points, case.rule)

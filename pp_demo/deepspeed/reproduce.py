@@ -1,6 +1,6 @@
 """The bug on DeepSpeed's pipeline engine: each rule's rows against ``model.forward``, and training.
 
-Every case runs on ranks started once per rank count (``run_cases``); the reference is the unsplit
+Every case runs on ranks started once per rank count (``run_on_deepspeed``); the reference is the unsplit
 model's own forward, built here from the same seed, so nothing the engine computes judges itself.
 """
 
@@ -14,21 +14,27 @@ import torch
 from pp_demo.core import as_batch, build_model, check_split_points, count_layers, get_case
 from pp_demo.deepspeed import missing
 from pp_demo.deepspeed.launch import failure, start_ranks
-from pp_demo.deepspeed.on_rank import Case
+from pp_demo.deepspeed.on_rank import EngineCase
 from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import format_padding_table, row_text
 from pp_demo.verify.compare import REPRO_ROWS, RowComparison, compare_rows, forward_logits, reproduction_line
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["run_cases", "reproduce_on_deepspeed", "train_on_deepspeed", "engine_header", "print_deepspeed_reproduction"]
+__all__ = [
+    "run_on_deepspeed",
+    "reproduce_on_deepspeed",
+    "train_on_deepspeed",
+    "engine_header",
+    "print_deepspeed_reproduction",
+]
 
 
-def _ranks(case: Case) -> int:
+def _ranks(case: EngineCase) -> int:
     model = build_model(case.family, seed=case.seed)
     return len(check_split_points(case.split_points, count_layers(model))) + 1
 
 
-def run_cases(cases: Sequence[Case], timeout_s: float = 300) -> list[Any]:
+def run_on_deepspeed(cases: Sequence[EngineCase], timeout_s: float = 300) -> list[Any]:
     """Each case's answer (logits, or losses per step), in order: the ranks start once per rank count."""
     by_count: dict[int, list[int]] = {}
     for i, case in enumerate(cases):
@@ -55,9 +61,9 @@ def reproduce_on_deepspeed(
     """For each ``(family, rule)``: the engine's logits on ``rows`` against the model's own forward."""
     runs = list(runs)
     ids, mask = as_batch(rows)
-    cases = [Case(f, r, ids, mask, split_points=split_points, n_micro=n_micro) for f, r in runs]
+    cases = [EngineCase(f, r, ids, mask, split_points=split_points, n_micro=n_micro) for f, r in runs]
     compared = []
-    for (family, _), logits in zip(runs, run_cases(cases, timeout_s), strict=True):
+    for (family, _), logits in zip(runs, run_on_deepspeed(cases, timeout_s), strict=True):
         reference = forward_logits(build_model(family), ids, mask)
         compared.append(compare_rows(logits, reference, tolerance("cpu", torch.float32)))
     return compared
@@ -69,8 +75,8 @@ def train_on_deepspeed(
     """``steps`` of ``train_batch`` with each rule on the reproduction rows: the loss of every step."""
     ids, mask = as_batch(REPRO_ROWS)
     target = torch.tensor(list(labels), dtype=torch.long)
-    cases = [Case(family, rule, ids, mask, target, steps=steps, lr=lr) for rule in rules]
-    return dict(zip(rules, run_cases(cases, timeout_s), strict=True))
+    cases = [EngineCase(family, rule, ids, mask, target, steps=steps, lr=lr) for rule in rules]
+    return dict(zip(rules, run_on_deepspeed(cases, timeout_s), strict=True))
 
 
 def engine_header(n_stages: int = 2) -> str:
@@ -79,7 +85,7 @@ def engine_header(n_stages: int = 2) -> str:
     batch = ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
     return "\n".join(
         [
-            f"\nThe bug, reproduced: a {count}-stage pipeline ({count} CPU ranks on DeepSpeed's PipelineModule, eval_batch)",
+            f"\nThe bug, reproduced: a {count}-stage pipeline ({count} CPU ranks on DeepSpeed's PipelineModule)",
             "against model.forward (the reference)",
             f"batch: {batch}; pad id 0",
         ]

@@ -144,7 +144,11 @@ def check_deepspeed() -> Check:
     from pp_demo.deepspeed import installed_version, missing
 
     if missing() is not None:  # DeepSpeed's sdist does not build on native Windows
-        fix = "it cannot install on native Windows (WSL2 can)" if sys.platform == "win32" else "`make deepspeed` installs it"
+        fix = (
+            "it cannot install on native Windows (WSL2 can)"
+            if sys.platform == "win32"
+            else "`make deepspeed` installs it"
+        )
         return Check(WARN, "deepspeed", f"not installed: only notebook 11 needs it, and no homework does; {fix}")
     return Check(OK, "deepspeed", installed_version() or "importable (no package metadata)")
 

@@ -12,8 +12,8 @@ from review_table import COUNT_RULE_MATCHES_SIX, FIVE_ROWS, MATCHES_FORWARD, SIX
 
 from pp_demo.core import FIX, as_batch, build_model
 from pp_demo.deepspeed import NOT_INSTALLED, missing
-from pp_demo.deepspeed.on_rank import Case
-from pp_demo.deepspeed.reproduce import run_cases
+from pp_demo.deepspeed.on_rank import EngineCase
+from pp_demo.deepspeed.reproduce import run_on_deepspeed
 from pp_demo.ranks.jobs import Job
 from pp_demo.ranks.runner import run
 from pp_demo.verify.compare import compare_rows, forward_logits
@@ -28,21 +28,21 @@ STEPS, LR = 3, 1e-2
 
 def _eval_cases():
     ids, mask = as_batch(FIVE_ROWS)
-    cases = {(f, r, 1): Case(f, r, ids, mask) for f in FAMILIES for r in RULES}
+    cases = {(f, r, 1): EngineCase(f, r, ids, mask) for f in FAMILIES for r in RULES}
     six_ids, six_mask = as_batch(SIX_ROWS)
-    cases["llama", "count", 2] = Case("llama", "count", six_ids, six_mask, n_micro=2)  # micro-batches of 3 rows
+    cases["llama", "count", 2] = EngineCase("llama", "count", six_ids, six_mask, n_micro=2)  # micro-batches of 3 rows
     return cases
 
 
 def _train_cases():
     ids, mask = as_batch(["left", "right"])
-    return {rule: Case("llama", rule, ids, mask, LABELS, steps=STEPS, lr=LR) for rule in RULES}
+    return {rule: EngineCase("llama", rule, ids, mask, LABELS, steps=STEPS, lr=LR) for rule in RULES}
 
 
 @pytest.fixture(scope="module")
 def answers():
     evals, trains = _eval_cases(), _train_cases()
-    found = run_cases([*evals.values(), *trains.values()], timeout_s=300)
+    found = run_on_deepspeed([*evals.values(), *trains.values()], timeout_s=300)
     return dict(zip([*evals, *trains], found, strict=True)), evals
 
 
