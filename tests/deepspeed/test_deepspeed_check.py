@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from pp_demo.cli import main
 from pp_demo.deepspeed import NOT_INSTALLED, missing
 
 pytestmark = [pytest.mark.distributed, pytest.mark.skipif(missing() is not None, reason=NOT_INSTALLED)]
@@ -36,7 +37,9 @@ def test_the_rightmost_non_pad_pooling_passes(repo):
     assert done.stdout.startswith("PASS: 2/2 batches match")
 
 
-def test_a_pipeline_needs_two_ranks_or_more(repo):
-    done = _check(repo, "fixed_pipeline", "--ranks", "1")
-    assert done.returncode == 2
-    assert done.stderr.strip().endswith("--ranks is an integer of at least 2 and at most 8, got 1")
+def test_a_pipeline_needs_two_ranks_or_more(capsys):
+    # in this process: refused before any rank starts
+    with pytest.raises(SystemExit) as stop:
+        main(["check", "examples.deepspeed_pipeline:fixed_pipeline", "--engine", "deepspeed", "--ranks", "1"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("--ranks is an integer of at least 2 and at most 8, got 1")

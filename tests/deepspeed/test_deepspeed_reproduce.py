@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from pp_demo.cli import main
 from pp_demo.deepspeed import NOT_INSTALLED, missing
 
 pytestmark = [pytest.mark.distributed, pytest.mark.skipif(missing() is not None, reason=NOT_INSTALLED)]
@@ -29,7 +30,9 @@ def test_three_stages_on_three_ranks_print_the_reproduction_s_lines():
     assert [line.split(": ", 1)[1] for line in lines] == ["[False, True]", "[True, True]"] * 2
 
 
-def test_the_engine_runs_in_fp32_on_the_cpu_only():
-    done = _reproduce("--dtype", "bf16")
-    assert done.returncode == 2
-    assert done.stderr.strip().endswith("--engine deepspeed runs on CPU ranks in fp32: leave out --dtype and --device")
+def test_the_engine_runs_in_fp32_on_the_cpu_only(capsys):
+    with pytest.raises(SystemExit) as stop:  # in this process: refused before any rank starts
+        main(["reproduce", "--engine", "deepspeed", "--dtype", "bf16"])
+    assert stop.value.code == 2
+    said = capsys.readouterr().err.strip()
+    assert said.endswith("--engine deepspeed runs on CPU ranks in fp32: leave out --dtype and --device")
