@@ -115,7 +115,7 @@ EPISODES = {
     "11": EpisodeNotes(
         "the two layers around the stages, and what each hands the engine",
         "the ranks' cell (two DeepSpeed ranks, about 10 s) and the checker's two commands",
-        "DeepSpeed's engine has no classifier forward: the pooling is the team's own, and the count rule fails there too",
+        "DeepSpeed's engine has no classifier forward: the pooling is yours, and the count rule fails there too",
         "who on your team wrote the last stage of your pipeline, and what does it pool?",
         (),
         "nothing to cut: in no plan (reading after the workshop)",
