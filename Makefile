@@ -128,6 +128,12 @@ test-slow: setup colossalai deepspeed
 test-notebooks: setup colossalai deepspeed
 	$(BIN)/python -m pytest $(PARALLEL) $(NBVAL) notebooks
 
+# matplotlib's config and font cache: this venv's own folder (as `make lab` and the tests' conftest
+# use, pp_demo/workshop/lab.py), not the per-user ~/.cache/matplotlib that other work on the machine
+# may rewrite without matplotlib's own fonts (findfont warnings on a notebook's stderr fail nbval).
+MPLCONFIG := $(HERE)/$(VENV)/share/pp_demo/matplotlib
+test test-unit test-slow test-notebooks notebooks: export MPLCONFIGDIR ?= $(MPLCONFIG)
+
 # Regenerate every stored notebook output in a fresh kernel, top to bottom.
 notebooks: setup colossalai deepspeed
 	cd notebooks && for nb in [0-9]*.ipynb; do \

@@ -15,7 +15,7 @@ __all__ = [
     "FIX", "RULES", "CORE_RULES", "Rule", "get_rule", "count_minus_one",
     "CASES", "PAD", "REVIEW_TABLE", "PaddingCase", "as_batch", "get_case",
     "FAMILIES", "Family", "build_model", "get_family",
-    "Stages", "split_model", "pipeline_logits", "micro_batches",
+    "Stages", "split_model", "pipeline_logits", "micro_batches", "Plan", "plan_run",
 ]  # fmt: skip
 
 

@@ -2,8 +2,8 @@
 references, 3. the family table, 4. the stage split, 5. the in-process pipeline.
 
 Inputs are checked once, where a public function is entered (``build_model``, ``split_model``,
-``pipeline_logits``); inside, nothing checks them again. The ranks (``pp_demo.ranks``) run these
-very stages on torch's pipelining engine; ``pp_demo.pooling.positions`` is the rules' checked door.
+``plan_run``, which ``pipeline_logits`` calls); inside, nothing checks them again. The ranks (``pp_demo.ranks``)
+run these very stages from the same plan; ``pp_demo.pooling.positions`` is the rules' checked door.
 """
 
 import copy
@@ -349,9 +349,13 @@ def _check_built_config(family: str, config: Any, head_dim_given: bool) -> None:
     heads = count_value(config.num_attention_heads, f"num_attention_heads of the {family} config", 1)
     if not head_dim_given and hidden % heads:
         raise BadInput(_HEADS_REFUSED.format(hidden, heads, heads))
-    pad = config.pad_token_id
-    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < config.vocab_size):
-        raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{config.vocab_size - 1}), or None")
+    check_pad_id(config.pad_token_id, config.vocab_size)
+
+
+def check_pad_id(pad: Any, vocab: int) -> None:
+    """A pad id inside the vocabulary, or None: the embedding would assert on any other."""
+    if pad is not None and (isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad < vocab):
+        raise BadInput(f"pad_token_id {pad!r} is outside the vocabulary (ids 0..{vocab - 1}), or None")
 
 
 # ================================================================ 4. the stage split
@@ -458,7 +462,7 @@ def split_model(
     """``len(split_points) + 1`` stages, stage i holding layers ``[points[i-1], points[i])`` (default:
     half the layers, two stages); ``rule``: the last stage's pooling rule."""
     family, found = family_of(model), get_rule(rule)
-    points = check_split_points(split_points, count_layers(model))
+    points = check_split_points(split_points, count_layers(model, family))
     return _split(model, family, points, found)
 
 
@@ -493,9 +497,9 @@ def _prune(body: nn.Module, family: Family, layers: list[nn.Module], first: bool
     return copy_
 
 
-def count_layers(model: nn.Module) -> int:
-    """The number of decoder layers of a supported model (an unsupported one is refused)."""
-    family = family_of(model)
+def count_layers(model: nn.Module, family: Family | None = None) -> int:
+    """The number of decoder layers of a supported model (an unsupported one is refused); ``family``: its row."""
+    family = family or family_of(model)
     return len(getattr(attrgetter(family.body)(model), family.layers))
 
 
@@ -526,6 +530,27 @@ def check_split_points(split_points: int | tuple[int, ...] | list[int] | None, n
 # ================================================================ 5. the in-process pipeline
 
 
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A pipeline run checked once (``plan_run``): what the loop below and the ranks take, unchecked."""
+
+    model: nn.Module
+    family: Family
+    rule: Rule
+    split_points: tuple[int, ...]
+    rows: tuple[slice, ...]  # each micro-batch's
+
+
+def plan_run(
+    model: nn.Module, input_ids: Any, attention_mask: Any, rule: "str | Rule", split_points: Any, n_micro: Any
+) -> Plan:
+    """Each check of a run, once: the rule, the model's family, the split points, the batch, the micro-batches."""
+    found, family = get_rule(rule), family_of(model)
+    points = check_split_points(split_points, count_layers(model, family))
+    check_batch(model, input_ids, attention_mask)
+    return Plan(model, family, found, points, tuple(micro_batches(input_ids.shape[0], n_micro)))
+
+
 def pipeline_logits(
     model: nn.Module,
     input_ids: torch.Tensor,
@@ -536,17 +561,14 @@ def pipeline_logits(
 ) -> torch.Tensor:
     """The pipeline in this process: ``n_micro`` micro-batches, each through every stage in order;
     the logits on the model's device. No mask: every token is real. The ranks run the same stages."""
-    found = get_rule(rule)
-    points = check_split_points(split_points, count_layers(model))
     if attention_mask is None and isinstance(input_ids, torch.Tensor):
         attention_mask = torch.ones_like(input_ids)
-    check_batch(model, input_ids, attention_mask)
-    rows = micro_batches(input_ids.shape[0], n_micro)
-    return run_micro_batches(stages_for(model, points, found.name), input_ids, attention_mask, rows)
+    plan = plan_run(model, input_ids, attention_mask, rule, split_points, n_micro)
+    return run_micro_batches(stages_for(plan), input_ids, attention_mask, plan.rows)
 
 
 def run_micro_batches(
-    stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: list[slice]
+    stages: Stages, input_ids: torch.Tensor, attention_mask: torch.Tensor, rows: Iterable[slice]
 ) -> torch.Tensor:
     """Each micro-batch (a slice of rows) through every stage, without gradients: a schedule's loop."""
     for stage in stages:
@@ -621,16 +643,17 @@ def integer_tensor(value: Any, name: str, dims: int) -> torch.Tensor:
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, dict[Any, Any]]" = weakref.WeakKeyDictionary()
 
 
-def stages_for(model: nn.Module, points: tuple[int, ...], rule: str) -> Stages:
-    """The stages of ``model`` cut at ``points`` (checked already) with ``rule``, split once."""
+def stages_for(plan: Plan) -> Stages:
+    """The stages of the plan's model, cut at its split points with its rule: split once."""
+    model, key = plan.model, (plan.split_points, plan.rule)
     built_from = (_built_from(model), repr(getattr(model, "config", None)))
     kept = _KEPT.setdefault(model, {})
     if kept.get("built from") != built_from:
         kept.clear()
         kept["built from"] = built_from
-    if (points, rule) not in kept:
-        kept[points, rule] = _split(model, family_of(model), points, get_rule(rule))
-    return cast(Stages, kept[points, rule])
+    if key not in kept:
+        kept[key] = _split(model, plan.family, plan.split_points, plan.rule)
+    return cast(Stages, kept[key])
 
 
 def _built_from(model: nn.Module) -> tuple[int, ...]:

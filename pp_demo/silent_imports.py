@@ -4,8 +4,9 @@ Some dependencies talk at import, and only on some machines: bitsandbytes 0.50.2
 ColossalAI's import chain) logs a failed kernel probe when the CPU has avx512_bf16; others
 warn about missing CUDA add-ons, or print from C code. Strict nbval fails a notebook cell on
 any stderr output, and a CLI user reads it as an error, so an import that may talk goes
-through ``quiet()``: Python warnings filtered, ``logging`` disabled, and file descriptor 2
-pointed at the null device for C-level writes. Everything is restored afterwards, so later
+through ``quiet()``: Python warnings filtered, ``logging`` disabled, ``sys.stderr`` (where
+transformers 5's "Loading weights" progress bar draws, in a terminal and in a notebook alike) and
+file descriptor 2 (where C code writes) pointed at the null device. Everything is restored afterwards, so later
 warnings and log records show as usual. Standard library only.
 """
 
@@ -41,9 +42,15 @@ def _fd2_to_null() -> Iterator[None]:
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Silence warnings, ``logging`` and C-level stderr inside the block; restore them after."""
+    """Silence warnings, ``logging``, ``sys.stderr`` and C-level stderr inside the block; restore
+    them after."""
     level = logging.root.manager.disable
-    with warnings.catch_warnings(), _fd2_to_null():
+    with (
+        warnings.catch_warnings(),
+        _fd2_to_null(),
+        open(os.devnull, "w") as null,
+        contextlib.redirect_stderr(null),
+    ):
         warnings.simplefilter("ignore")
         # A library's logger may log through a handler it made earlier (bound to the real
         # stderr) or through logging's last-resort handler: disabling logging stops both.

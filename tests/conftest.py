@@ -12,12 +12,25 @@ Other markers are set in the test files themselves.
 
 The repository's root is on the path (pyproject: ``pythonpath = ["."]``), so tests import the
 tools as a package (``from tools import episodes``), with no ``sys.path`` of their own.
+
+matplotlib reads its config and font cache from this environment's own folder (``MPLCONFIGDIR``,
+as ``make lab`` does: ``pp_demo.workshop.platform_checks.private_mplconfig``), set before it is imported and
+inherited by the notebooks' kernels: a per-user ``~/.cache/matplotlib`` that other work on the
+machine rewrote without matplotlib's own fonts would fill a notebook's stderr with findfont
+warnings, and strict nbval would fail.
 """
 
+import os
 import pathlib
 
-import matplotlib
 import pytest
+
+from pp_demo.workshop.platform_checks import private_mplconfig
+
+if "MPLCONFIGDIR" not in os.environ and (_MPLCONFIG := private_mplconfig()):
+    os.environ["MPLCONFIGDIR"] = _MPLCONFIG
+
+import matplotlib  # noqa: E402  (after MPLCONFIGDIR: matplotlib reads it on import)
 
 matplotlib.use("Agg")  # before any test imports pyplot: no display here, nor in CI
 

@@ -59,7 +59,64 @@ def test_a_device_this_torch_cannot_use(capsys, monkeypatch, device, expected):
 
 @pytest.mark.parametrize("flag, value", [("--micro-batches", "0"), ("--hidden", "-3"), ("--layers", "two")])
 def test_bench_sizes_must_be_positive_integers(capsys, flag, value):
-    assert f"argument {flag}: expected a positive integer, got '{value}'" in _error(capsys, "bench", flag, value)
+    assert f"argument {flag}: expected an integer from 1 to " in _error(capsys, "bench", flag, value)
+
+
+HUGE = "99999999999999999999"  # taken by int(): a run asked for this many never ends
+FORWARD = "pp_demo.verify.compare:forward_logits"
+# every option of the command line that takes a number, with the line its top is refused with
+COUNTS = {
+    ("bench", "--stages"): "expected an integer from 1 to 64",
+    ("bench", "--micro-batches"): "expected an integer from 1 to 1024",
+    ("bench", "--hidden"): "expected an integer from 1 to 16384",
+    ("bench", "--layers"): "expected an integer from 1 to 256",
+    ("bench", "--seq"): "expected an integer from 1 to 16384",
+    ("bench", "--batch"): "expected an integer from 1 to 4096",
+    ("bench", "--warmup"): "expected an integer from 0 to 1000",
+    ("bench", "--repeats"): "expected an integer from 1 to 1000",
+    ("bench", "--rounds"): "expected an integer from 1 to 100",
+    ("bench", "--wait"): "at most 86400",
+    ("pipeline-speed", "--warmup"): "expected an integer from 0 to 1000",
+    ("pipeline-speed", "--repeats"): "expected an integer from 1 to 1000",
+    ("train-study", "--seeds"): "at most 1000",
+    ("reproduce", "--micro-batches"): "cannot be split into",
+    ("reproduce", "--split-at"): "split points must be",
+    ("explore 0 5 6", "--pad"): "2**63-1",
+    ("colossalai-engine", "--case-timeout"): "at most 86400",
+    (f"check {FORWARD}", "--seed"): "",  # the core's seed_value, its top tested in tests/ranks/test_validate.py
+    (f"check {FORWARD}", "--lengths"): "expected an integer of at most 4096",
+    (f"check {FORWARD}", "--batch-sizes"): "expected an integer of at most 1024",
+    (f"check {FORWARD}", "--micro-batches"): "expected an integer of at most 1024",
+    (f"check {FORWARD}", "--timeout"): "at most 86400",
+    (f"check {FORWARD}", "--atol"): "",  # a tolerance: refused by the battery's own spread, below
+}
+
+
+def test_every_number_option_of_the_command_line_is_in_the_list_of_bounded_ones():
+    import pathlib
+
+    from tools.cli_reference import subcommands
+
+    parsers = subcommands(build_parser())
+    for parser in parsers.values():
+        parser.format_help()  # an instrument's options are added when its parser is first used
+    numbers = {
+        (name, flag)
+        for name, parser in parsers.items()
+        for action in parser._actions
+        if action.type not in (None, str, pathlib.Path) and not action.choices
+        for flag in action.option_strings[-1:]
+        if flag.startswith("--") and "device" not in flag
+    }
+    listed = {(command.split()[0], flag) for command, flag in COUNTS}
+    assert numbers == listed, numbers ^ listed
+
+
+@pytest.mark.parametrize(
+    "command, flag", [key for key, line in COUNTS.items() if line], ids=lambda part: part.split()[0]
+)
+def test_every_count_option_has_a_top_said_in_one_line(capsys, command, flag):
+    assert COUNTS[command, flag] in _error(capsys, *command.split(), flag, HUGE)
 
 
 def test_every_command_shows_each_shared_option_with_its_one_help_text(monkeypatch):

@@ -212,3 +212,20 @@ def test_a_rule_given_twice_runs_both_rules_not_only_the_last(capsys):
 )
 def test_every_list_option_given_again_combines_in_order(argv, dest, expected):
     assert getattr(cli.build_parser().parse_args(argv), dest) == expected
+
+
+def test_a_distributed_run_that_fails_outside_the_tested_torch_range_says_so_in_one_line(capsys, monkeypatch):
+    """torch 2.10's pipelining stops with an error about micro-batches: the line names the range."""
+    from pp_demo.verify import compare
+
+    def engine_refuses(*args, **kwargs):
+        raise ValueError("Number of microbatches (1) must be >= the number of stages (2)")
+
+    monkeypatch.setattr(compare, "reproduce_runs", engine_refuses)
+    monkeypatch.setattr(torch, "__version__", "2.10.0+cu128")
+    line = _error(capsys, "reproduce", "--distributed", "--family", "llama")
+    assert "failed on torch 2.10.0+cu128, outside the tested range 2.11-2.15" in line
+    assert "Number of microbatches (1)" in line and line.endswith("install a torch in the range (docs/gpu.md)")
+    monkeypatch.setattr(torch, "__version__", "2.13.0")  # inside the range: the error as it is
+    with pytest.raises(ValueError, match="Number of microbatches"):
+        cli.main(["reproduce", "--distributed", "--family", "llama"])

@@ -13,14 +13,14 @@ takes only the key points whose sections the plan taught (``keypoints``; the met
 and read its key points (``timing.notebook_minutes_extra``).
 
 - 90 minutes: notebook 01, then a demo of 03's reproduction on real models (set-up was homework);
-- 3 hours: the core path 01, 02, 03, 05, cut to what the clock fits in 150 minutes of content
-  (each take's ``skip`` names the core sections left to the full day and to homework), four
-  exercises done and debriefed in the room (01.3, 02.1, 03.1, 05.1); two breaks (the first by
-  1:10, the second about an hour later) and ``reserve`` minutes of the 180 left for questions.
-  06's demo is the full day's;
-- 90 minutes: as the 3-hour plan cuts 01;
-- a full day: the core path (01 and 05 in full), a demo of 06, a hands-on session with the
-  checker, coffee and lunch. 04, 07, 08, 09 and 10 are reading for after (the clock fits no more).
+- 3 hours: the room's path, 01, 02, 03, 05, each notebook taught whole, top to bottom (written
+  for the room: what a longer day adds lives in notebooks of its own), at most 150 minutes of
+  content, four exercises done and debriefed in the room (01.3, 02.1, 03.1, 05.1), two breaks,
+  no stretch between them over ``ROOM_STRETCH`` minutes, and ``reserve`` minutes of the 180 left
+  for questions;
+- 90 minutes: 01 whole, then a demo of 03's reproduction;
+- a full day: the room's path, then the day's own notebooks (04, 12: their core sections), a
+  demo of 06, coffee and lunch. 07, 08, 09, 10 and 13 are reading for after (the clock fits no more).
 
 06 is a demo everywhere: ColossalAI is no attendee's homework (it cannot be installed on native
 Windows), so the instructor runs it and the room reads the stored outputs or the site.
@@ -53,7 +53,6 @@ class Take:
     sections: str = "core"
     exercises: tuple[str, ...] | None = None  # done in the room; None: all of them
     minutes: int = 0  # a demo's only
-    skip: tuple[str, ...] = ()  # sections of the track left out: to the full day and homework
 
 
 @dataclass(frozen=True)
@@ -68,19 +67,8 @@ class Format:
     wrap_up: Item
 
 
-# What the 3-hour plan leaves out of the core track, by notebook: what the clock cannot fit in 150
-# minutes with four exercises in the room (the full day teaches it; attendees read it after).
-THREE_HOURS_SKIP = {
-    "01": (
-        "Two references, never mixed",
-        "Why `-1` rescues the first-pad rule on pure left padding",
-        "Why pad == eos breaks it",
-        "Two rows where the references part ways",
-    ),
-    "02": ("The same stages as two real ranks",),
-    "03": ("The one line that differs",),
-    "05": ("Ten seeds, two transformers versions",),
-}
+# The longest planned stretch between breaks of the 3-hour plan: a room that sits longer stops listening.
+ROOM_STRETCH = 60
 WELCOME = "Welcome and set-up: every laptop's doctor is green and Lab is open, or its owner is paired or on the site"
 FORMATS = (
     Format(
@@ -88,7 +76,7 @@ FORMATS = (
         90,
         5,
         Item(10, WELCOME + " (set-up was homework)"),
-        (Take("01", "core", ("01.2", "01.3"), skip=THREE_HOURS_SKIP["01"]), Take("03", "demo", minutes=10)),
+        (Take("01", "all", ("01.3",)), Take("03", "demo", minutes=10)),
         [],
         [],
         Item(5, "Wrap-up: the key points, questions, one-minute feedback"),
@@ -99,13 +87,16 @@ FORMATS = (
         10,
         Item(10, WELCOME + " (set-up was homework)"),
         (
-            Take("01", "core", ("01.3",), skip=THREE_HOURS_SKIP["01"]),
-            Take("02", "core", ("02.1",), skip=THREE_HOURS_SKIP["02"]),
-            Take("03", "core", ("03.1",), skip=THREE_HOURS_SKIP["03"]),
-            Take("05", "core", ("05.1",), skip=THREE_HOURS_SKIP["05"]),
+            Take("01", "all", ("01.3",)),
+            Take("02", "all", ("02.1",)),
+            Take("03", "all", ("03.1",)),
+            Take("05", "all", ("05.1",)),
         ),
         [],
-        [Item(10, "Break", True, latest=70), Item(5, "Break (stand up, stretch)", True, latest=130)],
+        [
+            Item(10, "Break", True, latest=ROOM_STRETCH),
+            Item(5, "Break (stand up, stretch)", True, latest=2 * ROOM_STRETCH + 10),
+        ],
         Item(5, "Wrap-up: the key points below, questions, one-minute feedback"),
     ),
     Format(
@@ -115,20 +106,23 @@ FORMATS = (
         Item(20, "Welcome and set-up: from the wheelhouse or the shared machine, the doctor on every laptop"),
         (
             Take("01", "all"),
-            Take("02", "core"),
-            Take("03", "core"),
+            Take("02", "all"),
+            Take("03", "all"),
             Take("05", "all"),
+            Take("04", "core"),
+            Take("12", "core"),
             Take("06", "demo", minutes=15),
         ),
-        [Item(25, "Hands-on: `python -m pp_demo check` on a pipeline forward of your own stack (docs/checker.md)")],
+        [],
         [
-            Item(15, "Coffee", True, latest=90),
-            Item(45, "Lunch", True, latest=210),
+            Item(15, "Coffee", True, latest=120),
+            Item(45, "Lunch", True, latest=215),
             Item(15, "Coffee", True, latest=320),
         ],
         Item(10, "Wrap-up: the key points, questions, feedback"),
     ),
 )
+ROOM_NOTEBOOKS = ("01", "02", "03", "05")  # the room's path: each taught whole, in this order
 
 
 def find(episodes: Episodes, number: str) -> tuple[str, dict[str, Any], list[str]]:
@@ -147,11 +141,7 @@ def taken(take: Take, ep: dict[str, Any], order: list[str]) -> tuple[list[str], 
     """The sections (in order, "Exercises" left out) and the exercises a take covers."""
     if take.sections == "demo":
         return [], []
-    unknown_skips = [h for h in take.skip if h not in order]
-    if unknown_skips:
-        raise KeyError(f"a plan skips {unknown_skips}, which are no ## headings of notebook {take.number}")
     sections = [h for h in order if take.sections == "all" or ep["sections"][h]["track"] == "core"]
-    sections = [h for h in sections if h not in take.skip]
     known = exercises_of(ep)
     chosen = list(known) if take.exercises is None else list(take.exercises)
     unknown = [key for key in chosen if key not in known]
@@ -197,12 +187,10 @@ def episode_item(title: str, ep: dict[str, Any], order: list[str], take: Take) -
         return Item(take.minutes, f"**{title}**, demo of its main result (the instructor runs it)")
     sections, exercises = taken(take, ep, order)
     which = "all sections" if take.sections == "all" else "core sections"
-    text = f"**{title}**, {which}" + (", less the skipped" if take.skip else "") + ": " + "; ".join(sections)
+    text = f"**{title}**, {which}: " + "; ".join(sections)
     homework = [key for key in exercises_of(ep) if key not in exercises]
     if exercises:
         text += "; in the room: " + _exercises(exercises)
-    if take.skip:
-        text += "; skipped (the full day's; homework reading): " + "; ".join(take.skip)
     if homework:
         text += "; homework: " + _exercises(homework)
     return Item(minutes_of(ep, sections, exercises) + timing.notebook_minutes_extra(), text)

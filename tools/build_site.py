@@ -7,6 +7,11 @@ notebook to that notebook's page, and a link to anything else outside it stops t
 ``site/`` can be shared on its own: open ``site/index.html``. It is the attendees' site: it holds
 no answer key (the facilitator guide, ``docs/facilitator.md``, stays in the checkout).
 Usage: ``python tools/build_site.py [OUT]``.
+
+It never deletes what it did not write: OUT is a new folder, an empty one, or one it wrote before
+(its marker file, ``.pp_demo_site``, lists the files it wrote, and the folder holds nothing else).
+Any other folder (``notebooks``, one holding a thesis) is refused in one line, exit 2, before
+anything is written; a folder it cannot write (a read-only checkout) in one line, exit 1.
 """
 
 import html
@@ -33,6 +38,14 @@ STYLE = (
 GLOSSARY = pathlib.Path("docs") / "glossary.md"
 # A markdown link's target: [text](target) or [text](target "title")
 LINK = re.compile(r"(\]\()([^)\s]+)")
+
+
+MARKER = ".pp_demo_site"
+MARKER_HEAD = "written by tools/build_site.py; it replaces only the files listed below"
+
+
+class FolderNotOurs(Exception):
+    """OUT holds something the builder did not write: the build stops before touching it (exit 2)."""
 
 
 class LinkOutsideSite(SystemExit):
@@ -164,13 +177,45 @@ def index_page(notebooks: list[pathlib.Path], readme: str) -> str:
     return _page("pp_demo workbook", "\n".join(parts))
 
 
+def _ours(out: pathlib.Path) -> set[str]:
+    """The names the marker of ``out`` lists (what an earlier build wrote); none without one."""
+    marker = out / MARKER
+    if not marker.is_file():
+        return set()
+    lines = marker.read_text(encoding="utf-8").splitlines()
+    return set(lines[1:]) if lines[:1] == [MARKER_HEAD] else set()
+
+
+def claim(out: pathlib.Path, names: list[str]) -> None:
+    """Make ``out`` ready for ``names``: a new folder, an empty one, or one holding only what an
+    earlier build wrote (whose files are removed). Anything else: ``FolderNotOurs``, nothing
+    touched, since a user's file in it (or the committed notebooks) would be lost otherwise. The
+    marker is written before any page, so a build stopped half-way can be run again."""
+    if out.exists() and not out.is_dir():
+        raise FolderNotOurs(f"{out} is a file, not a folder: name a new or empty folder for the site")
+    present = {entry.name: entry for entry in out.iterdir()} if out.is_dir() else {}
+    ours = _ours(out)
+    foreign = sorted(name for name, entry in present.items() if name != MARKER and (name not in ours or entry.is_dir()))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise FolderNotOurs(
+            f"{out} holds {shown}, which the site builder did not write: it writes only into a new or empty "
+            "folder, or one it wrote before; name another folder, or move those files away yourself"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ours & set(present):
+        present[name].unlink()
+    (out / MARKER).write_text("\n".join([MARKER_HEAD, *names]) + "\n", encoding="utf-8")
+
+
 def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
-    """Write the site into ``out`` (emptied first); returns the pages written."""
+    """Write the site into ``out`` (``claim``: a new or empty folder, or its own); returns the
+    pages written."""
     notebooks = sorted((root / "notebooks").glob("[0-9]*.ipynb"))
     if not notebooks:
         raise SystemExit(f"no notebooks/[0-9]*.ipynb under {root}")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
+    names = [n for path in notebooks for n in (path.name, f"{path.stem}.html")] + ["glossary.html", "index.html"]
+    claim(out, names)
     exporter = HTMLExporter(template_name="lab", template_file=str(TEMPLATE))
     stems = {path.stem for path in notebooks}
     pages = []
@@ -187,7 +232,27 @@ def build(out: pathlib.Path, root: pathlib.Path = ROOT) -> list[pathlib.Path]:
     return [out / "index.html"] + pages
 
 
-if __name__ == "__main__":
-    target = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "site")
-    written = build(target)
+def main(argv: list[str]) -> int:
+    """The command: one line on stderr for a folder it may not or cannot write, never a traceback."""
+    if len(argv) > 1 or argv[:1] in (["-h"], ["--help"]):
+        print("usage: python tools/build_site.py [OUT]  (default: site)", file=sys.stderr)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    target = pathlib.Path(argv[0] if argv else "site")
+    try:
+        written = build(target)
+    except FolderNotOurs as error:
+        print(f"build_site: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        why = error.strerror or type(error).__name__
+        print(
+            f"build_site: error: cannot write the site into {target}/: {why}; name a folder you can write",
+            file=sys.stderr,
+        )
+        return 1
     print(f"wrote {len(written)} pages into {target}/ (open {target}/index.html)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

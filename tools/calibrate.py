@@ -41,14 +41,15 @@ def load(root: pathlib.Path = ROOT) -> dict[str, Any]:
 
 
 def records(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every measured record: the sections, then the notebooks."""
-    return [*data["sections"], *data["notebooks"]]
+    """Every measured record: the sections, the notebooks, then the stretches between breaks."""
+    return [*data["sections"], *data["notebooks"], *data.get("stretches", [])]
 
 
-def measured_notebook(number: str, root: pathlib.Path = ROOT) -> str:
-    """Notebook ``number`` as the instructors taught it: its text at the commit the results file
-    names. A checkout without git history cannot say; that is one line, not a wrong clock."""
-    commit = load(root)["measured_at"]
+def measured_notebook(number: str, root: pathlib.Path = ROOT, commit: str | None = None) -> str:
+    """Notebook ``number`` as the instructors taught it: its text at the commit the record names
+    (``commit``), or the results file's. A checkout without git history cannot say; that is one
+    line, not a wrong clock."""
+    commit = commit or load(root)["measured_at"]
     path = next((root / "notebooks").glob(f"{number}_*.ipynb")).relative_to(root).as_posix()
     shown = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=root, capture_output=True, text=True)
     if shown.returncode != 0:
@@ -56,32 +57,43 @@ def measured_notebook(number: str, root: pathlib.Path = ROOT) -> str:
     return shown.stdout
 
 
-def _notebook(number: str, root: pathlib.Path) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+def _notebook(
+    number: str, root: pathlib.Path, commit: str | None = None
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     path = next((root / "notebooks").glob(f"{number}_*.ipynb"))
-    nb = nbformat.reads(measured_notebook(number, root), as_version=4)
+    nb = nbformat.reads(measured_notebook(number, root, commit), as_version=4)
     authored = nbformat.from_dict({**nb, "cells": episodes._authored(nb)})
     return timing.section_content(authored), timing.exercise_costs(episodes.exercise_kinds(path.stem))
 
 
+def parts_by_notebook(record: dict[str, Any]) -> dict[str, list[str]]:
+    """A record's parts per notebook: a section or notebook record names one notebook and lists its
+    parts; a stretch between breaks maps each notebook it taught to its parts."""
+    parts = record["parts"]
+    return dict(parts) if isinstance(parts, dict) else {record["notebook"]: list(parts)}
+
+
 def counts(record: dict[str, Any], root: pathlib.Path = ROOT) -> tuple[dict[str, int], int]:
-    """What the clock counts in a record's parts, and the fixed minutes of its exercises.
+    """What the clock counts in a record's parts, and the fixed minutes of its exercises and of
+    the plan's fixed items it holds (a stretch's welcome or wrap-up: ``fixed_minutes``).
 
     A part that is no heading, exercise or per-notebook item of the notebook raises KeyError
     naming it (a heading renamed since the measurement: rename it in the results file too)."""
-    sections, exercises = _notebook(record["notebook"], root)
-    total, fixed = dict.fromkeys(FITTED, 0), 0
-    for part in record["parts"]:
-        if part == "open":
-            total["open"] += 1
-        elif part == "key points":
-            total["keypoints"] += 1
-        elif part.startswith("exercise "):
-            fixed += exercises[part.split()[1]]
-        elif part in sections:
-            for feature, value in sections[part].items():
-                total[feature] += value
-        else:
-            raise KeyError(f"{TIMES.as_posix()}: notebook {record['notebook']} has no part {part!r}")
+    total, fixed = dict.fromkeys(FITTED, 0), int(record.get("fixed_minutes", 0))
+    for number, parts in parts_by_notebook(record).items():
+        sections, exercises = _notebook(number, root, record.get("measured_at"))
+        for part in parts:
+            if part == "open":
+                total["open"] += 1
+            elif part == "key points":
+                total["keypoints"] += 1
+            elif part.startswith("exercise "):
+                fixed += exercises[part.split()[1]]
+            elif part in sections:
+                for feature, value in sections[part].items():
+                    total[feature] += value
+            else:
+                raise KeyError(f"{TIMES.as_posix()}: notebook {number} has no part {part!r}")
     return total, fixed
 
 

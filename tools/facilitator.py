@@ -20,7 +20,6 @@ from typing import Any
 import nbformat
 
 from pp_demo.pooling.failure import render_failures
-from pp_demo.workshop.lab import OPEN_AT
 from tools import agenda, episodes, install_env, instructor_notes, timing
 
 GUIDE = pathlib.Path("docs") / "facilitator.md"
@@ -73,7 +72,7 @@ SETUP_EMAIL = [
     "- **A Linux GPU box** (NVIDIA): `make setup TORCH=cu128`, then `make doctor`",
 ]
 # What `make lab` runs, for Windows without `make`: Lab on the checkout, opening at notebooks/.
-WINDOWS_LAB = f".venv\\Scripts\\python -m jupyterlab {OPEN_AT}"
+WINDOWS_LAB = ".venv\\Scripts\\python -m pp_demo.workshop.lab"  # what make lab runs: the working copy, then Lab
 # The error a Linux laptop meets when PyTorch's CPU index is out of its reach (docs/install.md).
 TORCH_STUCK = (
     "`setup: no source offers torch==2.13.0+cpu, the CPU build ...`",
@@ -246,8 +245,16 @@ def guide(root: pathlib.Path) -> str:
             lines += [f"- {title}: " + " ".join(render_failures(p) for p in kept)]
             if dropped:
                 lines[-1] += f" *Not in this plan (its sections are skipped):* {len(dropped)} more."
-        lines += [""]
-    lines += instructor_notes.guide_lines({title[:2]: ep for title, ep, _ in eps})
+        lines += ["", "**The instructor's notes for this plan** (only the sections it teaches):", ""]
+        for take in fmt.takes:
+            title, ep, order = agenda.find(eps, take.number)
+            if take.sections == "demo":
+                lines += [f"*{title}* (demo): run its main result and read the printed lines.", ""]
+                continue
+            sections, in_room = agenda.taken(take, ep, order)
+            minutes = {key: info["minutes"] for key, info in agenda.exercises_of(ep).items()}
+            lines += [f"*{title}*", "", *instructor_notes.take_notes(take.number, sections, in_room, minutes), ""]
+    lines += instructor_notes.room_lines()
     lines += setup_lines(install) + stuck_lines(troubleshooting) + exercise_lines([t for t, _, _ in eps])
     lines += ["## Key points, per episode", ""]
     for title, ep, _ in eps:

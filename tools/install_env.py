@@ -227,6 +227,28 @@ def build_mismatch(venv: Path, wanted: str, platform: str = sys.platform) -> str
     )
 
 
+def unseen_torch(venv: Path) -> str | None:
+    """Why a venv made with ``--system-site-packages`` sees no torch, or None: it was made by a
+    Python that is itself a venv, and such a venv sees the site-packages of the Python under
+    that one (``home`` in its ``pyvenv.cfg``), never the venv's own, where the torch is."""
+    try:
+        lines = (venv / "pyvenv.cfg").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    cfg = {key.strip(): value.strip() for key, _, value in (line.partition("=") for line in lines)}
+    maker = cfg.get("command", "").split(" -m ")[0].strip()
+    if cfg.get("include-system-site-packages", "").lower() != "true" or not maker:
+        return None
+    made_by = Path(maker).parent.parent
+    if not (made_by / "pyvenv.cfg").is_file():
+        return None
+    return (
+        f"{venv.as_posix()} was made with --system-site-packages by {maker}, which is itself a venv "
+        f"({made_by.as_posix()}), so it sees the packages of the Python under that venv, not the venv's "
+        f"own torch: give --venv {made_by.as_posix()} itself, or use docs/gpu.md's no-index way"
+    )
+
+
 def keep_torch_lock(python: Path, lock: Path, out: Path) -> str:
     """Write ``lock`` to ``out`` less torch and what the installed torch requires; return
     that torch's version. Stops in one line when ``python`` has no torch. Only torch's own
@@ -237,7 +259,10 @@ def keep_torch_lock(python: Path, lock: Path, out: Path) -> str:
     )
     done = subprocess.run([str(python), "-c", probe], capture_output=True, text=True)
     if done.returncode != 0:
-        raise SystemExit(f"setup: --keep-torch, but {python.as_posix()} has no torch: install the one to keep first")
+        why = unseen_torch(python.parent.parent)
+        raise SystemExit(
+            f"setup: --keep-torch, but {python.as_posix()} has no torch: {why or 'install the one to keep first'}"
+        )
     version, _, required = done.stdout.partition("\n")
     skipped = {"torch", *(name.lower().replace("_", "-") for name in required.split())}
     kept = []
@@ -295,15 +320,31 @@ def torch_plan(args: argparse.Namespace, python: Path) -> torch_source.TorchPlan
     )
 
 
+def _kept_locks(args: argparse.Namespace, python: Path) -> list[Path]:
+    """Each lock less the kept torch and what it requires, each said with its package count."""
+    kept_locks = []
+    for number, lock in enumerate(args.lock):
+        kept = args.venv / f"keep-torch-{number}.lock.txt"
+        version = keep_torch_lock(python, lock, kept)
+        count = len(locked(kept))
+        say(f"{lock.as_posix()} around the torch {version} there: {count} packages into {args.venv.as_posix()}")
+        kept_locks.append(kept)
+    return kept_locks
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     if args.keep_torch:
         args.no_torch = True
-    problem = check_python() or (None if args.no_torch else build_mismatch(args.venv, args.torch))
+    problem = check_python()
     if problem is None and args.torch not in torch_source.TORCH_BUILDS and not args.torch_index:
+        # said before the venv's own build is compared: deleting it would not make this a build
+        case = f" (lower case: TORCH={args.torch.lower()})" if args.torch.lower() in torch_source.TORCH_BUILDS else ""
         problem = (
-            f"TORCH={args.torch} is not a build PyTorch publishes: use one of {', '.join(torch_source.TORCH_BUILDS)}"
+            f"TORCH={args.torch} is not a build PyTorch publishes{case}: use one of "
+            f"{', '.join(torch_source.TORCH_BUILDS)}"
         )
+    problem = problem or (None if args.no_torch else build_mismatch(args.venv, args.torch))
     if problem:
         print(f"setup: {problem}", file=sys.stderr)
         return 1
@@ -312,6 +353,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.lock:
         print("setup: give --lock FILE (a lock to install)", file=sys.stderr)
         return 2
+    for lock in args.lock:  # before the venv is made: a mistyped lock leaves nothing behind
+        if not lock.is_file():
+            what = "a folder, not a lock file" if lock.is_dir() else "no such file"
+            print(
+                f"setup: --lock {lock.as_posix()}: {what} (a lock such as constraints/pinned.lock.txt)", file=sys.stderr
+            )
+            return 2
     if args.wheelhouse:
         problem = wheelhouse_problem(args.wheelhouse, args.lock, frozenset({"torch"} if args.no_torch else ()))
         if problem:
@@ -320,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     python = venv_python(args.venv)
     if not python.exists():
         run([sys.executable, "-m", "venv", str(args.venv)])
+    # a user's kept torch: said before anything is installed, how many packages go in around it
+    kept_locks = _kept_locks(args, python) if args.keep_torch and not args.pypi_torch else []
     plan = None
     if not args.no_torch:
         try:
@@ -340,13 +390,11 @@ def main(argv: list[str] | None = None) -> int:
         say(f"torch=={args.pypi_torch} from PyPI, as a GPU box holds it, with {installer.name}")
         # no cap a pip configuration puts on torch: the version asked for is the one to test
         installer.install([f"torch=={args.pypi_torch}"], env={"PIP_CONSTRAINT": os.devnull})
-    for lock in args.lock:
-        if args.keep_torch:
-            kept = args.venv / "keep-torch.lock.txt"
-            version = keep_torch_lock(python, lock, kept)
-            say(f"{lock.as_posix()} around the torch {version} installed, with {installer.name}")
-            installer.install(["--no-deps", "-r", str(kept)])
-            continue
+    if args.keep_torch and args.pypi_torch:  # CI's range leg: the torch to keep goes in just above
+        kept_locks = _kept_locks(args, python)
+    for kept in kept_locks:
+        installer.install(["--no-deps", "-r", str(kept)])
+    for lock in [] if args.keep_torch else args.lock:
         say(f"{lock.as_posix()}, with {installer.name}")
         installer.install(["-r", str(lock)])
     if not args.no_project:

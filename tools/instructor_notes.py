@@ -1,10 +1,11 @@
 """The instructor's notes of the guide: the room, the words, and each episode's plan.
 
 Written here, once, as data, and rendered into docs/facilitator.md by ``tools.facilitator``
-(``make guide``): per episode what to live-code and what to run, the one idea to stress, a
-discussion prompt and what to cut when late (sections or exercises the plans take, with the
-minutes each frees, read from the metadata; tested: each is in every plan that takes the
-notebook, and nothing kept needs it); for the whole workshop the learner profile,
+(``make guide``): per episode what to live-code and what to run, each tied to the ``##`` section it
+happens in, the one idea to stress and a discussion prompt. The guide renders them per plan, from
+the plan itself (``plan_notes``): a note whose section the plan does not teach is not shown, and
+what to cut when late is the plan's own exercises in the room, sent home, with the minutes each
+frees. So the notes cannot contradict the plan they sit under. For the whole workshop the learner profile,
 prerequisites, a glossary, how to debrief and pair, a fallback for broken machines and a
 feedback slot. ``tests/repo/test_episodes.py`` checks every notebook has its notes and every
 glossary term is used in the notebooks.
@@ -15,102 +16,97 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 GLOSSARY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "glossary.md"
 
 
 @dataclass(frozen=True)
 class EpisodeNotes:
-    live_code: str  # what the instructor types, with the room following
-    run: str  # what is only run and read (too long or too fiddly to type)
+    live_code: tuple[tuple[str, str], ...]  # (## section, what the instructor types there, the room following)
+    run: tuple[tuple[str, str], ...]  # (## section, what is only run and read there)
     stress: str  # the one idea to take home
     discuss: str  # a prompt for the room or for pairs
-    cut_when_late: tuple[str, ...]  # ## headings or exercise keys every plan taking the notebook holds
-    loses: str  # what the room loses by the cut (or, with no cut, why there is none)
 
 
 # fmt: off
 EPISODES = {
     "01": EpisodeNotes(
-        "the four review rows and one rule (`count_minus_one`) on them",
-        "the review table figure and the printed table",
+        (("The same model, two answers", "the four rows through `model.forward` and the pipeline, then the "
+          "prediction in pairs"),
+         ("Why left padding breaks the count rule", "`count_minus_one` on the left-padded row")),
+        (("The review table", "the printed table and its figure"),),
         "which token is pooled is one line of arithmetic, and only the mask knows the true last token",
         "your own stack: which side does it pad on, and is its pad token also a real token?",
-        ("01.3",),
-        "its prediction exercise (give it as homework)",
     ),
     "02": EpisodeNotes(
-        "`split_model(model)` and the three tensors the last stage gets",
-        "the two-rank run (`run(jobs, on=\"ranks\")`: a few seconds of start-up)",
+        (("Cut a tiny model in two", "`split_model(model, split_points=2)`"),
+         ("What the last stage gets", "the three tensors the last stage gets")),
+        (("Both stages in one process", "`pipeline_logits` against `forward_logits`"),),
         "a stage is a view on the model's own modules; any difference later is the pooling",
         "what else, besides the pooling, could a pipeline stage need from the original batch?",
-        ("02.1",),
-        "its exercise (give it as homework)",
     ),
     "03": EpisodeNotes(
-        "`reproduce(\"llama\", \"count\")` and its one-line verdict",
-        "the three families and the diff figure",
-        "the verdict belongs to the row: every left-padded row misses, whatever the split",
+        (("The reproduction", "`reproduce(\"llama\", \"count\")` and its one-line verdict"),),
+        (("Five rows, three families", "the three families and the diff figure"),),
+        "the verdict belongs to the row: every left-padded row misses",
         "why did ColossalAI's own tests pass? What input would your tests need to catch this?",
-        ("03.1",),
-        "its prediction of the reproduction line (give it as homework)",
     ),
     "04": EpisodeNotes(
-        "`tokenizer.pad_token = tokenizer.eos_token` and the ids it gives",
-        "the rule-by-batch tables",
+        (("A real tokenizer, with pad = eos", "`tokenizer.pad_token = tokenizer.eos_token` and the ids it gives"),),
+        (("The rules on these batches", "the rule-by-batch tables"),),
         "with pad == eos a pad id can be a real token: only the attention mask tells",
         "which of your models ship without a pad token, and what did you set it to?",
-        ("04.3",),
-        "one exercise (give it as homework)",
     ),
     "05": EpisodeNotes(
-        "nothing: run the one-seed cell and read the curves",
-        "the ten-seed table and figure, read from the committed results files",
-        "with the fix the pipeline trains exactly like model.forward; with the bug it depends on the version",
+        (),
+        (("One seed, three runs from the same weights", "the one-seed cell, then read the curves"),),
+        "with the fix the pipeline trains exactly like model.forward; with the bug it trains on the wrong token",
         "would your evaluation have noticed a model that stays below 0.7 on both padding sides?",
-        ("One seed, three runs from the same weights",),
-        "one seed's curves: the ten-seed table says the same",
     ),
     "06": EpisodeNotes(
-        "nothing: a demo in every plan; show the engine's `[False, True]` -> `[True, True]`",
-        "ColossalAI's own forwards, one stage holding every layer",
+        (),
+        (("Llama, Qwen2 and OPT: the count rule", "ColossalAI's own forwards, one stage holding every layer: "
+          "show the engine's `[False, True]` -> `[True, True]`"),),
         "the same wrong rows come out of ColossalAI's own code as out of pp_demo's count rule",
         "who on your team would have read the pooling line of a framework's forward?",
-        (),
-        "nothing to cut: a demo in every plan (shorten it to the engine's printed line)",
     ),
     "07": EpisodeNotes(
-        "one unfamiliar pooling expression, classified on the padding cases",
-        "the survey tables",
+        (("All rules on the padding cases", "one unfamiliar pooling expression, classified on the padding cases"),),
+        (("The survey: which project uses which class", "the survey tables"),),
         "five classes of rule; each trusts one input, and packing needs the class that reads lengths",
         "which class does your training stack use, and which does your serving stack use?",
-        ("07.1",),
-        "its classification exercise (give it as homework)",
     ),
     "08": EpisodeNotes(
-        "the first-pad rule's raw -1 on a row with no pad id",
-        "both exports and the onnxruntime comparison",
+        (("The pooling step, exported", "the first-pad rule's raw -1 on a row with no pad id"),),
+        (("The pooling step, exported", "both exports and the onnxruntime comparison"),),
         "the modulo matters only where -1 is not an index (the legacy exporter); the fix needs none",
         "which of your exported models index with a value computed from the input?",
-        (),
-        "nothing to cut: in no plan (reading after the workshop)",
     ),
     "09": EpisodeNotes(
-        "nothing: read the diff and the verdicts",
-        "`python -m pp_demo verify-pr` only if the sdists are cached (minutes otherwise)",
+        (),
+        (("The verdicts", "the diff and the verdicts, read from the record"),),
         "a claim of a pull request can be checked on the project's own source; the record says how",
         "which claim of the pull request would you have accepted without a test?",
-        (),
-        "nothing to cut: in no plan (reading after the workshop)",
     ),
     "10": EpisodeNotes(
-        "`timeline(\"gpipe\", 2, 4)` and its idle slots",
-        "the benchmark lines from the results file, and the ranks' recorded order",
+        (("Micro-batches and the bubble", "`timeline(\"gpipe\", 2, 4)` and its idle slots"),),
+        (("The same stages as two real ranks", "the two-rank run (a few seconds of start-up)"),
+         ("What the ranks really ran", "the ranks' recorded order")),
         "more micro-batches shrink GPipe's bubble; 1F1B keeps the bubble and bounds the memory",
         "on your cluster, what costs more: the bubble, or the activations held?",
+    ),
+    "12": EpisodeNotes(
+        (("The one line that differs", "`LastStage.forward` and the two rules' working lines"),),
+        (("Other split points, other micro-batch counts", "the split-point table"),),
+        "the buggy and the fixed pipeline differ in one line; the verdict belongs to the row, not the split",
+        "which of your tests feed a left-padded row, or a pad id inside the text?",
+    ),
+    "13": EpisodeNotes(
         (),
-        "nothing to cut: in no plan (reading after the workshop)",
+        (("Ten seeds, two transformers versions", "the ten-seed table and figure, from the committed results files"),
+         ("The mechanism: what a pad position sees", "the pad-sight lines")),
+        "what the count rule does to training depends on what the library computes at a pad position",
+        "which numbers of your training would have moved if the library changed what a pad computes?",
     ),
     "11": EpisodeNotes(
         "the two layers around the stages, and what each hands the engine",
@@ -121,6 +117,8 @@ EPISODES = {
         "nothing to cut: in no plan (reading after the workshop)",
     ),
 }
+# fmt: on
+
 
 # The guide's table takes every term of docs/glossary.md (the one home of their definitions, which
 # the notebooks link) and adds these, the workbook's own words, which the notebooks define in place.
@@ -142,6 +140,7 @@ def glossary_page_terms(page: Path = GLOSSARY_PAGE) -> dict[str, str]:
         paragraph = " ".join(body.strip().split("\n\n")[0].split())
         terms[term.strip()] = paragraph.rstrip(".")
     return terms
+
 
 ROOM = {
     "Learner profile": (
@@ -173,23 +172,28 @@ ROOM = {
 # fmt: on
 
 
-def cut_line(notes: EpisodeNotes, ep: dict[str, Any]) -> str:
-    """What to cut when late, with the minutes each part frees (from the episode metadata)."""
-    sections = ep["sections"]
-    exercises = sections.get("Exercises", {}).get("exercises") or {}
-    parts = []
-    for part in notes.cut_when_late:
-        if part in exercises:
-            parts.append(f"exercise {part} ({exercises[part]['minutes']} min)")
-        else:
-            minutes = sections[part]["minutes"] if part in sections else "?"
-            parts.append(f'"{part}" ({minutes} min)')
-    return ("; ".join(parts) + f": the room loses {notes.loses}") if parts else notes.loses
+def _at(notes: tuple[tuple[str, str], ...], sections: list[str]) -> str:
+    return "; ".join(f"{text} ({heading})" for heading, text in notes if heading in sections)
 
 
-def guide_lines(episodes: dict[str, dict[str, Any]]) -> list[str]:
-    """The guide's sections: the room, the glossary, and the notes per episode (``episodes``:
-    the episode metadata by notebook number)."""
+def take_notes(number: str, sections: list[str], in_room: list[str], minutes: dict[str, int]) -> list[str]:
+    """The notes of notebook ``number`` as a plan takes it: only the notes of the ``sections`` it
+    teaches, and what to cut when late: its exercises ``in_room`` sent home (``minutes`` each)."""
+    notes = EPISODES[number]
+    lines = []
+    if live := _at(notes.live_code, sections):
+        lines.append(f"- Live-code: {live}.")
+    if run := _at(notes.run, sections):
+        lines.append(f"- Run and read: {run}.")
+    lines += [f"- Stress: {notes.stress}.", f"- Discuss: {notes.discuss}"]
+    if in_room:
+        freed = "; ".join(f"exercise {key} ({minutes[key]} min)" for key in in_room)
+        lines.append(f"- When late: send {freed} home, with its check.")
+    return lines
+
+
+def room_lines() -> list[str]:
+    """The room and the glossary: the same for every plan."""
     lines = ["## The room", ""]
     for title, text in ROOM.items():
         lines += [f"**{title}.** {text}", ""]
@@ -197,16 +201,4 @@ def guide_lines(episodes: dict[str, dict[str, Any]]) -> list[str]:
     lines += ["| term | meaning |", "|---|---|"]
     terms = {**glossary_page_terms(), **GLOSSARY}
     lines += [f"| {term} | {meaning.replace('|', '/')} |" for term, meaning in terms.items()]
-    lines += ["", "## Instructor notes, per episode", ""]
-    for number, notes in EPISODES.items():
-        lines += [
-            f"**{number}.**",
-            "",
-            f"- Live-code: {notes.live_code}.",
-            f"- Run and read: {notes.run}.",
-            f"- Stress: {notes.stress}.",
-            f"- Discuss: {notes.discuss}",
-            f"- When late, cut: {cut_line(notes, episodes[number])}.",
-            "",
-        ]
-    return lines
+    return lines + [""]

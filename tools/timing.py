@@ -2,7 +2,8 @@
 
 A hand-set minute count drifts from the notebook it describes; a count computed from the
 notebook cannot. The constants are not rules of thumb: they are fitted (``tools/calibrate.py``)
-to the minutes two instructors measured per section at *teaching* speed, recorded in
+to the minutes three instructors measured per section (and, the third, per stretch between breaks)
+at *teaching* speed, recorded in
 ``results/instructor_times.json``, and a test holds the clock to each measured section within
 15 % (``tests/repo/test_clock.py``). A clock fitted to its own plans proves nothing: the old one
 (100 words a minute, 1.5 minutes a code cell, nothing else) put two plans at 161 and 167 minutes
@@ -32,11 +33,11 @@ from typing import Any
 
 # fitted by `python -m tools.calibrate` to results/instructor_times.json, rounded to two digits
 WORDS_PER_MINUTE = 56
-CODE_CELL_MINUTES = 1.2
+CODE_CELL_MINUTES = 1.1
 SHOW_CELL_MINUTES = 2.2
-PREDICTION_MINUTES = 1.6
-OPEN_MINUTES = 1.2
-KEYPOINTS_MINUTES = 1.8
+PREDICTION_MINUTES = 1.8
+OPEN_MINUTES = 1.8
+KEYPOINTS_MINUTES = 2.2
 # an exercise (not fitted: the rooms measured one exercise each, at these minutes)
 VALUE_EXERCISE_MINUTES = 4
 FUNCTION_EXERCISE_MINUTES = 8
@@ -53,8 +54,9 @@ CONSTANTS_TEXT = (
     f"prediction the room makes; a section to the nearest minute, at least 1; per notebook taught, "
     f"{OPEN_MINUTES} minutes to switch to it and {KEYPOINTS_MINUTES} for its key points; an exercise "
     f"{VALUE_EXERCISE_MINUTES} minutes when the answer is a value, {FUNCTION_EXERCISE_MINUTES} when it is "
-    f"a function, plus {DEBRIEF_MINUTES} minutes of debrief each. The constants are fitted to two "
-    "instructors' measured minutes per section (`results/instructor_times.json`, `python -m tools.calibrate`)"
+    f"a function, plus {DEBRIEF_MINUTES} minutes of debrief each. The constants are fitted to three "
+    "instructors' measured minutes per section and per stretch between breaks "
+    "(`results/instructor_times.json`, `python -m tools.calibrate`)"
 )
 
 

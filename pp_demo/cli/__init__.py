@@ -8,7 +8,7 @@ One module per group of commands, each command's parser beside its handler: ``pa
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from pp_demo.cli.check import add_check_job
@@ -25,7 +25,32 @@ __all__ = ["PADDED_RULES", "build_parser", "main"]  # PADDED_RULES: the rules th
 
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose usage errors torchrun's ranks print once, not once per rank, and
-    whose list options combine when given again (``Combined``); each command's parser is one."""
+    whose list options combine when given again (``Combined``); each command's parser is one.
+
+    ``options``: a function that adds a command's options when its parser is first used (to parse,
+    or to print its help). An instrument's options name the instrument's own lists (ColossalAI's
+    trees, the engine's modes): so the instrument is imported only when one of its jobs runs."""
+
+    def __init__(self, *args: Any, options: Callable[[argparse.ArgumentParser], None] | None = None, **keywords: Any):
+        super().__init__(*args, **keywords)
+        self._options = options
+
+    def _add_options(self) -> None:
+        if self._options is not None:
+            options, self._options = self._options, None
+            options(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._add_options()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._add_options()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._add_options()
+        return super().format_help()
 
     def add_argument(self, *names: Any, **keywords: Any) -> argparse.Action:
         if keywords.get("nargs") == "+" and "action" not in keywords:

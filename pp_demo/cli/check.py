@@ -4,10 +4,8 @@ import argparse
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add, integer
+from pp_demo.cli.options import add, count, integer_up_to
 from pp_demo.errors import BadInput
-from pp_demo.verify.checker.batches import NAMED, RANDOM
-from pp_demo.verify.checker.cli import run_check
 
 
 def _seconds(text: str) -> float:
@@ -18,16 +16,18 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(message) from None
 
 
-def _run(args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace) -> int:
     if args.engine == "deepspeed":  # CALLABLE builds a DeepSpeed PipelineModule; ranks are started for it
         from pp_demo.deepspeed.check import run_deepspeed_check
 
         return run_deepspeed_check(args)
+    from pp_demo.verify.checker.cli import run_check
+
     return run_check(args)
 
 
 def add_check_job(jobs: Any) -> None:
-    check = jobs.add_parser(
+    jobs.add_parser(
         "check",
         help="check your own pooled forward against model.forward on the padding battery",
         description="Run the padding battery (left, right, none, pad in content, pad == eos, trailing "
@@ -36,7 +36,14 @@ def add_check_job(jobs: Any) -> None:
         "real token for a model without a pad id); report where each row was pooled and which "
         "known rule that matches. Exit 0 pass, 1 mismatch, 2 usage error, 3 your callable "
         "failed (raised, timed out, returned no logits), 130 interrupted, 143 stopped by SIGTERM.",
+        options=_check_options,
     )
+
+
+def _check_options(check: argparse.ArgumentParser) -> None:
+    """The checker's options: its battery's cases come with it, loaded only for ``check``."""
+    from pp_demo.verify.checker.batches import NAMED, RANDOM
+
     check.add_argument("callable", help="package.module:function, importable from here")
     source = check.add_mutually_exclusive_group()
     add(source, "--family", shown="llama", nargs=None)
@@ -54,12 +61,16 @@ def add_check_job(jobs: Any) -> None:
         "between the reference and another position on the battery",
     )
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
-    check.add_argument("--lengths", type=integer, nargs="+", default=[5, 9, 16], help="random batches' lengths")
-    check.add_argument("--batch-sizes", type=integer, nargs="+", help="random batches' sizes (default 2 4 7)")
+    check.add_argument(
+        "--lengths", type=integer_up_to(4096), nargs="+", default=[5, 9, 16], help="random batches' lengths"
+    )
+    check.add_argument(
+        "--batch-sizes", type=integer_up_to(1024), nargs="+", help="random batches' sizes (default 2 4 7)"
+    )
     add(check, "--cases", choices=[*NAMED, RANDOM])
     check.add_argument(
         "--micro-batches",
-        type=integer,
+        type=integer_up_to(1024),
         default=1,
         metavar="M",
         help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",
@@ -79,9 +90,9 @@ def add_check_job(jobs: Any) -> None:
     )
     check.add_argument(
         "--ranks",
-        type=integer,
+        type=count(2, 8),
         default=2,
         metavar="N",
-        help="with --engine deepspeed: ranks (pipeline stages) to start",
+        help="with --engine deepspeed: ranks (pipeline stages) to start, 2 to 8 (default 2)",
     )
-    check.set_defaults(run=_run)
+    check.set_defaults(run=_check)

@@ -10,7 +10,6 @@ from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import REFERENCES, format_padding_table
 from pp_demo.pooling.positions import PADDED_RULES
 from pp_demo.verify.compare import REPRO_FAMILIES
-from pp_demo.verify.real_size import REAL_SHAPES, SIZES
 from pp_demo.verify.tolerances import dtype_named
 
 
@@ -33,19 +32,25 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _where(args: argparse.Namespace) -> Literal["process", "ranks"]:
     """Where the stages run; under torchrun without --distributed every rank would repeat the whole job."""
-    from pp_demo.ranks.launch import launched_by_torchrun
+    from pp_demo.ranks.torchrun_env import is_torchrun_rank
 
-    if launched_by_torchrun() and not args.distributed:
+    if is_torchrun_rank() and not args.distributed:
         raise BadInput(f"under torchrun every rank would run the whole {args.job} itself: add --distributed")
     return "ranks" if args.distributed else "process"
 
 
 def _families(args: argparse.Namespace) -> int:
+    from pp_demo.core import FAMILIES
     from pp_demo.verify.compare import default_device
-    from pp_demo.verify.family_matrix import closest_calls, format_matrix, pipeline_differences
+    from pp_demo.verify.family_matrix import attention_families, closest_calls, format_matrix, pipeline_differences
 
     on, device, dtype = _where(args), args.device or default_device(), dtype_named(args.dtype)
-    found = pipeline_differences(args.family, args.cases, args.rule, args.attn, on, None, device, dtype)
+    families = args.family
+    if families is None and args.attn is not None:  # every family: those without this attention named, left out
+        families, without = attention_families(list(FAMILIES), args.attn)
+        if without:
+            print(f"--attn {args.attn}: left out {', '.join(without)}, whose classifiers have no {args.attn} attention")
+    found = pipeline_differences(families, args.cases, args.rule, args.attn, on, None, device, dtype)
     if found is None:  # torchrun's first rank: it has no logits, the last rank prints
         return 0
     differences, atol = found
@@ -55,10 +60,26 @@ def _families(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outside_tested_torch(args: argparse.Namespace, error: Exception) -> None:
+    """A distributed run that failed on a torch outside the tested range: one line that says so
+    (torch 2.10's pipelining stops with "Number of microbatches (1) must be >= the number of
+    stages", which names neither the range nor the fix). Inside the range, the error as it is."""
+    import torch
+
+    from pp_demo.workshop.platform_checks import tested_torch_range, torch_in_tested_range
+
+    if not args.distributed or isinstance(error, BadInput) or torch_in_tested_range(torch.__version__):
+        return
+    first = (str(error).strip().splitlines() or [""])[0]
+    raise BadInput(
+        f"reproduce --distributed failed on torch {torch.__version__}, outside the tested range "
+        f"{tested_torch_range()} ({type(error).__name__}: {first}): install a torch in the range (docs/gpu.md)"
+    ) from error
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     """The main job, as the idea reads: build, batch, split, run, compare (``reproduce_runs``), print."""
-    from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line
-    from pp_demo.verify.family_matrix import rules_for
+    from pp_demo.verify.compare import reproduce_runs, reproduction_header, reproduction_line, rules_for
 
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
     points = tuple(args.split_at) if args.split_at else None
@@ -67,7 +88,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
         return print_deepspeed_reproduction(runs, points, args.micro_batches, args.dtype, args.device)
     dtype = dtype_named(args.dtype)
-    compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
+    try:
+        compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
+    except Exception as error:
+        _outside_tested_torch(args, error)
+        raise
     if compared is None:  # a torchrun rank without the logits: the last rank prints
         return 0
     print(format_padding_table(reference="true_last"))
@@ -79,15 +104,17 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _real_size(args: argparse.Namespace) -> int:
     from pp_demo.verify.compare import default_device
-    from pp_demo.verify.real_size import choose_size, run_real_size
+    from pp_demo.verify.real_size import REAL_SHAPES, choose_size, run_real_size
 
+    if args.checkpoint is not None and args.families is not None:  # the checkpoint is its own family
+        raise BadInput("--families picks the shapes to build; --checkpoint runs the checkpoint's own: give one")
     device = args.device or default_device()
-    size, why = choose_size(args.size, device, args.allow_cpu)
+    size, why = choose_size(args.size, device, args.allow_cpu, checkpoint=args.checkpoint is not None)
     if why:
         print(why, flush=True)
-    run_real_size(
-        args.families, size, device, dtype_named(args.dtype), args.checkpoint, lambda line: print(line, flush=True)
-    )
+    families = args.families or list(REAL_SHAPES)
+    say = lambda line: print(line, flush=True)  # noqa: E731
+    run_real_size(families, size, device, dtype_named(args.dtype), args.checkpoint, say, args.allow_cpu)
     return 0
 
 
@@ -167,14 +194,20 @@ def add_padding_jobs(jobs: Any) -> None:
         "tenth of the sequence to all of it) through two stages split at the middle layer, 2 micro-batches, with "
         "the fix (rightmost_non_pad) and the count rule; per family, the rows each matches model.forward and the "
         "largest difference. Real size needs a GPU: on the CPU the default is small shapes, one line says so.",
+        options=_real_size_options,
     )
+    real.set_defaults(run=_real_size)
+
+
+def _real_size_options(real: argparse.ArgumentParser) -> None:
+    from pp_demo.verify.real_size import REAL_SHAPES, SIZES  # the shapes load with their job only
+
     real.add_argument(
         "--families",
         nargs="+",
         choices=list(REAL_SHAPES),
-        default=list(REAL_SHAPES),
         metavar="FAMILY",
-        help=f"which shapes to build (default and choices: {' '.join(REAL_SHAPES)})",
+        help=f"which shapes to build, not with --checkpoint (default and choices: {' '.join(REAL_SHAPES)})",
     )
     real.add_argument(
         "--size",
@@ -188,4 +221,3 @@ def add_padding_jobs(jobs: Any) -> None:
     real.add_argument("--allow-cpu", action="store_true", help="run --size real on the CPU anyway (minutes, gigabytes)")
     add(real, "--device")
     add(real, "--dtype", default="bf16")
-    real.set_defaults(run=_real_size)

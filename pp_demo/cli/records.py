@@ -7,14 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add, at_least_0, positive
+from pp_demo.cli.options import add, count
 from pp_demo.core import FAMILIES
 from pp_demo.errors import count_value
-from pp_demo.instruments.engine import cli as engine_cli
-from pp_demo.instruments.engine.run import MODES, PP_STYLES
-from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
-from pp_demo.instruments.pull_request.verify import main as run_verify_pr
-from pp_demo.output_paths import SCRATCH, study_folder, study_seeds, write_json
+
+# The instruments (pp_demo.instruments) and what writes their records are imported inside their
+# jobs' handlers and options only: `reproduce` and the other jobs never load them.
 
 
 def _interruptible(work: Callable[[], Any]) -> Any:
@@ -40,6 +38,7 @@ def _bench(args: argparse.Namespace) -> int:
     from pp_demo.instruments.bench import BenchSize, check_bench, format_bench, run_bench
     from pp_demo.instruments.bench.files import bench_files, timed_runs
     from pp_demo.instruments.bench.steadiness import steadiness
+    from pp_demo.output_paths import write_json
     from pp_demo.records.bench import RESULTS
 
     size = BenchSize(hidden=args.hidden, layers=args.layers, seq=args.seq, batch=args.batch)
@@ -111,6 +110,7 @@ def _pipeline_speed(args: argparse.Namespace) -> int:
 
 
 def _train_study(args: argparse.Namespace) -> int:
+    from pp_demo.output_paths import study_folder, study_seeds, write_json
     from pp_demo.training.study import main, results_path
 
     count_value(args.seeds, "--seeds", 1, 1000)
@@ -121,6 +121,63 @@ def _train_study(args: argparse.Namespace) -> int:
     if args.out is None and committed.is_file():
         print(f"(the committed {committed} is kept: --out {committed.parent} replaces it)")
     return 0
+
+
+def _verify_pr(args: argparse.Namespace) -> int:
+    from pp_demo.instruments.pull_request.verify import main
+    from pp_demo.output_paths import SCRATCH
+
+    return main(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
+
+
+def _engine(args: argparse.Namespace) -> int:
+    from pp_demo.instruments.engine.cli import main
+
+    return main(args)
+
+
+def _engine_options(engine: argparse.ArgumentParser) -> None:
+    from pp_demo.instruments.engine.cli import TREES
+    from pp_demo.instruments.engine.run import MODES, PP_STYLES
+    from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES
+
+    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
+    add(engine, "--family", default=list(CHANGE_FILES), choices=pooled)
+    engine.add_argument(
+        "--tree",
+        nargs="+",
+        choices=TREES,
+        default=["unpatched", "change"],
+        metavar="TREE",
+        help=f"ColossalAI trees, one rank start each (default: unpatched change; of: {', '.join(TREES)})",
+    )
+    engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
+    engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
+    add(engine, "--dtype")
+    engine.add_argument(
+        "--backend",
+        choices=["gloo", "nccl"],
+        default="gloo",
+        help="gloo on the CPU (default); nccl needs a GPU per rank",
+    )
+    engine.add_argument(
+        "--case-timeout",
+        type=float,
+        default=60.0,
+        help="seconds a case may take before its ranks are stopped (default %(default)s)",
+    )
+    engine.add_argument(
+        "--also-not-run",
+        action="store_true",
+        help="also run the family x schedule pairs ColossalAI 0.5.0 cannot run, to see how they fail",
+    )
+    add(
+        engine,
+        "--out",
+        what="every record: a JSON file, or a folder to write colossalai_engine.json in",
+        shown="not written",
+    )
+    add(engine, "--force", what="case records")
 
 
 def add_record_jobs(jobs: Any) -> None:
@@ -137,21 +194,24 @@ def add_record_jobs(jobs: Any) -> None:
         "--force (the file says so; a noisy run is written to results/tmp and the command exits 1). Writes "
         "OUT.json and OUT.png.",
     )
-    bench.add_argument("--stages", type=positive, nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
+    bench.add_argument("--stages", type=count(1, 64), nargs="+", default=[2, 3], help="ranks p (default: 2 3)")
     bench.add_argument(
-        "--micro-batches", type=positive, nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
+        "--micro-batches", type=count(1, 1024), nargs="+", default=[2, 4, 8], help="micro-batches m (default: 2 4 8)"
     )
-    bench.add_argument("--hidden", type=positive, default=512, help="hidden size (default: %(default)s)")
-    bench.add_argument("--layers", type=positive, default=6, help="decoder layers (default: %(default)s)")
-    bench.add_argument("--seq", type=positive, default=128, help="sequence length (default: %(default)s)")
-    bench.add_argument("--batch", type=positive, default=16, help="rows per batch (default: %(default)s)")
-    bench.add_argument("--warmup", type=at_least_0, default=1, help="untimed runs first (default: %(default)s)")
+    bench.add_argument("--hidden", type=count(1, 16384), default=512, help="hidden size (default: %(default)s)")
+    bench.add_argument("--layers", type=count(1, 256), default=6, help="decoder layers (default: %(default)s)")
+    bench.add_argument("--seq", type=count(1, 16384), default=128, help="sequence length (default: %(default)s)")
+    bench.add_argument("--batch", type=count(1, 4096), default=16, help="rows per batch (default: %(default)s)")
+    bench.add_argument("--warmup", type=count(0, 1000), default=1, help="untimed runs first (default: %(default)s)")
     bench.add_argument(
-        "--repeats", type=positive, default=3, help="timed runs per round, the fastest kept (default: %(default)s)"
+        "--repeats",
+        type=count(1, 1000),
+        default=3,
+        help="timed runs per round, the fastest kept (default: %(default)s)",
     )
     bench.add_argument(
         "--rounds",
-        type=positive,
+        type=count(1, 100),
         default=2,
         help="rounds of every measurement, one after the other, so the load falls on all alike (default: %(default)s)",
     )
@@ -191,9 +251,9 @@ def add_record_jobs(jobs: Any) -> None:
         help="tiny: the workbook's tiny models; small, real: real-size's shapes (default: real on a GPU, tiny on "
         "the CPU; real is refused on the CPU)",
     )
-    speed.add_argument("--warmup", type=at_least_0, default=3, help="untimed calls first (default: %(default)s)")
+    speed.add_argument("--warmup", type=count(0, 1000), default=3, help="untimed calls first (default: %(default)s)")
     speed.add_argument(
-        "--repeats", type=positive, default=10, help="timed calls, the median kept (default: %(default)s)"
+        "--repeats", type=count(1, 1000), default=10, help="timed calls, the median kept (default: %(default)s)"
     )
     add(speed, "--device")
     add(speed, "--dtype", default="bf16")
@@ -225,9 +285,7 @@ def add_record_jobs(jobs: Any) -> None:
         what="the record: a file, or a folder to write verify_pr.json in",
         shown="results/tmp/verify_pr.json; --out results/verify_pr.json replaces the committed one",
     )
-    verify.set_defaults(
-        run=lambda args: run_verify_pr(args.cache, args.wheelhouse, args.out or str(SCRATCH / "verify_pr.json"))
-    )
+    verify.set_defaults(run=_verify_pr)
 
     engine = jobs.add_parser(
         "colossalai-engine",
@@ -235,42 +293,6 @@ def add_record_jobs(jobs: Any) -> None:
         description="Run ColossalAI 0.5.0's HybridParallelPlugin(pp_size=2) with Booster.execute_pipeline on "
         "two ranks, per tree of the 0.5.0 sdist, and compare logits, loss and gradients with "
         "model.forward. Needs ColossalAI (make colossalai); fp16 training needs a GPU (ColossalAI's grad scaler).",
+        options=_engine_options,
     )
-    pooled = [f for f in FAMILIES if f in CHANGE_FILES + FOLLOW_UP_FILES]
-    add(engine, "--family", default=list(CHANGE_FILES), choices=pooled)
-    engine.add_argument(
-        "--tree",
-        nargs="+",
-        choices=engine_cli.TREES,
-        default=["unpatched", "change"],
-        metavar="TREE",
-        help=f"ColossalAI trees, one rank start each (default: unpatched change; of: {', '.join(engine_cli.TREES)})",
-    )
-    engine.add_argument("--schedule", nargs="+", choices=PP_STYLES, default=list(PP_STYLES))
-    engine.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
-    add(engine, "--dtype")
-    engine.add_argument(
-        "--backend",
-        choices=["gloo", "nccl"],
-        default="gloo",
-        help="gloo on the CPU (default); nccl needs a GPU per rank",
-    )
-    engine.add_argument(
-        "--case-timeout",
-        type=float,
-        default=60.0,
-        help="seconds a case may take before its ranks are stopped (default %(default)s)",
-    )
-    engine.add_argument(
-        "--also-not-run",
-        action="store_true",
-        help="also run the family x schedule pairs ColossalAI 0.5.0 cannot run, to see how they fail",
-    )
-    add(
-        engine,
-        "--out",
-        what="every record: a JSON file, or a folder to write colossalai_engine.json in",
-        shown="not written",
-    )
-    add(engine, "--force", what="case records")
-    engine.set_defaults(run=engine_cli.main)
+    engine.set_defaults(run=_engine)

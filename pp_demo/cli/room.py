@@ -6,13 +6,25 @@ from collections.abc import Callable
 from typing import Any
 
 from pp_demo.cli.options import add
-from pp_demo.workshop.doctor import add_doctor_options
-from pp_demo.workshop.gpu_check import run_check
+
+
+def _doctor_options(doctor: argparse.ArgumentParser) -> None:
+    from pp_demo.workshop.doctor import add_doctor_options  # loaded for the doctor's own parser only
+
+    add_doctor_options(doctor)
+
+
+def _gpu_check(args: argparse.Namespace, build_parser: Callable[[], argparse.ArgumentParser]) -> int:
+    from pp_demo.workshop.gpu_check import run_check
+
+    return run_check(args, build_parser())
 
 
 def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]) -> None:
     """``build_parser``: the whole command line's, which gpu-check reads for the jobs this tree has."""
-    add_doctor_options(jobs.add_parser("doctor", help="check this machine before the workshop (runs without torch)"))
+    jobs.add_parser(
+        "doctor", help="check this machine before the workshop (runs without torch)", options=_doctor_options
+    )
     gpu = jobs.add_parser(
         "gpu-check",
         help="every GPU path once, on a GPU box (docs/gpu.md); installs nothing",
@@ -27,4 +39,4 @@ def add_room_jobs(jobs: Any, build_parser: Callable[[], argparse.ArgumentParser]
     add(gpu, "--out", what="the record: a file, or a folder to write gpu_check.json in", shown="results/gpu_check.json")
     where = "the checkout each step runs in, its notebooks/ too (default: the current folder)"
     gpu.add_argument("--checkout", default=".", help=where)
-    gpu.set_defaults(run=lambda args: run_check(args, build_parser()))
+    gpu.set_defaults(run=lambda args: _gpu_check(args, build_parser))

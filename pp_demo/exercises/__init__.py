@@ -14,12 +14,12 @@ its stubs unfilled runs top to bottom and passes strict nbval. ``status`` return
 same text without printing. Reference answers: ``pp_demo.exercises.solutions``.
 
 The machinery is in ``core``; each notebook's exercises are in their own module
-(``nb01`` ... ``nb11``), one record each, registered when this package is imported. An
+(``nb01`` ... ``nb13``), one record each, registered when this package is imported. An
 exercise whose answer is a function refuses calls into the library that already implements
 it (``refusals``): the point is to write it.
 """
 
-from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11  # noqa: F401  (they register)
+from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13  # noqa: F401  (they register)
 from .core import EXERCISES, Exercise, NotAttempted, WrongAnswer, check, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 

@@ -10,13 +10,14 @@ import os
 import re
 import textwrap
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
 import torch
 
-from pp_demo.core import CASES, PAD, RULES
+from pp_demo.core import CASES, FAMILIES, PAD, RULES
 from pp_demo.pooling.padding_table import row_text
 
 from .refusals import calls_watched, refused_code
@@ -38,6 +39,8 @@ CORRECT = "correct"
 ANSWER_TIMEOUT_S = 10.0  # the slowest judge, with a right answer, takes about 1.5 s on a laptop
 # what an answer that is a rule may not call: the package's own rules, and their checked door
 PACKAGE_RULES = ("pp_demo.pooling.positions", *(f"pp_demo.core.{rule.fn.__name__}" for rule in RULES.values()))
+# the ids a row may hold: the tiny models' vocabulary (every family's is the same size)
+VOCAB_SIZE = min(int(family.tiny["vocab_size"]) for family in FAMILIES.values())
 Judge = Callable[[Any], "str | None"]
 Row = TypeVar("Row")
 Returned = TypeVar("Returned")
@@ -299,6 +302,30 @@ def plain_int(value: object, wanted: str = "an int") -> int | str:
     return int.__index__(scalar) if isinstance(scalar, int) else int(scalar)
 
 
+def positions_problem(got: object, rows: int, label: str) -> str | None:
+    """What is wrong with a rule's result on ``label`` (a batch of ``rows`` rows) as positions:
+    not an integer tensor of one position per row; None when it is one. Each position's range is
+    the judge's to say (``outside_the_row``), with the row it is on."""
+    if not isinstance(got, torch.Tensor):
+        return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
+    if got.shape != (rows,):
+        return f"on {label} it returned shape {tuple(got.shape)}, not one position per row ({rows} rows)"
+    if got.is_meta:
+        return meta_problem(got, f"on {label}")
+    if got.is_floating_point() or got.is_complex() or got.dtype == torch.bool:
+        return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
+    return None
+
+
+def outside_the_row(position: int, length: int) -> str | None:
+    """Why ``position`` is no position of a row of ``length`` (counted from the left, 0 to
+    length - 1: no wrap, as -1 or length would be read), or None."""
+    if 0 <= position < length:
+        return None
+    outside = "a negative position" if position < 0 else f"past the row's last position, {length - 1}"
+    return f"{position}, {outside}: positions run from 0 to {length - 1}"
+
+
 def meta_problem(got: object, where: str = "") -> str | None:
     """The line for a rule's result on the meta device (a judge reading its values would raise
     inside the judge, and the reader would be told their answer raised); None otherwise."""
@@ -316,7 +343,16 @@ def int_list(answer: Any) -> list[int] | None:
     return items if all(isinstance(item, int) for item in items) else None  # type: ignore[return-value]
 
 
+def unordered(answer: Any) -> bool:
+    """A set or a mapping: its items have no order (``{6, 3}`` iterates as ``3, 6``), so it cannot
+    stand for a pair or a list whose places mean something."""
+    return isinstance(answer, AbstractSet | Mapping)
+
+
 def int_pair(answer: Any) -> tuple[int, int] | None:
+    """Two ints in order (a tuple, a list, a tensor), or None: a set is no pair (``unordered``)."""
+    if unordered(answer):
+        return None
     items = int_list(answer)
     return (items[0], items[1]) if items is not None and len(items) == 2 else None
 
@@ -355,6 +391,9 @@ def row_answer(answer: Any) -> tuple[list[int], list[int], str] | str:
         return "input_ids and attention_mask must be non-empty and of one length"
     if any(m not in (0, 1) for m in mask):
         return "the attention mask holds only 0 and 1"
+    outside = next((t for t in ids if not 0 <= t < VOCAB_SIZE), None)
+    if outside is not None:  # an embedding has no row for it: a model would fail on it, not pool it
+        return f"{outside} is not a token id: ids run from 0 to {VOCAB_SIZE - 1} (the tiny models' vocabulary)"
     return ids, mask, row_text(ids)
 
 
@@ -411,12 +450,50 @@ def one_counterexample(misjudged: list[str]) -> str | None:
 
 
 def judge_picked_rows(
-    answer: Any, rows: Sequence[Row], picks: Callable[[Row], bool], how: str, shown: Callable[[Any], str] = row_text
+    answer: Any,
+    rows: Sequence[Row],
+    picks: Callable[[Row], bool],
+    how: str,
+    shown: Callable[[Any], str] = row_text,
+    said: tuple[str, str] | None = None,
 ) -> str | None:
-    """The verdict on row indices meant to be those ``picks`` selects by definition: a wrong row
-    (``shown`` as text) comes with ``how`` to work it out, never where each rule lands."""
+    """The verdict on row indices meant to be those ``picks`` selects by definition. Without
+    ``said``, a wrong row (``shown`` as text) comes with ``how`` to work it out. With ``said``
+    (what a picked and an unpicked row are, in the question's words: the exercises done in the
+    room), a wrong answer gets a counterexample elsewhere instead: a row laid out like one it
+    misjudges (``sibling_row``), not among ``rows``, with what ``picks`` says of it. It never
+    names the row of the answer to change: the reader tests their reasoning, not a guess."""
     picked = index_list(answer, len(rows))
     if isinstance(picked, str):
         return picked
     wrong = [i for i, row in enumerate(rows) if (i in picked) != picks(row)]
-    return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])
+    if said is None:
+        return one_counterexample([f"row {i} {shown(rows[i])} is misjudged: {how}" for i in wrong])
+    if not wrong:
+        return None
+    other = sibling_row(rows[wrong[0]], rows, picks)
+    verdict = said[0] if picks(other) else said[1]
+    return f"your reasoning misjudges rows like {shown(other)}, {verdict}: {how}"
+
+
+def sibling_row(row: Any, avoid: Sequence[Any], picks: Callable[[Any], bool]) -> Any:
+    """A row laid out like ``row``, the same to ``picks``, and not in ``avoid``: each stretch of real
+    (non-pad, attended) tokens one token longer, its ids renumbered from 21. ``row`` is a tuple of
+    ids, or a pair ``(ids, mask)``; pads, pad ids among real tokens and masked positions stay as
+    they are, so the reason ``picks`` gives is the same."""
+    paired = len(row) == 2 and isinstance(row[0], tuple | list)
+    ids, mask = (list(row[0]), list(row[1])) if paired else (list(row), [int(t != PAD) for t in row])
+    for grow in range(1, 4):
+        new_ids: list[int] = []
+        new_mask: list[int] = []
+        fresh = iter(range(21, 100))
+        for i, (token, seen) in enumerate(zip(ids, mask, strict=True)):
+            real = token != PAD and seen == 1
+            ends_a_stretch = real and (i + 1 == len(ids) or ids[i + 1] == PAD or mask[i + 1] == 0)
+            for _ in range(1 + grow * ends_a_stretch):
+                new_ids.append(next(fresh) if real else token)
+                new_mask.append(seen)
+        other = (tuple(new_ids), tuple(new_mask)) if paired else tuple(new_ids)
+        if other not in avoid and picks(other) == picks(row):
+            return other
+    raise AssertionError(f"no sibling of {row} keeps its verdict")  # the exercises' rows all have one

@@ -17,8 +17,9 @@ from .core import (
     count_pools,
     first_pad_pools,
     forward_pools,
-    meta_problem,
+    outside_the_row,
     plain_int,
+    positions_problem,
     register,
     row_answer,
     true_last,
@@ -37,25 +38,58 @@ def _random_rows(count: int, length: int, seed: int) -> list[list[int]]:
     return rows
 
 
-def _batches_for_01_1() -> list[tuple[list[list[int]], str]]:
-    """Multi-row batches, so a rule that answers for row 0 only is caught."""
+_OTHER_PAD = 1  # a second pad id, under which 0 is an ordinary token: a rule fixed on `!= 0` is caught
+
+
+def _batches_for_01_1() -> list[tuple[list[list[int]], str, int]]:
+    """Multi-row batches (a rule that answers for row 0 only is caught), with their pad id: 0 as
+    in the notebook, and another, so the rule must use the ``pad_token_id`` it is given."""
     six = [list(case.input_ids) for case in CASES.values() if case.length == 6 and any(case.input_ids)]
-    randoms = [(_random_rows(5, n, seed), f"a random batch of length {n}") for seed, n in enumerate((3, 7, 9))]
+    randoms = [(_random_rows(5, n, seed), f"a random batch of length {n}", PAD) for seed, n in enumerate((3, 7, 9))]
     four = [list(CASES["trailing_eos"].input_ids)] * 2 + [[0, 0, 5, 0]]
-    return [(six, "the length-6 padding cases as one batch"), (four, "a batch of length 4"), *randoms]
+    # the same padding with pad id 1, and the id 0 as real text (the 5s become 0s)
+    swap = {PAD: _OTHER_PAD, 5: 0}
+    other = [[swap.get(t, t) for t in row] for row in _random_rows(5, 7, seed=7)]
+    return [
+        (six, "the length-6 padding cases as one batch", PAD),
+        (four, "a batch of length 4", PAD),
+        *randoms,
+        (other, f"a batch whose pad id is {_OTHER_PAD} (0 is a real token there)", _OTHER_PAD),
+    ]
 
 
-def _copies_the_fix(rule: Callable[..., object]) -> bool:
-    """Whether the answer's code calls ``arange``, the expression notebook 01 prints. Its code,
-    not its text: a comment or a string that mentions ``arange`` is no copy of the fix."""
+_READS_ARANGE = "reads positions off arange, as the expression printed above does"
+
+
+def _names(tree: ast.AST) -> set[str | None]:
+    return {node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None) for node in ast.walk(tree)}
+
+
+def _copies_the_fix(rule: Callable[..., object]) -> str | None:
+    """How the answer's code uses ``arange``, the expression notebook 01 prints (``multiplies by
+    arange`` when an operand of a ``*`` calls it, as the printed fix does), or None. Its code, not
+    its text: a comment or a string that mentions ``arange`` is no copy of the fix."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(rule)))
     except (OSError, TypeError):  # no source to read (a builtin, a rule made on the fly): judge it
-        return False
+        return None
     except SyntaxError:  # a lambda cut out of a longer line: fall back to its code object's names
-        return "arange" in getattr(getattr(rule, "__code__", None), "co_names", ())
-    names = {node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None) for node in ast.walk(tree)}
-    return "arange" in names
+        names = getattr(getattr(rule, "__code__", None), "co_names", ())
+        return _READS_ARANGE if "arange" in names else None
+    if "arange" not in _names(tree):
+        return None
+    # names bound to an arange (``positions = torch.arange(L)``) stand for it in a product
+    aranges = {"arange"} | {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and "arange" in _names(node.value)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    products = [n for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)]
+    if any(aranges & _names(side) for n in products for side in (n.left, n.right)):
+        return "multiplies by arange, the expression printed above"
+    return _READS_ARANGE
 
 
 def _from_the_right(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
@@ -72,7 +106,7 @@ def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
     "01.1",
     "Fill in one expression: turn from_the_right, how far each row's last non-pad id is from the end "
     "of the row, into the position model.forward pools, one per row.",
-    refuse=PACKAGE_RULES,
+    refuse=(*PACKAGE_RULES, f"{__name__}._forward_rule"),  # the reference answer, reachable as .solution
     solution=_forward_rule,
     why="the last position is length - 1; step back from it by from_the_right",
     wrong=(
@@ -92,27 +126,21 @@ def _forward_rule(input_ids: torch.Tensor, pad_token_id: int) -> torch.Tensor:
 def _judge_forward_rule(rule: object) -> str | None:
     if not callable(rule):
         return "the answer should be a function (input_ids, pad_token_id) -> positions"
-    if _copies_the_fix(rule):
-        return "that multiplies by arange, the expression printed above: start from from_the_right instead"
-    for rows, label in _batches_for_01_1():
-        got = answered(rule(torch.tensor(rows), PAD))
-        if not isinstance(got, torch.Tensor):
-            return f"on {label} it returned a {type(got).__name__}, not a tensor: return one, e.g. torch.tensor(...)"
-        if got.shape != (len(rows),):
-            return f"on {label} ({len(rows)} rows) it returned shape {tuple(got.shape)}, not one position per row"
-        if got.is_meta:
-            return meta_problem(got, f"on {label}")
-        if got.is_floating_point() or got.is_complex():
-            return f"on {label} it returned {got.dtype} values: a position indexes a tensor, so make it an integer"
+    copied = _copies_the_fix(rule)
+    if copied:
+        return f"that {copied}: start from from_the_right instead"
+    for rows, label, pad in _batches_for_01_1():
+        got = answered(rule(torch.tensor(rows), pad))
+        problem = positions_problem(got, len(rows), label)
+        if problem is not None:
+            return problem
+        assert isinstance(got, torch.Tensor)  # positions_problem said otherwise
         for i, row in enumerate(rows):
-            said, want = int(got[i]), forward_pools(row, PAD)
+            said, want = int(got[i]), forward_pools(row, pad)
             where = f"on row {i} {row_text(row)} of {label}"
-            if not 0 <= said < len(row):  # a position counts from the left: 0 to length - 1
-                outside = "a negative position" if said < 0 else f"past the row's last position, {len(row) - 1}"
-                return (
-                    f"{where} your rule returns {said}, {outside}: positions run from 0 to {len(row) - 1} "
-                    f"and model.forward pools {want}"
-                )
+            outside = outside_the_row(said, len(row))  # a position counts from the left: 0 to length - 1
+            if outside is not None:
+                return f"{where} your rule returns {outside} and model.forward pools {want}"
             if said != want:
                 return f"{where} your rule pools {said}, model.forward pools {want}"
     return None

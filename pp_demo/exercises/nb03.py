@@ -3,9 +3,20 @@
 from pp_demo.core import PAD
 from pp_demo.pooling.padding_table import row_text
 
-from .core import count_misses, count_pools, forward_pools, int_pair, judge_picked_rows, register, wrong_answer
+from .core import (
+    count_misses,
+    count_pools,
+    forward_pools,
+    int_pair,
+    judge_picked_rows,
+    register,
+    unordered,
+    wrong_answer,
+)
 
-_THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 7, 8, 9, 0, 0), (7, 8, 9, 10, 0, 11))  # exercise 03.1
+# exercise 03.1: row 1 is left-padded but the first-pad rule gets it right (so mixing up the rules
+# shows), row 2 is padded on the right with a pad id inside (so "right padding is safe" shows)
+_THREE_SIDES = ((7, 8, 9, 10, 11, 0), (0, 0, 0, 7, 8, 9), (7, 8, 0, 9, 10, 0), (0, 7, 8, 9, 0, 0))
 _TWO_POSITIONS = (0, 0, 5, 6, 0, 7, 8, 0)  # exercise 03.2: padded on both sides, a pad id inside the text
 _MIXED_BATCH = ((5, 6, 7, 8, 9, 10), (0, 0, 0, 0, 0, 9), (9, 0, 0, 0, 0, 0), (0, 5, 6, 7, 8, 0), (5, 6, 0, 7, 0, 0))
 
@@ -14,33 +25,33 @@ _HOW = "count its non-pad ids for the count rule, and find its rightmost non-pad
 
 @register(
     "03.1",
-    "Predict the count rule's reproduction line for a batch of three rows (pad id 0): "
-    "[7,8,9,10,11,0], [0,7,8,9,0,0] and [7,8,9,10,0,11]. A list of bools.",
-    solution=[True, False, False],
+    "Predict the count rule's reproduction line for a batch of four rows (pad id 0): [7,8,9,10,11,0], "
+    "[0,0,0,7,8,9], [7,8,0,9,10,0] and [0,7,8,9,0,0]. A list of bools.",
+    solution=[True, False, False, False],
     why=(
         "the count rule matches model.forward only when no pad id comes before the last non-pad id: row 0 "
-        "(one pad at the end) matches; row 1 has a pad in front, row 2 a pad id inside the text, and on "
-        "both the count lands before the last non-pad id"
+        "(one pad at the end) matches; rows 1 and 3 have pads in front, row 2 a pad id inside the text, and "
+        "on each the count lands before the last non-pad id"
     ),
     wrong=(
         wrong_answer(
-            [True, False, True],
-            "thinks a row that ends in a real token is safe: the pad id inside row 2 is not counted either",
+            [True, False, True, False],
+            "thinks a row padded on the right is safe: the pad id inside row 2 is not counted either",
         ),
         wrong_answer(
-            [True, True, False],
-            "thinks a row padded at the end is safe whatever is in front: the one pad before row 1's text shifts it",
+            [True, True, False, False],
+            "judges by the first-pad rule, which a row that starts with its pads rescues (-1 wraps to the end)",
         ),
         wrong_answer(
-            [False, True, False],
-            "copies the order of the reproduction's printed line (left-padded first) instead of judging each row",
+            [False, True, False, True],
+            "copies the shape of the reproduction's printed line instead of judging each row",
         ),
     ),
     debrief=(
-        "ask who marked row 2 True: its last token is real, but the pad id inside the text is not counted, "
-        "so the count lands one place early. Then row 1: one pad in front is enough. What decides is not the "
-        "padding side nor the row's place in the batch but whether a pad id comes before the last non-pad id "
-        "(the notebook's key point); the five-row table above shows it on the three families"
+        "ask who marked row 2 True: it is padded on the right, but the pad id inside the text is not counted, "
+        "so the count lands one place early. Then row 1: the first-pad rule gets it right, the count rule "
+        "does not. What decides is not the padding side nor the row's place in the batch but whether a pad "
+        "id comes before the last non-pad id (the notebook's key point)"
     ),
 )
 def _judge_three_sides(answer: object) -> str | None:
@@ -49,7 +60,9 @@ def _judge_three_sides(answer: object) -> str | None:
     if len(answer) != len(_THREE_SIDES):
         return f"the batch has {len(_THREE_SIDES)} rows, your list has {len(answer)}"
     # the line says True where the count rule pools where model.forward does: its misses are the False rows
-    return judge_picked_rows([i for i, said in enumerate(answer) if not said], _THREE_SIDES, count_misses, _HOW)
+    said = ("where the count rule misses model.forward", "where the count rule matches model.forward")
+    misses = [i for i, matches in enumerate(answer) if not matches]
+    return judge_picked_rows(misses, _THREE_SIDES, count_misses, _HOW, said=said)
 
 
 @register(
@@ -67,6 +80,9 @@ def _judge_three_sides(answer: object) -> str | None:
 )
 def _judge_two_positions(answer: object) -> str | None:
     pair = int_pair(answer)
+    if pair is None and unordered(answer):  # {6, 3} is {3, 6}: which number is which rule's is lost
+        kind = type(answer).__name__
+        return f"a {kind} has no order: give a tuple (where the count rule pools, where model.forward pools)"
     if pair is None:
         return "give a pair of ints: (where the count rule pools, where model.forward pools)"
     row = row_text(_TWO_POSITIONS)

@@ -12,8 +12,9 @@ from .core import (
     first_pad_pools,
     forward_pools,
     judge_picked_rows,
-    meta_problem,
+    outside_the_row,
     plain_int,
+    positions_problem,
     register,
     true_last,
     wrong_answer,
@@ -93,15 +94,18 @@ def _judge_mask_rule(rule: object) -> str | None:
     rows.append((batch, "the batch of exercise 04.1"))
     for (ids, mask), label in rows:
         got = answered(rule(ids, mask, PAD))
-        if not isinstance(got, torch.Tensor) or got.shape != (ids.shape[0],):
-            return f"on {label} it returned {got!r}, not one position per row"
-        if got.is_meta:
-            return meta_problem(got, f"on {label}")
+        problem = positions_problem(got, ids.shape[0], label)
+        if problem is not None:  # positions are integers: 0.4 past a token is no token
+            return problem
+        assert isinstance(got, torch.Tensor)  # positions_problem said otherwise
         for i in range(ids.shape[0]):
-            lands_on, want = int(got[i]) % ids.shape[1], true_last(mask[i].tolist())
-            if lands_on != want:
-                where = label if ids.shape[0] == 1 else f"row {i} of {label}"
-                return f"on {where} your rule pools {lands_on}, the true last real token is {want}"
+            said, want = int(got[i]), true_last(mask[i].tolist())
+            where = label if ids.shape[0] == 1 else f"row {i} of {label}"
+            outside = outside_the_row(said, ids.shape[1])  # counted from the left, as 01.1 asks: no wrap
+            if outside is not None:
+                return f"on {where} your rule returns {outside}; the true last real token is {want}"
+            if said != want:
+                return f"on {where} your rule pools {said}, the true last real token is {want}"
     return None
 
 

@@ -6,65 +6,60 @@ from pp_demo.pooling.padding_table import row_text
 from .core import count_pools, index_list, int_list, register, true_last, wrong_answer
 
 _LABELS_05 = 3  # labels of the training task: the last real token's id modulo 3
-# exercises 05.1 and 05.3: five real tokens; only the last one has the label's class, and the
-# tokens after the pooled one differ in class from it, so no slip lands on the right numbers
-_ROW_05 = ((0, 0, 0, 16, 4, 27, 9, 14), (0, 0, 0, 1, 1, 1, 1, 1))
+# exercises 05.1 and 05.3: five real tokens, the count rule pools position 4, the 27 (class 0).
+# Chosen so that no slip lands on the right numbers: the pooled class differs from the position's
+# own (4 % 3 = 1), from the token (27) and from the label (11 % 3 = 2); the first real token's class
+# (16 % 3 = 1) is not the label; every id appears once.
+_ROW_05 = ((0, 0, 0, 16, 27, 13, 10, 11), (0, 0, 0, 1, 1, 1, 1, 1))
 _LENGTH_05 = 8  # row length of the training task
-# rows notebook 05 prints (its first batch, seed 0) with their labels: a wrong try is sent to one
-_PRINTED_LABELLED = (0, 0, 0, 11, 21, 11, 22, 3)  # printed with "last real token 3, label 0"
-_PRINTED_SIX = (0, 0, 19, 29, 3, 21, 25, 21)  # printed with six real tokens
+# the worked row a wrong try of 05.1 gets: laid out otherwise, its answer (1, 5, 1) shares no value
+# with 05.1's, and its pooled class is not the position's (5 % 3 = 2)
+_WORKED_05 = ((0, 0, 14, 25, 7, 22, 9, 31), (0, 0, 1, 1, 1, 1, 1, 1))
 
 
 @register(
     "05.1",
-    "The row [0,0,0,16,4,27,9,14] (mask [0,0,0,1,1,1,1,1]) of the training task: give its label, the "
+    "The row [0,0,0,16,27,13,10,11] (mask [0,0,0,1,1,1,1,1]) of the training task: give its label, the "
     "position the count rule pools, and the class of the token there: three ints.",
-    solution=(2, 4, 1),
+    solution=(2, 4, 0),
     why=(
-        "last real token 14 -> 14 % 3 = 2; five real tokens, minus one: position 4, the token 4 -> 1. "
-        "Training on this row pulls the token 4's hidden state towards the label 2"
+        "last real token 11 -> 11 % 3 = 2; five real tokens, minus one: position 4, the token 27 -> 0. "
+        "Training on this row pulls the 27's hidden state towards the label 2"
     ),
     wrong=(
-        wrong_answer((2, 5, 0), "counts the real tokens but forgets the minus one"),
+        wrong_answer((2, 5, 1), "counts the real tokens but forgets the minus one"),
         wrong_answer((2, 7, 2), "assumes the count rule pools the last real token on a left-padded row"),
-        wrong_answer((1, 4, 2), "gives the label and the pooled class the other way round"),
+        wrong_answer((2, 4, 1), "reads the class off the position (4 % 3) instead of the token there"),
+        wrong_answer((0, 4, 2), "gives the label and the pooled class the other way round"),
     ),
     debrief=(
         "ask for the wrong first tries: position 5 (no minus one) or 7 (the last real token, where "
-        "model.forward pools). The count rule pools position 4, the 4, class 1, while the label is 2: "
-        "every step on this row trains the head to read class 2 off a token of class 1. That is the "
-        "damage the study measures; on rows with fewer real tokens it pools a pad (05.2)"
+        "model.forward pools), or class 1 (the position's, not the token's). The count rule pools position 4, the "
+        "27, class 0, while the label is 2: every step on this row trains the head to read class 2 off a token "
+        "of class 0. That is the "
+        "damage the count rule does to training; on rows with fewer real tokens it pools a pad (05.2)"
     ),
 )
 def _judge_label_position_class(answer: object) -> str | None:
     said = int_list(answer)
     if said is None or len(said) != 3:
         return "give three ints: (the row's label, the position the count rule pools, the class of the token there)"
-    label, position, pooled_class = said
     ids, mask = _ROW_05
     last = true_last(mask)
     assert last is not None  # the exercise's row has real tokens
     pooled = count_pools(ids, PAD)
-    row, labelled, six = row_text(ids), row_text(_PRINTED_LABELLED), row_text(_PRINTED_SIX)
-    if label != ids[last] % _LABELS_05:
-        return (
-            f"on {row} your label is off. The label is the class (id modulo 3) of the last real token: "
-            f"{labelled}, printed above, ends in the token 3 and has label 0"
-        )
-    if position != pooled:
-        where = ""
-        if position == last:
-            where = " (that is the last real token, which the count rule does not look for)"
-        return (
-            f"on {row} your count-rule position is off{where}. Try your way on {six}, printed above: "
-            "six real tokens, and the count rule's position there is 5, the 21"
-        )
-    if pooled_class != ids[pooled] % _LABELS_05:
-        return (
-            f"on {row} your class of the pooled token is off: a token's class is its id modulo 3, as for "
-            f"the label ({labelled}, printed above, ends in the token 3, class 0)"
-        )
-    return None
+    if tuple(said) == (ids[last] % _LABELS_05, pooled, ids[pooled] % _LABELS_05):
+        return None
+    # one worked row for every wrong try, so the message never says which of the three to change
+    other_ids, other_mask = _WORKED_05
+    other_last = true_last(other_mask)
+    assert other_last is not None
+    other_pooled = count_pools(other_ids, PAD)
+    worked = (other_ids[other_last] % _LABELS_05, other_pooled, other_ids[other_pooled] % _LABELS_05)
+    return (
+        f"take your three steps on another row of the task, {row_text(other_ids)} (mask {row_text(other_mask)}): "
+        f"its answer is {worked}. Do you get that?"
+    )
 
 
 @register(
@@ -97,7 +92,7 @@ def _judge_pad_pooled_counts(answer: object) -> str | None:
 
 @register(
     "05.3",
-    "The row [0,0,0,16,4,27,9,14] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
+    "The row [0,0,0,16,27,13,10,11] (mask [0,0,0,1,1,1,1,1]) goes through the count-rule "
     "pipeline. Its logits can depend on the input (token) at which positions? A list of ints.",
     solution=[3, 4],
     why="the count rule pools position 4; it sees itself and the real token before it",

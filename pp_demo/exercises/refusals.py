@@ -5,13 +5,16 @@ the package's rule, or transformers' mask builder. Patching module attributes wo
 catch that: a name imported earlier in the notebook (``from pp_demo.core import ...``)
 still points at the original function. So the judge runs under ``sys.setprofile`` and
 notes every call whose *code object* belongs to a refused module, however the reader
-reached it. The answer still runs to the end (a profiler cannot stop it cleanly); the
-verdict is then the refusal. A judge must not call them: its right answer's test would fail.
+reached it, in the judge's thread and in every thread started while it runs (an answer that
+hands the work to a thread or a pool it makes). The answer still runs to the end (a profiler
+cannot stop it cleanly); the verdict is then the refusal. A judge must not call them: its right
+answer's test would fail.
 """
 
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -67,10 +70,12 @@ def calls_watched(refused: dict[CodeType, str]) -> Iterator[list[str]]:
         if event == "call" and frame.f_code in refused:
             called.append(refused[frame.f_code])
 
-    previous = sys.getprofile()
+    previous, previous_threads = sys.getprofile(), threading.getprofile()
     if refused:
         sys.setprofile(watch)
+        threading.setprofile(watch)  # threads started from now on: the answer's own
     try:
         yield called
     finally:
         sys.setprofile(previous)
+        threading.setprofile(previous_threads)

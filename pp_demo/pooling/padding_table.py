@@ -12,7 +12,7 @@ import torch
 from pp_demo.core import CASES, CORE_RULES, PaddingCase, Rule, get_case, get_rule
 from pp_demo.errors import BadInput
 from pp_demo.pooling.positions import PADDED_RULES, pooled_positions
-from pp_demo.pooling.survey import PROJECTOR_WIDTH, RULE_CLASS
+from pp_demo.pooling.survey import PROJECTOR_WIDTH
 
 __all__ = [
     "REFERENCES",
@@ -89,6 +89,8 @@ class Verdict:
 
     @property
     def rule_class(self) -> str:
+        from pp_demo.pooling.survey import RULE_CLASS  # the survey loads where a class is asked for, only
+
         return RULE_CLASS.get(self.rule, "?")
 
 

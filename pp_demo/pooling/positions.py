@@ -8,7 +8,7 @@ silent, it still selects *some* token.
 
 import torch
 
-from pp_demo.core import RULES, Rule, get_rule
+from pp_demo.core import RULES, Rule, get_rule, integer_tensor
 from pp_demo.errors import BadInput
 
 __all__ = ["PADDED_RULES", "pooled_positions"]
@@ -50,24 +50,15 @@ def pooled_positions(
     return found(**inputs)
 
 
-def _check_integer_tensor(tensor: object, name: str, dims: int, shape_text: str, holds: str) -> None:
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if tensor.dim() != dims:
-        raise BadInput(f"{name} must be {dims}-D{shape_text}, got shape {tuple(tensor.shape)}")
-    if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integer {holds}, got dtype {tensor.dtype}")
-
-
 def _check_ids(input_ids: torch.Tensor) -> None:
-    _check_integer_tensor(input_ids, "input_ids", 2, " (batch, length)", "token ids")
+    integer_tensor(input_ids, "input_ids", 2)  # the core's check, so the same fault reads the same here
     if input_ids.shape[1] == 0:
         raise BadInput("input_ids has an empty sequence (length 0): there is no token to pool")
 
 
 def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None) -> None:
     if not isinstance(attention_mask, torch.Tensor):
-        raise TypeError(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
+        raise BadInput(f"attention_mask must be a torch.Tensor, got {type(attention_mask).__name__}")
     if attention_mask.dim() != 2:
         raise BadInput(f"attention_mask must be 2-D (batch, length), got shape {tuple(attention_mask.shape)}")
     if like is not None and attention_mask.shape != like.shape:
@@ -75,7 +66,7 @@ def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None) -> None
             f"attention_mask shape {tuple(attention_mask.shape)} differs from input_ids shape {tuple(like.shape)}"
         )
     if attention_mask.dtype.is_floating_point or attention_mask.dtype.is_complex:
-        raise TypeError(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
+        raise BadInput(f"attention_mask must be integer or bool, got dtype {attention_mask.dtype}")
     if attention_mask.shape[1] == 0:
         raise BadInput("attention_mask has an empty sequence (length 0): there is no token to pool")
     if ((attention_mask != 0) & (attention_mask != 1)).any():
@@ -83,7 +74,7 @@ def _check_mask(attention_mask: torch.Tensor, like: torch.Tensor | None) -> None
 
 
 def _check_cu_seqlens(cu_seqlens: torch.Tensor) -> None:
-    _check_integer_tensor(cu_seqlens, "cu_seqlens", 1, "", "offsets")
+    integer_tensor(cu_seqlens, "cu_seqlens", 1)
     if cu_seqlens.shape[0] < 2:
         raise BadInput("cu_seqlens needs at least two entries (0 and the total): no sequence to pool")
     if int(cu_seqlens[0]) != 0:

@@ -9,13 +9,24 @@ backward of every micro-batch and one optimiser loop, shared with the unpipeline
 
 import copy
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import cast
 
 import torch
 from torch import nn
 
-from pp_demo.core import micro_batches, pipeline_logits, run_micro_batches, stages_for
-from pp_demo.ranks.jobs import Batch, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
+from pp_demo.core import Plan, micro_batches, pipeline_logits, run_micro_batches, stages_for
+from pp_demo.ranks.jobs import (
+    Batch,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    TrainingJob,
+    micro_batch_loss,
+    parameter_copies,
+)
 
 __all__ = ["Forward", "accumulate", "train_steps", "run_in_process", "fixed_pipeline", "count_rule_pipeline"]
 
@@ -68,15 +79,13 @@ def train_steps(
 def run_in_process(job: Job) -> Result:
     """Run ``job`` (already checked) here. A ``"train"`` job trains a copy of its model, as
     the ranks do, so the caller's model is the same after either run."""
-    points = cast(tuple[int, ...], job.split_points)  # prepared: a tuple
+    plan = cast(Plan, job.plan)  # prepared: the core's checked plan
     if job.mode == "infer":
-        stages = stages_for(job.model, points, job.rule)
-        ids, mask = job.batch.input_ids, job.batch.attention_mask
-        logits = run_micro_batches(stages, ids, mask, micro_batches(ids.shape[0], job.n_micro))
-        return Inference(logits.cpu(), next(job.model.parameters()).device.type)
+        logits = run_micro_batches(stages_for(plan), job.batch.input_ids, job.batch.attention_mask, plan.rows)
+        return Inference(logits, next(job.model.parameters()).device.type)
     model = copy.deepcopy(job.model) if job.mode == "train" else job.model
     device = next(model.parameters()).device
-    stages = stages_for(model, points, job.rule)  # a trained copy's go with it
+    stages = stages_for(replace(plan, model=model))  # a trained copy's go with it
     for stage in stages:
         stage.train(True)
     forward = stages.logits
@@ -86,8 +95,8 @@ def run_in_process(job: Job) -> Result:
         grads = parameter_copies(model, lambda p: p.grad)
         model.zero_grad(set_to_none=True)
         return Step(step, loss, grads, device.type)
-    lr, keep = cast(float, job.lr), cast(int, job.keep_params_every)  # a train job's, checked
-    return train_steps(model, forward, job.batches, job.n_micro, lr, keep)
+    training = cast(TrainingJob, job)  # a "train" job is one, checked
+    return train_steps(model, forward, job.batches, job.n_micro, training.lr, training.keep_params_every)
 
 
 def fixed_pipeline(model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

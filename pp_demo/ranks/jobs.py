@@ -7,7 +7,9 @@
   also after every k-th step).
 
 Every result names its device, so its tolerance can follow it. Jobs, batches and results
-hold tensors, so they compare by identity (``eq=False``). Jobs are checked here (``prepare``).
+hold tensors, so they compare by identity (``eq=False``). Jobs are checked here (``prepare``): the
+core's plan of a run (``pp_demo.core.plan_run``) checks the model, the rule, the split points and
+the batch once, and the prepared job carries it to the loop in this process or to the ranks.
 """
 
 from collections.abc import Callable, Iterable
@@ -18,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pp_demo.core import FIX, check_batch, check_split_points, count_layers, get_rule, integer_tensor, micro_batches
+from pp_demo.core import FIX, Plan, check_batch, check_split_points, count_layers, integer_tensor, plan_run
 from pp_demo.errors import BadInput
 from pp_demo.ranks.schedules import get_schedule
 from pp_demo.ranks.validate import check_fault
@@ -27,6 +29,7 @@ __all__ = [
     "Batch",
     "Fault",
     "Job",
+    "TrainingJob",
     "Inference",
     "Step",
     "Training",
@@ -92,13 +95,11 @@ class Job:
     n_micro: int = 1
     schedule: Schedule | None = None
     fault: Fault | None = None
-    # training only (None on an inference or one-step job): Adam's learning rate, and every how
-    # many steps the parameters are also kept (0: never)
-    lr: float | None = None
-    keep_params_every: int | None = None
+    plan: Plan | None = field(default=None, repr=False)  # the core's checked plan, set by ``prepare``
 
     @classmethod
     def infer(cls, model: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, **options: Any) -> "Job":
+        _no_training_options("infer", options)
         return cls(model, (Batch(input_ids, attention_mask),), "infer", **options)
 
     @classmethod
@@ -110,6 +111,7 @@ class Job:
         labels: torch.Tensor,
         **options: Any,
     ) -> "Job":
+        _no_training_options("step", options)
         return cls(model, (Batch(input_ids, attention_mask, labels),), "step", **options)
 
     @classmethod
@@ -120,11 +122,11 @@ class Job:
         lr: float = 1e-2,
         keep_params_every: int = 0,
         **options: Any,
-    ) -> "Job":
+    ) -> "TrainingJob":
         """``batches``: ``Batch``s (``pp_demo.training.loop.TrainingBatch`` included) or
         ``(ids, mask, labels)``."""
         rows = tuple(b if isinstance(b, Batch) else Batch(*b) for b in batches)
-        return cls(model, rows, "train", lr=lr, keep_params_every=keep_params_every, **options)
+        return TrainingJob(model, rows, "train", lr=lr, keep_params_every=keep_params_every, **options)
 
     @property
     def batch(self) -> Batch:
@@ -143,6 +145,21 @@ class Job:
             return "gpipe"  # forwards only: both schedules run them in the same order
         wanted = self.schedule or "1f1b"
         return "gpipe" if wanted == "1f1b" and self.n_micro < n_stages else wanted
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingJob(Job):
+    """A ``"train"`` job (``Job.train``), with training's own options: Adam's learning rate, and every
+    how many steps the parameters are also kept (0: never). An inference job carries neither."""
+
+    lr: float = 1e-2
+    keep_params_every: int = 0
+
+
+def _no_training_options(mode: str, options: dict[str, Any]) -> None:
+    given = [name for name in ("lr", "keep_params_every") if name in options]
+    if given:
+        raise BadInput(f"lr and keep_params_every are training options (Job.train): an {mode!r} job takes neither")
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,29 +217,35 @@ def parameter_copies(
     return {n: t.detach().cpu().clone() for n, t in named.items() if t is not None}
 
 
-def check_job(job: Job, n_stages: int) -> None:
-    """Refuse what the engine would get wrong, before anything runs."""
+def _check_batches(job: Job) -> None:
     if job.mode not in ("infer", "step", "train"):
         raise BadInput(f"a job's mode is 'infer', 'step' or 'train', got {job.mode!r}")
     if not job.batches:
         raise BadInput("a job needs at least one batch")
     if job.mode != "train" and len(job.batches) != 1:
         raise BadInput(f"an {job.mode!r} job takes one batch; several optimizer steps are mode 'train'")
-    for b in job.batches:  # the core's door of a batch, then its labels where the mode trains
+
+
+def check_job(job: Job, n_stages: int) -> None:
+    """Refuse what the engine would get wrong, before anything runs (the mode and the batch count,
+    then the first batch, the rule, the split points and the micro-batches, by the core's plan, are
+    checked first: ``prepare``)."""
+    for b in job.batches[1:]:  # a training job's further batches: the core's door of a batch
         check_batch(job.model, b.input_ids, b.attention_mask)
-        if job.mode != "infer":
+    if job.mode != "infer":
+        for b in job.batches:
             check_labels(b, cast(Any, job.model).config.num_labels)
     shapes = {tuple(b.input_ids.shape) for b in job.batches}
     if len(shapes) != 1:
         raise BadInput(f"every batch of a job must have one shape (one engine), got {sorted(shapes)}")
-    micro_batches(job.batch.input_ids.shape[0], job.n_micro)
-    if job.mode != "train" and (job.lr, job.keep_params_every) != (None, None):
-        raise BadInput(f"lr and keep_params_every are training options (Job.train): an {job.mode!r} job takes neither")
-    keep = job.keep_params_every
-    if job.mode == "train" and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
-        raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {keep!r}")
-    if job.mode == "train" and (isinstance(job.lr, bool) or not isinstance(job.lr, int | float) or not job.lr > 0):
-        raise BadInput(f"lr is Adam's learning rate, a number more than 0, got {job.lr!r}")
+    if (job.mode == "train") != isinstance(job, TrainingJob):
+        raise BadInput(f"a training job is built with Job.train (lr, keep_params_every), got an {job.mode!r} job")
+    if isinstance(job, TrainingJob):
+        keep = job.keep_params_every
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise BadInput(f"keep_params_every is a step count >= 0 (0: never), got {keep!r}")
+        if isinstance(job.lr, bool) or not isinstance(job.lr, int | float) or not job.lr > 0:
+            raise BadInput(f"lr is Adam's learning rate, a number more than 0, got {job.lr!r}")
     per_rank = job.stages_per_rank  # an unknown schedule is refused here
     # a looped schedule needs a whole number of ranks, and torch's interleaved 1F1B runs its
     # micro-batches in equal rounds (``ScheduleInterleaved1F1B``: m // ranks rounds, at least one,
@@ -261,22 +284,23 @@ def check_labels(batch: Batch, classes: int) -> None:
 
 
 def prepare(job: Job, n_ranks: int | None = None) -> Job:
-    """``job`` with its split points as a tuple, checked. ``n_ranks`` (torchrun's world
-    size) fixes the stage count: points are chosen evenly when the job has none (a looped
-    schedule's job without points: for 2 ranks)."""
-    get_rule(job.rule)
-    num_layers = count_layers(job.model)
+    """``job`` with its split points as a tuple and the core's plan of it, checked once. ``n_ranks``
+    (torchrun's world size) fixes the stage count: points are chosen evenly when the job has none
+    (a looped schedule's job without points: for 2 ranks)."""
+    _check_batches(job)
     per_rank = job.stages_per_rank
-    if job.split_points is None and (n_ranks is not None or per_rank > 1):
+    points = job.split_points
+    if points is None and (n_ranks is not None or per_rank > 1):
         ranks = n_ranks or 2
         try:
-            points = even_split_points(num_layers, ranks * per_rank)
+            points = even_split_points(count_layers(job.model), ranks * per_rank)
         except ValueError as error:
             each = "one per stage" if per_rank == 1 else f"{per_rank} stages each"
             started = f"torchrun started {ranks} ranks" if n_ranks is not None else f"{ranks} ranks"
             raise BadInput(f"{started}, {each}, but {error}") from None
-    else:
-        points = check_split_points(job.split_points, num_layers)
+    batch = job.batch
+    plan = plan_run(job.model, batch.input_ids, batch.attention_mask, job.rule, points, job.n_micro)
+    points = plan.split_points
     n_stages = len(points) + 1
     if n_ranks is not None and n_stages != n_ranks * per_rank:
         each = "one rank each" if per_rank == 1 else f"{per_rank} on each rank"
@@ -285,6 +309,6 @@ def prepare(job: Job, n_ranks: int | None = None) -> Job:
             f"the split points {list(points)} cut the model into {n_stages} stages, {each}, "
             f"but torchrun started {n_ranks} ranks{hint}"
         )
-    job = replace(job, split_points=points)
+    job = replace(job, split_points=points, plan=plan)
     check_job(job, n_stages)
     return job

@@ -25,14 +25,12 @@ import torch.multiprocessing as mp
 
 from pp_demo.ranks.jobs import Job
 from pp_demo.ranks.on_rank import RankJob, backend_and_device, run_on_rank
-from pp_demo.ranks.torchrun_env import port_taken
+from pp_demo.ranks.torchrun_env import is_torchrun_rank, port_taken, torchrun_world_size
 
 __all__ = [
     "PipelineError",
     "prepare_fork_server",
     "spawn_ranks",
-    "launched_by_torchrun",
-    "torchrun_world_size",
     "ranks_placement",
     "join_torchrun",
     "free_port",
@@ -156,18 +154,10 @@ def spawn_ranks(jobs: Sequence[Job | RankJob], n_ranks: int, timeout_s: float = 
         return [torch.load(os.path.join(out_dir, f"rank{r}.pt"), weights_only=False) for r in range(n_ranks)]
 
 
-def launched_by_torchrun() -> bool:
-    return "TORCHELASTIC_RUN_ID" in os.environ and "RANK" in os.environ
-
-
-def torchrun_world_size() -> int:
-    return int(os.environ["WORLD_SIZE"])
-
-
 def ranks_placement(n_ranks: int) -> tuple[str, torch.device, str | None]:
     """Backend, device and note (``backend_and_device``) of the ranks a run would start here,
     or, under torchrun, of this rank: what the caller can say before or after the run."""
-    if launched_by_torchrun():
+    if is_torchrun_rank():
         return backend_and_device(int(os.environ["RANK"]), n_ranks)
     return backend_and_device(0, n_ranks, env={})
 

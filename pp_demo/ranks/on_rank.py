@@ -23,8 +23,19 @@ from torch import nn
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining.schedules import get_schedule_class
 
-from pp_demo.core import split_model
-from pp_demo.ranks.jobs import Fault, Inference, Job, Result, Step, Training, micro_batch_loss, parameter_copies
+from pp_demo.core import Plan, split_model
+from pp_demo.ranks.jobs import (
+    Fault,
+    Inference,
+    Job,
+    Result,
+    Step,
+    Training,
+    TrainingJob,
+    micro_batch_loss,
+    parameter_copies,
+    prepare,
+)
 from pp_demo.ranks.schedules import get_schedule, stage_ids_of_rank
 
 __all__ = ["backend_and_device", "StageCache", "RankJob", "pipeline_step", "run_on_rank", "merge"]
@@ -109,7 +120,9 @@ class StageCache:
         key = (id(job.model), job.rule, job.split_points, job.n_micro, kind, training, tuple(shape), job.fault)
         if key not in self.built:
             spec = get_schedule(kind)
-            split = split_model(job.model, job.split_points, job.rule)
+            # a prepared job carries the core's plan; a RankJob's own jobs are prepared here, once per key
+            plan = job.plan if job.plan is not None else cast(Plan, prepare(job).plan)
+            split = split_model(plan.model, plan.split_points, plan.rule)  # this rank's own copies
             stages: list[Any] = []  # this rank's, in pipeline order
             for k, stage_id in enumerate(stage_ids_of_rank(self.rank, self.world_size, spec.stages_per_rank)):
                 module: nn.Module = split[stage_id]
@@ -178,7 +191,8 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
     # the stage's copy of the body still holds the modules it bypasses (shared with the model,
     # never used here): what this rank owns is what got a gradient
     touched: set[int] = set()
-    optimizer = torch.optim.Adam(module.parameters(), lr=cast(float, job.lr)) if job.mode == "train" else None
+    trains = job if isinstance(job, TrainingJob) else None  # training's options come with a training job
+    optimizer = torch.optim.Adam(module.parameters(), lr=trains.lr) if trains is not None else None
     part: dict[str, Any] = {"losses": [], "logits": []}
     for step, batch in enumerate(job.batches, 1):
         rows, rows_mask, labels = [None if t is None else t.to(device).contiguous() for t in batch.as_tuple()]
@@ -194,7 +208,7 @@ def _run_job(rank: int, world_size: int, job: Job, cache: StageCache, device: to
         touched |= {id(p) for p in module.parameters() if p.grad is not None}
         if optimizer is not None:
             optimizer.step()
-        if job.mode == "train" and job.keep_params_every and step % job.keep_params_every == 0:
+        if trains is not None and trains.keep_params_every and step % trains.keep_params_every == 0:
             part.setdefault("params_at", {})[step] = parameter_copies(job.model, lambda p: p, touched)
     if job.mode == "step":
         part["grads"] = parameter_copies(job.model, lambda p: p.grad, touched)

@@ -17,15 +17,9 @@ from typing import Literal, cast
 from pp_demo.errors import BadInput
 from pp_demo.ranks.in_process import run_in_process
 from pp_demo.ranks.jobs import Job, Result, prepare
-from pp_demo.ranks.launch import (
-    join_torchrun,
-    launched_by_torchrun,
-    ranks_placement,
-    spawn_ranks,
-    torchrun_world_size,
-)
+from pp_demo.ranks.launch import join_torchrun, ranks_placement, spawn_ranks
 from pp_demo.ranks.on_rank import RankJob, merge
-from pp_demo.ranks.torchrun_env import check_torchrun_env
+from pp_demo.ranks.torchrun_env import check_torchrun_env, is_torchrun_rank, torchrun_world_size
 from pp_demo.ranks.validate import check_main_guard, check_run_arguments
 
 __all__ = ["run"]
@@ -44,7 +38,7 @@ def run(
             raise BadInput(f"{type(rank_job).__name__} drives the ranks itself: run it with on='ranks'")
         return [run_in_process(prepare(job)) for job in jobs]
     check_torchrun_env()
-    torchrun_ranks = torchrun_world_size() if launched_by_torchrun() else None
+    torchrun_ranks = torchrun_world_size() if is_torchrun_rank() else None
     # a RankJob builds its own Jobs on the ranks: there is nothing to check here
     jobs = [job if isinstance(job, RankJob) else prepare(job, torchrun_ranks) for job in jobs]
     if torchrun_ranks is not None:

@@ -32,6 +32,7 @@ __all__ = [
     "TORCHRUN_VARS",
     "check_torchrun_env",
     "is_torchrun_rank",
+    "torchrun_world_size",
     "say_once",
     "stop_on_interrupt",
     "INTERRUPTED",
@@ -83,8 +84,14 @@ def check_torchrun_env() -> None:
 
 
 def is_torchrun_rank() -> bool:
-    """This process is one of torchrun's ranks: every variable torchrun sets is there."""
+    """This process is one of torchrun's ranks: every variable torchrun sets is there. The one
+    test of it (``check_torchrun_env`` refuses an environment with only some of them)."""
     return all(os.environ.get(name) for name in TORCHRUN_VARS)
+
+
+def torchrun_world_size() -> int:
+    """How many ranks torchrun started (on one of them)."""
+    return int(os.environ["WORLD_SIZE"])
 
 
 def _first_to_speak() -> bool:

@@ -11,20 +11,29 @@ tolerance (``pp_demo.verify.tolerances``) covers the same arithmetic rounded in 
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 
 from pp_demo.bounds import strings, tolerance_value
-from pp_demo.core import FIX, as_batch, build_model, get_case
+from pp_demo.core import FIX, as_batch, build_model, get_case, get_family, pipeline_logits
 from pp_demo.errors import BadInput, seed_value
 from pp_demo.pooling.padding_table import row_text
-from pp_demo.ranks.jobs import Inference, Job
-from pp_demo.ranks.runner import run
-from pp_demo.verify.tolerances import DTYPES, dtype_named, tolerance
+from pp_demo.ranks.torchrun_env import is_torchrun_rank, torchrun_world_size
+from pp_demo.verify.tolerances import dtype_named, tolerance
 
 __all__ = ["RowComparison", "forward_logits", "compare_rows", "REPRO_ROWS", "REPRO_FAMILIES", "reproduce"]
-__all__ += ["reproduce_runs", "reproduction_header", "reproduction_line", "default_device"]
+__all__ += [
+    "reproduce_runs",
+    "reproduction_header",
+    "reproduction_line",
+    "default_device",
+    "pipeline_runs",
+    "rules_for",
+]
+
+PipelineRun = tuple[torch.nn.Module, torch.Tensor, torch.Tensor, str]
+"""``(model, input_ids, attention_mask, rule)``: one pipeline run of a comparison."""
 
 REPRO_ROWS = ("left", "right")
 """The reproduction's batch: the left-padded row first, then the right-padded one."""
@@ -91,8 +100,42 @@ def compare_rows(logits: torch.Tensor, reference: torch.Tensor, atol: float) -> 
             f"logits of shape {tuple(logits.shape)} cannot be compared with "
             f"reference logits of shape {tuple(reference.shape)}"
         )
-    diff = (logits.float().to(reference.device) - reference.float()).abs().amax(-1).cpu()
-    return RowComparison([bool(d <= atol) for d in diff], [float(d) for d in diff], atol)
+    # on the reference's device (a no-op where the pipeline ran beside it), read back once
+    diff = (logits.to(reference.device).float() - reference.float()).abs().amax(-1).tolist()
+    return RowComparison([d <= atol for d in diff], diff, atol)
+
+
+def pipeline_runs(
+    runs: Sequence[PipelineRun],
+    on: Literal["process", "ranks"] = "process",
+    split_points: int | tuple[int, ...] | None = None,
+    n_micro: int = 1,
+) -> list[tuple[torch.Tensor, str]] | None:
+    """Each run's logits and the device type they were computed on. In this process, through the
+    core's own door (``pp_demo.core.pipeline_logits``: one check of each run), the logits left on the
+    model's device; on ranks, all runs in one start of the ranks (``pp_demo.ranks.runner.run``),
+    which is loaded only then. ``None`` on a torchrun rank without results."""
+    if on == "process":
+        return [
+            (pipeline_logits(model, ids, mask, rule, split_points, n_micro), next(model.parameters()).device.type)
+            for model, ids, mask, rule in runs
+        ]
+    from pp_demo.ranks.jobs import Inference, Job
+    from pp_demo.ranks.runner import run
+
+    jobs = [Job.infer(m, ids, mask, rule=r, split_points=split_points, n_micro=n_micro) for m, ids, mask, r in runs]
+    results = run(jobs, on=on)  # an ``on`` that is neither is refused there
+    if results is None:
+        return None
+    return [(cast(Inference, result).logits, result.device) for result in results]
+
+
+def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
+    """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
+    ColossalAI pipeline forward (where it has one), then the fix (once, where they are the same)."""
+    colossalai = get_family(family).colossalai_rule
+    default = [colossalai, FIX] if colossalai else [FIX]
+    return list(dict.fromkeys(chosen or default))
 
 
 def reproduce_runs(
@@ -115,38 +158,30 @@ def reproduce_runs(
     rows = strings(rows, "rows", '["left", "right"]')
     if not rows:
         raise BadInput(f"rows names the padding cases of the batch, at least one (default: {list(REPRO_ROWS)})")
-    if isinstance(dtype, str):
-        dtype = dtype_named(dtype)
-    elif dtype not in DTYPES.values():
-        raise BadInput(f"dtype {dtype!r} is not one a run takes; use one of {', '.join(DTYPES)} (or its torch dtype)")
+    dtype = dtype_named(dtype)
     device = device or default_device()
     runs = list(runs)
     # build: one model per family; batch: the reproduction's rows
     models = {family: build_model(family, seed=seed).to(device=device, dtype=dtype) for family, _ in runs}
     ids, mask = as_batch(rows, device)
-    # split and run: one job per (family, rule), all in one call of the runner
-    jobs = [Job.infer(models[f], ids, mask, rule=r, split_points=split_points, n_micro=n_micro) for f, r in runs]
-    results = run(jobs, on=on)
+    # split and run: each (family, rule) through the core's pipeline, or all on one start of the ranks
+    results = pipeline_runs([(models[f], ids, mask, r) for f, r in runs], on, split_points, n_micro)
     if results is None:
         return None
     # compare: each pipeline's rows with its model's forward, at the tolerance of its device and dtype
     compared = []
-    for job, result in zip(jobs, results, strict=True):
-        assert isinstance(result, Inference)  # an inference job's result
-        reference = forward_logits(job.model, ids, mask)
-        compared.append(compare_rows(result.logits, reference, tolerance(result.device, dtype)))
+    for (family, _), (logits, ran_on) in zip(runs, results, strict=True):
+        reference = forward_logits(models[family], ids, mask)
+        compared.append(compare_rows(logits, reference, tolerance(ran_on, dtype)))
     return compared
 
 
 def reproduction_header(split_points: Sequence[int] | None, distributed: bool, dtype: str = "fp32") -> str:
     """The lines above the reproduction's rows: the pipeline (how many stages, where they ran), the
     reference, the batch; on ranks that fell back to the CPU beside GPUs, why."""
-    from pp_demo.ranks.launch import launched_by_torchrun, ranks_placement, torchrun_world_size
-
-    if split_points:
-        n = len(split_points) + 1
-    else:
-        n = torchrun_world_size() if distributed and launched_by_torchrun() else 2
+    n = len(split_points) + 1 if split_points else 2
+    if distributed and not split_points and is_torchrun_rank():  # one stage per rank torchrun started
+        n = torchrun_world_size()
     count = {2: "two", 3: "three", 4: "four"}.get(n, str(n))
     if distributed:
         where = f"{count} ranks on torch.distributed.pipelining"
@@ -156,9 +191,15 @@ def reproduction_header(split_points: Sequence[int] | None, distributed: bool, d
     batch = ", ".join(f"{row_text(get_case(r).input_ids)} ({r}-padded)" for r in REPRO_ROWS)
     lines = [f"\nThe bug, reproduced: a {count}-stage pipeline ({where})"]
     lines += [f"against model.forward (the reference{precision})", f"batch: {batch}; pad id 0"]
-    if distributed and (note := ranks_placement(n)[2]):  # ranks on the CPU although there are GPUs, and why
+    if distributed and (note := _ranks_note(n)):  # ranks on the CPU although there are GPUs, and why
         lines.append(note)
     return "\n".join(lines)
+
+
+def _ranks_note(n_ranks: int) -> str | None:
+    from pp_demo.ranks.launch import ranks_placement  # the ranks' machinery, for a run on ranks only
+
+    return ranks_placement(n_ranks)[2]
 
 
 def reproduce(

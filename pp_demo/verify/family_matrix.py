@@ -18,14 +18,19 @@ from typing import Literal
 
 import torch
 
-from pp_demo.core import CASES, FAMILIES, FIX, as_batch, build_model, get_family
+from pp_demo.core import CASES, FAMILIES, as_batch, build_model
+from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import RIGHT, WRONG, mark, two_line_heading
-from pp_demo.ranks.jobs import Inference, Job
-from pp_demo.ranks.runner import run
-from pp_demo.verify.compare import compare_rows, forward_logits
+from pp_demo.verify.compare import compare_rows, forward_logits, pipeline_runs, rules_for
 from pp_demo.verify.tolerances import tolerance
 
-__all__ = ["rules_for", "pipeline_differences", "pipeline_matrix", "closest_calls", "format_matrix"]
+__all__ = [
+    "attention_families",
+    "pipeline_differences",
+    "pipeline_matrix",
+    "closest_calls",
+    "format_matrix",
+]
 
 Matrix = dict[tuple[str, str, str], bool]
 """``{(family, rule, case): whether the pipeline's row equals model.forward's}``."""
@@ -34,12 +39,32 @@ Differences = dict[tuple[str, str, str], float]
 """``{(family, rule, case): max |logit difference| between the pipeline's row and model.forward's}``."""
 
 
-def rules_for(family: str, chosen: Sequence[str] | None = None) -> list[str]:
-    """The rules a run of ``family`` compares: ``chosen`` when given, else the rule of its
-    ColossalAI pipeline forward (where it has one), then the fix (once, where they are the same)."""
-    colossalai = get_family(family).colossalai_rule
-    default = [colossalai, FIX] if colossalai else [FIX]
-    return list(dict.fromkeys(chosen or default))
+def _attention_refused(family: str, attn_implementation: str | None) -> BadInput | None:
+    """The line for a family whose transformers classifier has no ``attn_implementation`` (BLOOM
+    has no sdpa, nor GPT-J before transformers 5), or None: transformers says so in a ValueError
+    with a link, raised as the model is built."""
+    if attn_implementation is None:
+        return None
+    try:
+        build_model(family, attn_implementation=attn_implementation)
+    except BadInput:
+        raise
+    except ValueError:
+        import transformers
+
+        version = transformers.__version__
+        return BadInput(
+            f"--attn {attn_implementation}: {family}'s classifier has no {attn_implementation} attention in "
+            f"transformers {version}; leave --attn out, or give --attn eager"
+        )
+    return None
+
+
+def attention_families(families: Sequence[str], attn_implementation: str | None) -> tuple[list[str], list[str]]:
+    """``(families that take attn_implementation, those that do not)``: a table of every family
+    with ``--attn sdpa`` runs the ones that can and names the others."""
+    refused = [family for family in families if _attention_refused(family, attn_implementation)]
+    return [family for family in families if family not in refused], refused
 
 
 def pipeline_differences(
@@ -62,19 +87,20 @@ def pipeline_differences(
         by_length[CASES[name].length].append(name)
     runs = []
     for family in list(families or FAMILIES):
+        refused = _attention_refused(family, attn_implementation)
+        if refused is not None:
+            raise refused
         model = build_model(family, attn_implementation=attn_implementation).to(device=device, dtype=dtype)
         for rule in rules_for(family, rules):
             runs += [(family, rule, group, model, *as_batch(group, device)) for group in by_length.values()]
-    jobs = [Job.infer(model, ids, mask, rule=rule, split_points=split_points) for _, rule, _, model, ids, mask in runs]
-    results = run(jobs, on=on)
+    results = pipeline_runs([(model, ids, mask, rule) for _, rule, _, model, ids, mask in runs], on, split_points)
     if results is None:
         return None
     differences: Differences = {}
     atol = tolerance(device, dtype)
-    for (family, rule, group, model, ids, mask), result in zip(runs, results, strict=True):
-        assert isinstance(result, Inference)  # an inference job's result
-        atol = tolerance(result.device, dtype)
-        compared = compare_rows(result.logits, forward_logits(model, ids, mask), atol)
+    for (family, rule, group, model, ids, mask), (logits, ran_on) in zip(runs, results, strict=True):
+        atol = tolerance(ran_on, dtype)
+        compared = compare_rows(logits, forward_logits(model, ids, mask), atol)
         for case, diff in zip(group, compared.max_abs_diff, strict=True):
             differences[family, rule, case] = diff
     return differences, atol

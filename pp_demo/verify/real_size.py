@@ -9,8 +9,15 @@ of the sequence to all of it. Per family it says how many rows the fix and the c
 ``model.forward`` and by how much the worst one misses. On a CPU the real shapes take minutes
 and gigabytes, so the default there is a small shape of the same structure (one line says so);
 asking for the real size on a CPU is refused unless forced.
+
+A checkpoint folder goes through the checker's checkpoint door (``load_model``, as ``check
+--model-path``), so a broken folder gets the same one line. Two checks the door leaves to the
+caller come first and after: the family is read from ``config.json`` itself (transformers would
+guess it from the folder's name), and every weight of the model must be in the files (weights
+saved from another family would otherwise leave a random model, and a "0/8 rows" verdict on it).
 """
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +29,14 @@ import transformers
 from pp_demo.core import FAMILIES, FIX, PAD, pipeline_logits
 from pp_demo.errors import BadInput
 from pp_demo.silent_imports import quiet
+from pp_demo.verify.checker.inputs import load_model
 from pp_demo.verify.compare import RowComparison, compare_rows, forward_logits
 from pp_demo.verify.tolerances import tolerance
 
 __all__ = ["REAL_SHAPES", "SMALL_SHAPES", "SIZES", "RealSizeRun", "left_padded_batch", "build_shaped", "run_real_size"]
-__all__ += ["load_checkpoint", "choose_size", "format_run"]
+__all__ += ["load_checkpoint", "choose_size", "format_run", "MAX_CPU_PARAMETERS"]
+
+MAX_CPU_PARAMETERS = 100_000_000  # a checkpoint past this runs --size real on the CPU for minutes
 
 COUNT = "count"  # ColossalAI 0.5.0's rule for these three families: the bug
 COMPARED_RULES = (FIX, COUNT)  # the fix and ColossalAI 0.5.0's count rule
@@ -112,28 +122,99 @@ def build_shaped(family: str, shape: dict[str, Any], device: str, dtype: torch.d
     return model.eval()
 
 
+def _model_type(path: Path, folder: str) -> str | None:
+    """The ``model_type`` written in ``config.json``; None where the door should speak (no file,
+    not JSON). A config without one is refused here: transformers would take the family from the
+    folder's name (``attempt`` reads as MPT)."""
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    family = config.get("model_type") if isinstance(config, dict) else None
+    if not isinstance(family, str) or not family:
+        raise BadInput(
+            f"--checkpoint {folder}: its config.json names no model_type, so its family is unknown "
+            "(save_pretrained writes one; the folder's name is not read as one)"
+        )
+    return family
+
+
+def _weight_names(path: Path) -> set[str] | None:
+    """The names of the weights in the checkpoint's files, read from their headers or index (no
+    tensor loaded); None for a layout not read here."""
+    for index in ("model.safetensors.index.json", "pytorch_model.bin.index.json"):
+        if (path / index).is_file():
+            return set(json.loads((path / index).read_text(encoding="utf-8")).get("weight_map", {}))
+    if (path / "model.safetensors").is_file():
+        from safetensors import safe_open
+
+        with safe_open(str(path / "model.safetensors"), "pt") as weights:
+            return set(weights.keys())
+    if (path / "pytorch_model.bin").is_file():
+        return set(torch.load(path / "pytorch_model.bin", map_location="cpu", mmap=True, weights_only=True))
+    return None
+
+
+def _check_weights_loaded(path: Path, folder: str, family: str, model: Any) -> None:
+    """Every weight of the model but the new score head is in the files, under the model's own
+    name or without its base prefix (``model.layers.0...`` or ``layers.0...``)."""
+    names = _weight_names(path)
+    if names is None:
+        return
+    prefix = f"{model.base_model_prefix}."
+    found = {name.removeprefix(prefix) for name in names}
+    wanted = [name for name, _ in model.named_parameters() if not name.startswith("score.")]
+    missing = [name for name in wanted if name.removeprefix(prefix) not in found]
+    if missing:
+        some = "none" if len(missing) == len(wanted) else f"{len(wanted) - len(missing)} of {len(wanted)}"
+        raise BadInput(
+            f"--checkpoint {folder}: {some} of its {family} model's weights are in its files (missing "
+            f"{missing[0]}, ...): were they saved from another family than its config.json's model_type?"
+        )
+
+
 def load_checkpoint(folder: str, device: str, dtype: torch.dtype) -> tuple[str, Any]:
-    """``(family, model)`` of a checkpoint in a local folder (``from_pretrained``, no hub): a
-    ``*ForSequenceClassification`` of its family with a new score head of ``NUM_LABELS``."""
+    """``(family, model)`` of a checkpoint in a local folder, through the checker's door (no hub):
+    its ``*ForSequenceClassification`` with its own head, or a new one where it has none."""
     path = Path(folder)
     if not (path / "config.json").is_file():
         raise BadInput(f"--checkpoint {folder}: not a folder holding a config.json (a local checkpoint, no hub)")
-    config = transformers.AutoConfig.from_pretrained(path, local_files_only=True)
-    family = str(config.model_type)
-    if family not in REAL_SHAPES:
+    family = _model_type(path, folder)
+    if family is not None and family not in REAL_SHAPES:
         raise BadInput(f"--checkpoint {folder}: a {family} model; the real-size run takes {', '.join(REAL_SHAPES)}")
-    pad = config.pad_token_id if config.pad_token_id is not None else PAD
-    classifier = getattr(transformers, FAMILIES[family].classifier)
-    with quiet():  # the new score head's "newly initialized" warning: the head is random by design
-        model = classifier.from_pretrained(
-            path, local_files_only=True, num_labels=NUM_LABELS, pad_token_id=pad, torch_dtype=dtype
+    try:
+        with quiet():  # a new score head's "newly initialized" warning: the head is random by design
+            model = load_model(model_path=folder)
+    except BadInput as error:
+        raise BadInput(str(error).replace(f"--model-path {folder}", f"--checkpoint {folder}", 1)) from None
+    family = str(model.config.model_type)
+    _check_weights_loaded(path, folder, family, model)
+    if model.config.pad_token_id is None:
+        model.config.pad_token_id = PAD
+    return family, model.to(device=device, dtype=dtype).eval()
+
+
+def fit_sequence(model: Any, seq: int, folder: str) -> tuple[int, str | None]:
+    """``seq`` shortened to the positions the model takes (OPT's learned positions end there);
+    the line that says so, or None."""
+    limit = getattr(model.config, "max_position_embeddings", None)
+    if not isinstance(limit, int) or limit >= seq:
+        return seq, None
+    if limit < 10:  # the batch's shortest row is a tenth of it
+        raise BadInput(
+            f"--checkpoint {folder}: its model takes at most {limit} positions (max_position_embeddings); the "
+            "run's rows need 10 or more"
         )
-    return family, model.to(device).eval()
+    return limit, f"rows shortened to {limit} tokens: the checkpoint takes at most {limit} positions"
 
 
-def choose_size(size: str | None, device: str, force: bool) -> tuple[str, str | None]:
-    """``(size, the line saying why it shrank or None)``: real on a GPU, small on a CPU unless forced."""
+def choose_size(size: str | None, device: str, force: bool, checkpoint: bool = False) -> tuple[str, str | None]:
+    """``(size, the line saying why it shrank or None)``: real on a GPU, small on a CPU unless forced.
+    For a checkpoint the size is the batch's alone (its model is its own): ``run_real_size`` weighs
+    the real batch on the CPU against the checkpoint's parameters."""
     on_cpu = torch.device(device).type == "cpu"
+    if checkpoint:  # its progress line says the rows and tokens, once the checkpoint is loaded
+        return size or ("small" if on_cpu else "real"), None
     if size == "real" and on_cpu and not force:
         raise BadInput(
             "--size real on the CPU builds 0.5-1.3B-parameter models and runs 8 x 1024 tokens through each: "
@@ -171,12 +252,22 @@ def run_real_size(
     dtype: torch.dtype,
     checkpoint: str | None = None,
     progress: Callable[[str], None] = print,
+    allow_cpu: bool = False,
 ) -> list[RealSizeRun]:
     """Each family's run (or the checkpoint's), one model in memory at a time, a line before each."""
     rows, seq, shapes = SIZES[size]
     runs = []
     if checkpoint is not None:
         family, model = load_checkpoint(checkpoint, device, dtype)
+        parameters = sum(p.numel() for p in model.parameters())
+        if size == "real" and torch.device(device).type == "cpu" and not allow_cpu and parameters > MAX_CPU_PARAMETERS:
+            raise BadInput(
+                f"--size real on the CPU runs 8 x 1024 tokens through the checkpoint's {_billions(parameters)} "
+                "parameters: minutes; use a GPU, --size small, or add --allow-cpu"
+            )
+        seq, shortened = fit_sequence(model, seq, checkpoint)
+        if shortened:
+            progress(shortened)
         progress(f"{family}: the checkpoint in {Path(checkpoint).name}, {rows} rows x {seq} tokens ...")
         runs.append(run_model(family, f"checkpoint {Path(checkpoint).name}", model, rows, seq))
         progress(format_run(runs[-1]))

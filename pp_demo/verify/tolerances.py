@@ -30,12 +30,16 @@ def tolerance(device: "str | torch.device", dtype: torch.dtype = torch.float32) 
     return 1e-6 if torch.device(device).type == "cpu" else 1e-5
 
 
-def dtype_named(name: str) -> torch.dtype:
-    """``"bf16"`` -> ``torch.bfloat16``: a precision of ``DTYPES`` by its option name."""
-    try:
-        return DTYPES[name]
-    except KeyError:
-        raise BadInput(f"unknown precision {name!r}; use one of {', '.join(DTYPES)}") from None
+def dtype_named(name: "str | torch.dtype") -> torch.dtype:
+    """``"bf16"`` -> ``torch.bfloat16``: a precision of ``DTYPES`` by its option name, torch's own name
+    (``"bfloat16"``, ``"torch.bfloat16"``) or itself. Every command and function that takes a dtype
+    reads it here, so an unknown one gets the same line everywhere."""
+    if isinstance(name, torch.dtype) and name in DTYPES.values():
+        return name
+    torch_names = {str(dtype).removeprefix("torch."): dtype for dtype in DTYPES.values()}
+    if isinstance(name, str) and (name in DTYPES or name.removeprefix("torch.") in torch_names):
+        return DTYPES.get(name) or torch_names[name.removeprefix("torch.")]
+    raise BadInput(f"unknown precision {name!r}; use one of {', '.join(DTYPES)}")
 
 
 def check_separates(atol: float, separation: float, logit_size: float, dtype: torch.dtype) -> None:

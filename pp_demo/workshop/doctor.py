@@ -109,7 +109,8 @@ def check_checkout(checkout: Path) -> Check:
 def check_torch_build() -> Check:
     """CPU, CUDA or MPS build, against a visible GPU; asked only where torch is installed."""
     version, requires = importlib.metadata.version("torch"), importlib.metadata.requires("torch") or []
-    return Check(*platform_checks.torch_build_check(version, requires, platform_checks.visible_gpu()))
+    kept = platform_checks.torch_kept(Path(str(importlib.metadata.distribution("torch").locate_file(""))))
+    return Check(*platform_checks.torch_build_check(version, requires, platform_checks.visible_gpu(), kept=kept))
 
 
 def check_package(name: str, pins: dict[str, str]) -> Check:
@@ -173,12 +174,31 @@ def kernel_python() -> list[str]:
     return [sys.executable if command in ("python", "python3", f"python3.{sys.version_info[1]}") else command]
 
 
+def _kernel_fix(error: Exception) -> str:
+    """What fixes a kernel that cannot be found: a home folder that takes no files and a broken
+    spec on ``JUPYTER_PATH`` are not fixed by `make setup`, so they are named."""
+    if isinstance(error, OSError) and platform_checks.home_check()[0] == FAIL:
+        return platform_checks.HOME_FIX
+    if isinstance(error, ValueError):  # a kernel.json that is not JSON (json's error is a ValueError)
+        try:
+            from jupyter_client.kernelspec import KernelSpecManager
+
+            folder = KernelSpecManager().find_kernel_specs().get("python3")
+        except Exception:
+            folder = None
+        if folder:
+            return f"its spec, {folder}/kernel.json, is broken: fix or remove that folder (JUPYTER_PATH may name it)"
+    return SETUP
+
+
 def check_kernel(notebooks: Path | None = None) -> Check:
     """The kernel `make lab` opens, started from ``notebooks`` (the temp folder where there is none)."""
     try:
         command = kernel_python()
-    except Exception as error:  # no jupyter_client, or no python3 kernel spec
-        return Check(FAIL, "jupyter kernel", f"no python3 kernel here ({type(error).__name__}: {error}): {SETUP}")
+    except Exception as error:  # no jupyter_client, or no python3 kernel spec, or a broken one
+        return Check(
+            FAIL, "jupyter kernel", f"no python3 kernel here ({type(error).__name__}: {error}): {_kernel_fix(error)}"
+        )
     code = "import pp_demo, os; print(os.path.dirname(os.path.realpath(pp_demo.__file__)))"
     try:
         # from where `make lab` starts its kernels, so this folder's pp_demo is not found by accident
@@ -233,7 +253,8 @@ def check_ranks(ranks: list[subprocess.Popen[str]]) -> Check:
             rank.communicate()
         why = "a firewall or VPN may block connections to 127.0.0.1; the --distributed runs will hang the same way"
         return Check(FAIL, name, f"no exchange within {RANKS_TIMEOUT_S} s: {why}")
-    if any(r.returncode for r in ranks) or outs[1][0].strip() != "[0.0, 1.0, 2.0, 3.0]":
+    # the tensor's line among others: gloo on some torch releases (2.10) prints "Rank 1 is connected ..."
+    if any(r.returncode for r in ranks) or "[0.0, 1.0, 2.0, 3.0]" not in outs[1][0].splitlines():
         errors = [line for _, err in outs for line in err.strip().splitlines()]
         said = errors[-1] if errors else "no message"
         return Check(FAIL, name, f"the exchange failed ({said}): see docs/troubleshooting.md")
@@ -270,6 +291,9 @@ def run_probe(colossalai: bool) -> dict[str, Any]:
     """Import what the notebooks import, stderr caught; then the reproduction's first line."""
     argv = [sys.executable, "-c", PROBE, json.dumps(NOTEBOOK_MODULES), "1" if colossalai else "0"]
     env = platform_checks.env_with_path(PACKAGE_DIR.parent)
+    mplconfig = platform_checks.private_mplconfig()  # as `make lab`'s kernels and the tests have it
+    if mplconfig and "MPLCONFIGDIR" not in env:
+        env["MPLCONFIGDIR"] = mplconfig
     done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, env=env)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
@@ -312,6 +336,12 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
     checks += [check_kernel(notebooks), colossalai, check_deepspeed(), check_temp_dir()]
+    room = (
+        platform_checks.home_check(),
+        platform_checks.writable_check(notebooks),
+        platform_checks.torchrun_env_check(),
+    )
+    checks += [Check(*check) for check in room]
     if ranks is None:  # no torch: nothing started
         return checks + [Check(SKIP, name, "needs torch") for name in TORCH_CHECKS]
     return checks + [check_ranks(ranks), *probe_checks(colossalai=colossalai.status == OK)]
@@ -327,15 +357,18 @@ def add_doctor_options(parser: argparse.ArgumentParser) -> None:
 
 def run_doctor(args: argparse.Namespace) -> int:
     """Every check, a line each as it comes; exit status 1 on a FAIL, 130 on Ctrl-C (its child checks end with it)."""
-    failed = 0
+    failed = warned = 0
     try:
         for check in run_checks(args.checkout):
             print(check.line(), flush=True)
             failed += check.status == FAIL
+            warned += check.status == WARN
     except KeyboardInterrupt:
         sys.stderr.write("interrupted (Ctrl-C): the doctor stopped before its last check\n")
         return 130
     print(f"{failed} check(s) failed: fix them from the top" if failed else "all set for the workshop")
+    if warned and not failed:  # "all set" is true, but a WARN above may still stop a run
+        print(f"(read the {warned} WARN line(s) above: each says what it affects)")
     return 1 if failed else 0
 
 

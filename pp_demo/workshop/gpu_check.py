@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pp_demo.errors import BadInput
 from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
 from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, installed, package_version
 
@@ -283,6 +284,9 @@ def format_table(outcomes: list[Outcome]) -> str:
 def run_check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """The check: 0 when every step passed or was skipped (or there is no GPU), else 1;
     ``parser`` as in ``plan``."""
+    checkout = Path(args.checkout)
+    if not checkout.is_dir():  # every step runs in it: refused before any is listed or started
+        raise BadInput(f"--checkout {checkout}: no such folder (the workbook's checkout, where every step runs)")
     gpus = visible_gpus()
     if args.dry_run:
         here = f"on this machine ({len(gpus)} GPU{'s' if len(gpus) > 1 else ''})"

@@ -18,10 +18,11 @@ import urllib.request
 import pytest
 
 from pp_demo.workshop.lab import lab_command
+from pp_demo.workshop.workspace import prepare_workspace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "tmp"
-NOTEBOOK = "01_four_padding_rows.ipynb"
+NOTEBOOK = "04_pad_equals_eos.ipynb"  # the notebook with the explorer
 TIMEOUT_MS = 120_000
 
 
@@ -44,6 +45,7 @@ def lab(tmp_path):
     (home / "notebooks").mkdir(parents=True)
     shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / "notebooks" / NOTEBOOK)
     shutil.copytree(ROOT / "docs", home / "docs")
+    prepare_workspace(home)  # as make lab does: the working copy Lab opens at
     env = dict(
         os.environ,
         PYTHONPATH=str(ROOT),
@@ -54,7 +56,7 @@ def lab(tmp_path):
     )
     # make lab's own command (as root --allow-root; no display here, so --no-browser)
     command, _, url = lab_command(["--LabApp.expose_app_in_browser=True"], environ={}, root=home)
-    base, token = url.split("/lab/tree/notebooks?token=")
+    base, token = url.split("/lab/tree/workspace?token=")
     log = tmp_path / "lab.log"
     with open(log, "w") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -138,6 +140,8 @@ def test_run_all_then_type_a_row(page, lab):
     assert len(cells) >= 20 and all(cell["bad"] == 0 for cell in cells), cells
     assert page.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     page.evaluate(_SCROLL_TO_EXPLORER)
+    # Lab draws a widget once its cell is in view: wait for the explorer's table to be drawn
+    page.wait_for_function("() => document.querySelector('.pp-explore-table')?.innerText.includes('count')")
 
     # The explorer starts on [5,0,7,8,0,0]; review table: count 2, first pad mod L 0, fix 3.
     start = _lands_on(_answer(page))
@@ -162,7 +166,7 @@ def test_lab_opens_at_the_notebooks_and_the_glossary_link_opens_the_glossary(pag
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{base}/?token={token}")  # where `/` and the browser Lab opens go: notebooks/
     page.wait_for_selector(f".jp-DirListing-item[title*='{NOTEBOOK}']")
-    assert page.url.split("?")[0].endswith("/lab/tree/notebooks")
+    assert page.url.split("?")[0].endswith("/lab/tree/workspace")
     page.goto(f"{base}/lab/tree/notebooks/{NOTEBOOK}?token={token}&reset")
     _start_kernel(page)
     link = page.locator(".jp-RenderedMarkdown a[href*='glossary.md']").first

@@ -104,7 +104,7 @@ def test_cli_families_prints_the_matrix_from_two_ranks(capsys):
 
 
 def test_a_family_runs_its_colossalai_rule_then_the_fix_unless_rules_are_chosen():
-    from pp_demo.verify.family_matrix import rules_for
+    from pp_demo.verify.compare import rules_for
 
     # ColossalAI 0.5.0's rules (DESIGN: llama count, mistral first_pad, gpt2 first_pad_mod); the
     # Qwen3 forward added after 0.5.0 takes the fix, so the fix is run once

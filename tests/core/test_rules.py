@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from pp_demo.core import CASES, FIX, RULES, get_rule
+from pp_demo.errors import BadInput
 from pp_demo.pooling.positions import pooled_positions
 
 #                        left right lpic rpic unpadded all_pad trailing_eos
@@ -85,9 +86,9 @@ def test_no_pad_id_larger_batch_is_refused(rule):
     [
         (torch.tensor([5, 6, 0]), ValueError, "2-D"),
         (torch.zeros(1, 3, 2, dtype=torch.long), ValueError, "2-D"),
-        (torch.tensor([[5.0, 6.0, 0.0]]), TypeError, "integer"),
+        (torch.tensor([[5.0, 6.0, 0.0]]), BadInput, "must hold integers|must be integer or bool"),
         (torch.zeros(1, 0, dtype=torch.long), ValueError, "empty"),
-        ([[5, 6, 0]], TypeError, "torch.Tensor"),
+        ([[5, 6, 0]], BadInput, "must be a torch.Tensor, got list"),
     ],
     ids=["1-D", "3-D", "float", "empty", "list"],
 )

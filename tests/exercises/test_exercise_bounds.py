@@ -46,4 +46,5 @@ def test_an_answer_that_exits_is_not_yet_and_check_never_raises(capsys, answer, 
 
 
 def test_a_right_answer_is_still_correct_through_the_thread():
-    assert core.status("01.1", core.EXERCISES["01.1"].solution) == "correct"
+    # the stub's line filled in by hand (the record's own solution is refused as an answer: test_exercise_judges)
+    assert core.status("01.1", lambda ids, pad: ids.shape[-1] - 1 - (ids != pad).flip(-1).int().argmax(-1)) == "correct"

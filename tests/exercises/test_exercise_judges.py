@@ -46,12 +46,14 @@ RIGHT = [
     ("10.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
     ("11.1", [3, 2, 0]),  # count pools 4, 3, 2, 3; the rightmost non-pad id at 5, 3, 5, 4
     ("11.2", 1),  # the hidden states: float; the ids and mask: long
-    ("02.1", [2, 0]),  # a pad before the last real token: rows 0 and 2; row 1's pad comes after it
-    ("05.1", (2, 4, 1)),  # 14 % 3; five real tokens, so position 4, token 4, 4 % 3
-    ("05.1", [2, 4, 1]),
+    ("12.1", (5, 4, 3, 4)),  # the mask's five ones; four ids not 0; 4 - 1; the 8 at 4
+    ("13.1", 1.1),  # -ln(1/3)
+    ("02.1", [3, 0]),  # a masked position before the rightmost non-pad id: rows 0 and 3
+    ("05.1", (2, 4, 0)),  # 11 % 3; five real tokens, so position 4, token 27, 27 % 3
+    ("05.1", [2, 4, 0]),
     ("05.2", {4, 3, 2}),  # real tokens from 8 - r, pooled at r - 1: a pad while r - 1 < 8 - r
     ("05.3", [4, 3]),  # position 4 attends to the real tokens at or before it
-    ("03.1", [True, False, False]),  # count pools 4, 2, 4; the rightmost non-pad id at 4, 3, 5
+    ("03.1", [True, False, False, False]),  # count pools 4, 2, 3, 2; the rightmost non-pad id at 4, 5, 4, 3
     ("03.2", (3, 6)),  # 4 non-pad ids, minus one: 3; the rightmost non-pad id, the 8, at 6
     ("03.2", [3, 6]),
     ("03.3", [4, 1, 3]),
@@ -99,17 +101,21 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("11.2", 3, "an integer tensor has no gradient"),
     ("11.2", 0, "which are floating point?"),
     ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0: draw that step"),
+    ("12.1", (5, 5, 4, 4), "its answer is (8, 7, 6, 7)"),  # the real eos counted as a non-pad id
+    ("12.1", (4, 4, 3, 4), "its answer is (8, 7, 6, 7)"),  # real tokens read off the ids
+    ("13.1", 0.69, "logits [0, 0, 0, 0]"),  # ln 2
+    ("13.1", 1.58, "logits [0, 0, 0, 0]"),  # log base 2
     ("10.2", lambda m, p: (p - 1) / m, "for m=1, p=2 you return 1.0"),
-    ("02.1", [0, 1, 2], "row 1 [5,6,7,8,9,0] (mask [1,1,1,1,1,0]) is misjudged"),
-    ("02.1", [], "row 0 [0,5,6,7,8,9] (mask [0,1,1,1,1,1]) is misjudged"),
-    ("02.1", [0], "row 2 [0,5,6,7,8,0] (mask [0,1,1,1,1,0]) is misjudged"),
+    ("02.1", [0, 1, 3], "rows like [21,22,23,24,25,26,0] (mask [1,1,1,1,1,1,0]), whose logits a mask of ones leaves"),
+    ("02.1", [], "rows like [0,21,22,23,24,25,26] (mask [0,1,1,1,1,1,1]), whose logits a mask of ones changes"),
+    ("02.1", [0, 2], "rows like [0,21,22,23,24,25,26] (mask [1,1,1,1,1,1,1]), whose logits a mask of ones leaves"),
     ("01.3", 6, "6 is where model.forward pools, the rightmost non-pad id, and the count rule does not look for it"),
     ("01.3", 5, "on the right row [5,6,7,8,0,0], where the review table's count column says 3"),
     ("01.3", 7, "7 is the last position of [0,5,6,0,7,8,9,0], a pad"),
     ("01.3", -1, "-1 is one before the first pad id, another rule's idea; try your way on the left row"),
     ("01.3", 8, "has positions 0 to 7, so 8 is none of them"),
-    ("03.1", [True, False, True], "row 2 [7,8,9,10,0,11] is misjudged"),
-    ("03.1", [True, True, True], "row 1 [0,7,8,9,0,0] is misjudged"),
+    ("03.1", [True, False, True, False], "rows like [21,22,23,0,24,25,26,0], where the count rule misses"),
+    ("03.1", [True, True, True, True], "rows like [0,0,0,21,22,23,24], where the count rule misses"),
     ("03.2", (4, 6), "on [0,0,5,6,0,7,8,0] your count-rule position is off: the count rule counts"),
     ("03.2", (3, 7), "on [0,0,5,6,0,7,8,0] your model.forward position holds the pad id"),
     ("03.3", [1, 3], "row 4 [5,6,0,7,0,0] is misjudged"),
@@ -124,15 +130,15 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("04.2", lambda ids, mask, pad: mask.sum(-1) - 1, "on left [0,0,5,6,7,8] (mask [0,0,1,1,1,1]) your rule pools 3"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),
     ("04.3", 5, "5 is the true last real token"),
-    ("05.1", (1, 4, 1), "on [0,0,0,16,4,27,9,14] your label is off"),
-    ("05.1", (2, 7, 2), "your count-rule position is off (that is the last real token"),
+    ("05.1", (1, 4, 0), "take your three steps on another row of the task, [0,0,14,25,7,22,9,31]"),
+    ("05.1", (2, 7, 2), "its answer is (1, 5, 1)"),
     # the wrong reason that passed when only the class was asked: no minus one, the 27's class
-    ("05.1", (2, 5, 0), "your count-rule position is off"),
-    ("05.1", (2, 4, 0), "your class of the pooled token is off"),
+    ("05.1", (2, 5, 1), "its answer is (1, 5, 1)"),
+    ("05.1", (2, 4, 1), "its answer is (1, 5, 1)"),
     ("05.2", [2, 3], "your answer misjudges r=4, a row like [0,0,0,0,5,6,7,8]"),
     ("05.2", [5, 6, 7], "misjudges r=2"),
     ("05.3", [4], "your answer leaves out a position: the pooled token sees itself"),
-    ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 27: attention is causal"),
+    ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 13: attention is causal"),
     ("06.1", [1], "row 2 [0,5,6,7,0,0] is misjudged"),
     ("06.1", [0, 1, 2], "row 0 [0,0,5,6,7,8] is misjudged"),
     ("06.2", [0, 1, 2, 3, 4, 5], "your answer holds padding"),
@@ -224,13 +230,15 @@ SHORTCUTS = [
     ("01.3", 2, "the right_pad_in_content row [5,0,7,8,0,0]"),  # the count column's 2 for the pad-in-text rows
     ("01.3", 3, "the right_pad_in_content row [5,0,7,8,0,0]"),  # notebook 01 prints count - 1 = 3 for the left row
     ("10.1", 1, "the forwards-only answer"),  # "m =  4:  5 slots" printed above: 5 - 4 busy
-    ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),  # the 2m/(m+1) line, p = 2 baked in
+    ("10.2", lambda m, p: 1 / (m + 1), "for m=1, p=3 you return 0.5"),
+    ("12.1", (5, 4, 4, 4), "its answer is (8, 7, 6, 7)"),  # the count taken as the position
+    ("13.1", 0.0, "logits [0, 0, 0, 0]"),  # zero logits read as zero loss  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.instruments.bench.bounds.ideal_speedup"),
     ("11.1", [0], "row 2 [0,0,3,0,4,5] is misjudged"),  # the notebook's left-padded row alone
     ("11.2", 2, "which are floating point?"),  # the two tensors riding beside the hidden states
-    ("02.1", [0], "row 2 [0,5,6,7,8,0]"),  # only the left-padded row, as 01 and 03 show left padding failing
-    ("03.1", [False, True, False], "row 0 [7,8,9,10,11,0]"),  # the printed line's order (left-padded first)
+    ("02.1", [0, 2], "rows like [0,21,22,23,24,25,26] (mask [1,1,1,1,1,1,1])"),  # the rows that start with a pad
+    ("03.1", [True, True, False, False], "rows like [0,0,0,21,22,23,24]"),  # the first-pad rule's verdicts
     # the count rule's and model.forward's positions printed above for left_pad_in_content
     ("03.2", (2, 5), "your count-rule position is off"),
     ("03.3", [0, 2, 3], "row 0 [5,6,7,8,9,10] is misjudged"),  # the ✗ rows
@@ -239,7 +247,7 @@ SHORTCUTS = [
     ("04.2", lambda ids, mask, pad: rules.rightmost_attended(mask), "calls pp_demo.core.rightmost_attended"),
     ("04.3", 4, "4 is where rightmost_non_pad pools"),  # the first_pad_mod column of the tokenized pairs: 4
     ("04.3", 0, "0 is not where first_pad_mod pools"),  # first_pad_mod on right_pad_in_content, printed above
-    ("05.1", (2, 5, 0), "your count-rule position is off"),  # the label printed for each row, and the
+    ("05.1", (2, 4, 1), "take your three steps on another row"),  # the class read off the position, and the
     # count rule's position taken as "the number of real tokens" (the notebook's words, without the minus one)
     ("05.2", [2, 3, 4, 5, 6, 7], "misjudges r=5"),  # "pools a pad or an earlier real token": every r
     ("05.3", list(range(8)), "your answer holds a position after the one the count rule pools"),
@@ -330,12 +338,13 @@ def test_judging_leaves_no_profiler_behind():
 
 
 @pytest.mark.parametrize(
-    "key, answer", [("03.1", [True] * 3), ("03.3", [0]), ("04.1", [1]), ("06.1", [0]), ("08.1", [(0, 0)] * 4)]
+    "key, answer", [("03.1", [True] * 4), ("03.3", [0]), ("04.1", [1]), ("06.1", [0]), ("08.1", [(0, 0)] * 4)]
 )
 def test_every_wrong_attempt_gets_a_counterexample(key, answer):
     # a row it misjudges, with the reason, on the first try and on every later one
     tries = [status(key, answer) for _ in range(3)]
-    assert all(t.startswith("not yet: row ") for t in tries), tries
+    room = ("not yet: your reasoning misjudges rows like ",)  # an exercise done in the room: another row
+    assert all(t.startswith(("not yet: row ", *room)) for t in tries), tries
 
 
 def test_the_06_3_judge_is_written_from_the_definition_not_the_solution():

@@ -13,7 +13,13 @@ def test_every_exercise_has_a_reference_solution():
 
 @pytest.mark.parametrize("key", sorted(SOLUTIONS))
 def test_reference_solution_is_correct(key, capsys):
-    assert check(key, SOLUTIONS[key]) is None  # the cell shows the printed line only
+    solution = SOLUTIONS[key]
+    name = f"{getattr(solution, '__module__', '')}.{getattr(solution, '__qualname__', '')}"
+    if name in EXERCISES[key].refuse:  # a function the reader could pass as it is: right by its judge, refused
+        assert EXERCISES[key].judge(solution) is None
+        assert status(key, solution).startswith(f"not yet: your answer calls {name}: write it yourself")
+        return
+    assert check(key, solution) is None  # the cell shows the printed line only
     assert capsys.readouterr().out == f"[{key}] correct\n"
 
 
@@ -68,8 +74,8 @@ def test_01_1_is_judged_on_rows_with_a_non_pad_id_only():
     # the first hour's fill-in: the all-pad row (where model.forward pools 0) is notebook 04's
     from pp_demo.exercises import nb01
 
-    rows = [row for batch, _ in nb01._batches_for_01_1() for row in batch]
-    assert len(rows) > 20 and all(any(t != 0 for t in row) for row in rows)
+    rows = [(row, pad) for batch, _, pad in nb01._batches_for_01_1() for row in batch]
+    assert len(rows) > 20 and all(any(t != pad for t in row) for row, pad in rows)
     assert SOLUTIONS["01.1"](torch.tensor([[0, 0, 5, 6, 7, 8], [5, 6, 7, 8, 0, 0]]), 0).tolist() == [5, 3]
 
 
@@ -91,8 +97,8 @@ def test_01_1_is_judged_on_rows_with_a_non_pad_id_only():
         ),
         ("10.2", lambda m: 1 / (m + 1), "takes the number of micro-batches and of stages"),
         ("10.2", 0.2, "should be a function"),
-        ("02.1", [0, 1, 2], "row 1 [5,6,7,8,9,0] (mask [1,1,1,1,1,0]) is misjudged"),
-        ("02.1", [3], "there is no row 3"),
+        ("02.1", [0, 1, 3], "rows like [21,22,23,24,25,26,0] (mask [1,1,1,1,1,1,0])"),
+        ("02.1", [4], "there is no row 4"),
         ("02.1", "attention_mask", "give the rows as a list of ints"),
     ],
 )
@@ -126,13 +132,15 @@ def test_notebook_02_a_mask_of_ones_on_the_last_stage_changes_exactly_the_soluti
     # last stage (pooling as model.forward does) a mask of ones; the rows whose logits move
     from pp_demo.core import build_model, split_model
 
-    ids = torch.tensor([[0, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9, 0], [0, 5, 6, 7, 8, 0]])  # the question's rows
-    mask = (ids != 0).long()
+    ids = torch.tensor(
+        [[0, 5, 6, 7, 8, 9], [5, 6, 7, 8, 9, 0], [0, 5, 6, 7, 8, 9], [5, 6, 0, 7, 8, 0]]
+    )  # the question's
+    mask = torch.tensor([[0, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1], [1, 1, 0, 1, 1, 0]])
     first, last = split_model(build_model(family), rule="rightmost_non_pad")
     with torch.no_grad():
         hidden = first(ids, mask)
         moved = (last(hidden, ids, torch.ones_like(mask)) - last(hidden, ids, mask)).abs().amax(-1)
-    assert [row for row in range(3) if moved[row] > 1e-6] == SOLUTIONS["02.1"]
+    assert [row for row in range(4) if moved[row] > 1e-6] == SOLUTIONS["02.1"]
     assert moved[SOLUTIONS["02.1"]].min() > 1e-4  # far from rounding: a pad's hidden state read
 
 
@@ -140,8 +148,8 @@ def test_notebook_02_a_mask_of_ones_on_the_last_stage_changes_exactly_the_soluti
 @pytest.mark.parametrize(
     "key, wrong, counterexample",
     [
-        ("03.1", [False, True, False], "row 0 [7,8,9,10,11,0] is misjudged"),
-        ("03.1", [True, False], "the batch has 3 rows, your list has 2"),
+        ("03.1", [False, True, False, False], "rows like [21,22,23,24,25,26,0], where the count rule matches"),
+        ("03.1", [True, False], "the batch has 4 rows, your list has 2"),
         ("03.1", [1, 0, 0], "a list of True or False"),
         ("03.2", (6, 6), "your count-rule position is off, as if it looked for the last real token"),
         ("03.2", (3, 5), "on [0,0,5,6,0,7,8,0] your model.forward position is off"),
@@ -350,8 +358,8 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
 @pytest.mark.parametrize(
     "key, wrong, counterexample",
     [
-        ("05.1", (1, 4, 1), "on [0,0,0,16,4,27,9,14] your label is off"),
-        ("05.1", (2, 5, 0), "your count-rule position is off"),  # no minus one: the 27
+        ("05.1", (1, 4, 0), "take your three steps on another row"),
+        ("05.1", (2, 5, 1), "take your three steps on another row"),  # no minus one: the 13
         ("05.1", 2, "give three ints"),
         ("05.1", (2, 4, "1"), "give three ints"),
         ("05.1", (2, 1), "give three ints"),
@@ -360,7 +368,7 @@ def test_notebook_06_function_stub_returning_ellipsis_is_not_attempted():
         ("05.2", [2, 3, 4, 8], "2 to 7 real tokens, not 8"),
         ("05.2", "234", "a list of ints"),
         ("05.3", [0, 1, 2, 3, 4], "your answer holds a pad (mask 0)"),  # causal, but pads are keys too
-        ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 27: attention is causal"),
+        ("05.3", [3, 4, 5, 6, 7], "a position after the one the count rule pools, the token 13: attention is causal"),
         (
             "05.3",
             list(range(8)),

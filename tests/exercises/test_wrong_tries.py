@@ -64,7 +64,7 @@ def _values(solution: object) -> set[str]:
     """The answer's values as the words a message would show them by."""
     if callable(solution):
         return set()
-    if isinstance(solution, (bool, int, str)):
+    if isinstance(solution, (bool, int, float, str)):
         return {str(solution)}
     if _is_example_row(solution):  # any row with the property is right
         return set()
@@ -167,6 +167,8 @@ def _swept(solution: object) -> list[object]:
         return []
     if _is_int(solution):
         return list(range(-2, 12))
+    if isinstance(solution, float):  # a value to two decimals: nearby ones
+        return [round(solution + d / 100, 2) for d in range(-60, 61, 7)]
     if isinstance(solution, str):
         return list("abcdef") if len(solution) == 1 else []
     items = list(solution)  # type: ignore[call-overload]

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from pp_demo.core import CASES, RULES, get_rule, known_lengths
+from pp_demo.errors import BadInput
 from pp_demo.figures.pooling import draw_class_grid
 from pp_demo.pooling.packed import PACKED, class_grid, pack, run_on_cases
 from pp_demo.pooling.positions import pooled_positions
@@ -164,10 +165,10 @@ def test_the_packed_example_and_pack():
 @pytest.mark.parametrize(
     "bad, error, message",
     [
-        ([0, 3], TypeError, "torch.Tensor"),
+        ([0, 3], BadInput, "cu_seqlens must be a torch.Tensor, got list"),
         (torch.tensor([[0, 3]]), ValueError, "1-D"),
-        (torch.tensor([0.0, 3.0]), TypeError, "integer"),
-        (torch.tensor([True, False]), TypeError, "integer"),
+        (torch.tensor([0.0, 3.0]), BadInput, r"cu_seqlens must hold integers \(torch.long\), got torch.float32"),
+        (torch.tensor([True, False]), BadInput, r"cu_seqlens must hold integers \(torch.long\), got torch.bool"),
         (torch.tensor([0]), ValueError, "at least two"),
         (torch.tensor([1, 3]), ValueError, "start at 0"),
         (torch.tensor([0, 3, 2]), ValueError, "non-decreasing"),

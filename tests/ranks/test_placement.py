@@ -121,19 +121,22 @@ def test_spawned_ranks_count_their_node_only_and_torchruns_read_local_world_size
     monkeypatch.setenv("LOCAL_RANK", "0")
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
     assert ranks_placement(2)[:2] == ("gloo", CPU)
-    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
-    monkeypatch.setenv("RANK", "1")
+    # a torchrun rank: every variable torchrun sets (``pp_demo.ranks.torchrun_env.is_torchrun_rank``)
+    for name, value in {"TORCHELASTIC_RUN_ID": "x", "RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "localhost"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MASTER_PORT", "1")
     assert ranks_placement(2) == ("nccl", torch.device("cuda", 0), None)  # one rank per node
 
 
 def test_reproduce_distributed_prints_the_note_once_when_gpus_go_unused(gpus, monkeypatch, capsys):
+    import pp_demo.ranks.runner as runner
     import pp_demo.verify.compare as compare
     from pp_demo.cli import main
 
     gpus(1)
-    in_process = compare.run
+    in_process = runner.run
     # the ranks themselves are not this test's subject: the jobs run in this process
-    monkeypatch.setattr(compare, "run", lambda jobs, on: in_process(jobs, on="process"))
+    monkeypatch.setattr(runner, "run", lambda jobs, on: in_process(jobs, on="process"))
     monkeypatch.setattr(compare, "default_device", lambda: "cpu")
     assert main(["reproduce", "--distributed", "--family", "llama"]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -60,11 +60,35 @@ def test_the_three_hour_plan_fits_150_minutes_of_content_two_breaks_and_four_exe
         assert all(5 <= agenda.exercises_of(ep)[k]["minutes"] <= 8 for k in exercises), number
 
 
-def test_the_three_hour_plan_is_the_core_path_cut():
+def test_the_three_hour_plan_teaches_the_rooms_notebooks_whole_in_order():
     core_path = [title[:2] for title, ep, _ in EPISODES if ep["track"] == "core"]
-    assert core_path == ["01", "02", "03", "05"]
-    assert [(t.number, t.sections) for t in THREE_HOURS.takes] == [(n, "core") for n in core_path]
-    assert all(t.skip for t in THREE_HOURS.takes)  # cut, not compressed
+    assert core_path == list(agenda.ROOM_NOTEBOOKS) == ["01", "02", "03", "05"]
+    assert [(t.number, t.sections) for t in THREE_HOURS.takes] == [(n, "all") for n in core_path]
+    for number, ep, sections, _ in _taken(THREE_HOURS):
+        # every ## section of the notebook, in order: nothing left for an instructor to skip
+        _, _, order = agenda.find(EPISODES, number)
+        assert sections == [h for h in order if h != agenda.EXERCISES], number
+        assert all(info["track"] == "core" for info in ep["sections"].values()), number
+
+
+def test_no_stretch_of_the_three_hour_plan_between_breaks_runs_over_an_hour():
+    items = agenda.plan(THREE_HOURS, EPISODES)
+    stretches, now = [], 0
+    for item in items:
+        if item.is_break:
+            stretches.append(now)
+            now = 0
+        else:
+            now += item.minutes
+    stretches.append(now)
+    assert len(stretches) == 3 and max(stretches) <= agenda.ROOM_STRETCH == 60, stretches
+
+
+def test_the_day_plan_takes_the_rooms_notebooks_first_then_the_days_own():
+    day = BY_TITLE["a full day"]
+    taught = [t.number for t in day.takes if t.sections != "demo"]
+    assert taught[: len(agenda.ROOM_NOTEBOOKS)] == list(agenda.ROOM_NOTEBOOKS)
+    assert all(number not in agenda.ROOM_NOTEBOOKS for number in taught[len(agenda.ROOM_NOTEBOOKS) :])
 
 
 @pytest.mark.parametrize("fmt", agenda.FORMATS, ids=[f.title for f in agenda.FORMATS])
@@ -78,10 +102,9 @@ def test_the_wrap_up_takes_no_key_point_whose_sections_the_plan_skips(fmt):
         assert len(kept) + len(dropped) == len(ep["keypoints"])
 
 
-def test_the_three_hour_wrap_up_drops_what_leans_on_the_skipped_sections():
-    points = {title[:2]: kept for title, kept, _ in agenda.wrap_up_points(THREE_HOURS, EPISODES)}
-    assert not any("split point" in p for p in points["03"])  # 03's "Other split points" is skipped
-    assert not any("pad position computes" in p for p in points["05"])  # 05's mechanism is skipped
+def test_the_three_hour_wrap_up_takes_every_key_point_of_the_notebooks_it_teaches():
+    for title, kept, dropped in agenda.wrap_up_points(THREE_HOURS, EPISODES):
+        assert kept and not dropped, title
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
     assert "The wrap-up's key points" in guide.split("## Schedule: 3 hours")[1].split("## Schedule:")[0]
 
@@ -110,13 +133,12 @@ def test_a_plan_takes_each_notebook_at_the_minutes_its_content_costs():
 # Dependencies the notebooks are known to have, by a fragment of each heading (headings get
 # reworded): where the material moves, drop the line here and the metadata's needs with it.
 KNOWN_NEEDS = [
-    ("01", "Two references", "references part ways"),  # taught early, its payoff is the trailing-eos row
-    ("01", "pad == eos", "-1"),  # the pad == eos section leans on the -1 wrap
-    ("03", "keypoint:3", "Other split points"),  # "not to the split point"
-    ("05", "keypoint:3", "mechanism"),  # "what a pad position computes"
-    ("05", "keypoint:2", "Ten seeds"),
-    ("05", "Ten seeds", "mechanism"),  # the ten-seed table shows runs that section explains
-    ("05", "Ten seeds", "first-pad rule on a pad == eos"),
+    ("04", "pad == eos", "-1"),  # the pad == eos section leans on the -1 wrap
+    ("12", "keypoint:2", "Other split points"),  # "not to the split point"
+    ("13", "keypoint:2", "mechanism"),  # "what a pad position computes"
+    ("13", "keypoint:1", "Ten seeds"),
+    ("13", "Ten seeds", "mechanism"),  # the ten-seed table shows runs that section explains
+    ("13", "Ten seeds", "first-pad rule on a pad == eos"),
     ("06", "06.2", "sdpa"),
     ("06", "06.3", "sdpa"),
 ]
@@ -143,28 +165,28 @@ def test_the_known_dependencies_are_recorded(number, part, needed):
     assert _heading(ep, needed) in owner.get("needs", []), (number, part)
 
 
-def test_every_when_late_cut_is_a_cut_the_plans_can_still_make():
-    for number, notes in instructor_notes.EPISODES.items():
-        for fmt in agenda.FORMATS:
-            for taken_number, ep, sections, exercises in _taken(fmt):
-                if taken_number != number:
-                    continue
-                assert notes.cut_when_late, f"{fmt.title} teaches {number}: its notes name no cut"
-                kept = [h for h in sections if h not in notes.cut_when_late]
-                kept_exercises = [k for k in exercises if k not in notes.cut_when_late]
-                for part in notes.cut_when_late:
-                    assert part in sections or part in exercises, f"{fmt.title} has no {part!r} of {number} left to cut"
-                assert agenda.unmet_needs(ep, kept, kept_exercises) == [], (fmt.title, number)
-                assert agenda.minutes_of(ep, kept, kept_exercises) < agenda.minutes_of(ep, sections, exercises)
-
-
-def test_the_guide_prints_each_cut_with_its_minutes():
+def test_the_notes_under_each_plan_name_only_what_that_plan_teaches():
     guide = (ROOT / "docs" / "facilitator.md").read_text(encoding="utf-8")
-    _, ep, _ = agenda.find(EPISODES, "03")
-    assert f"- When late, cut: {instructor_notes.cut_line(instructor_notes.EPISODES['03'], ep)}." in guide
-    for part in instructor_notes.EPISODES["03"].cut_when_late:
-        minutes = (agenda.exercises_of(ep).get(part) or ep["sections"].get(part))["minutes"]
-        assert f"{part} ({minutes} min)" in guide or f'"{part}" ({minutes} min)' in guide
+    for fmt in agenda.FORMATS:
+        block = guide.split(f"## Schedule: {fmt.title}\n", 1)[1].split("\n## ", 1)[0]
+        notes = block.split("**The instructor's notes for this plan**", 1)[1]
+        for number, ep, sections, exercises in _taken(fmt):
+            title = agenda.find(EPISODES, number)[0]
+            mine = notes.split(f"*{title}*\n", 1)[1].split("\n\n*", 1)[0]
+            # a note is shown with the section it happens in: each must be one this plan teaches
+            for heading in ep["sections"]:
+                if heading not in sections and heading != agenda.EXERCISES:
+                    assert f"({heading})" not in mine, (fmt.title, number, heading)
+            told_home = [k for k in exercises if f"exercise {k} (" in mine.split("When late", 1)[-1]]
+            assert told_home == exercises, (fmt.title, number)  # the cut is the plan's own exercises
+            assert all(k in exercises for k in agenda.exercises_of(ep) if f"send exercise {k}" in mine)
+
+
+def test_the_notes_are_written_for_sections_that_exist():
+    for number, notes in instructor_notes.EPISODES.items():
+        _, ep, _ = agenda.find(EPISODES, number)
+        for heading, _ in (*notes.live_code, *notes.run):
+            assert heading in ep["sections"], (number, heading)
 
 
 # ---- the machinery on a made-up notebook

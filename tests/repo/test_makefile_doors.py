@@ -39,3 +39,15 @@ def test_the_makefile_run_in_the_checkout_by_minus_c_finds_packaging_mk(tmp_path
     done = _make("-C", str(ROOT), "--no-print-directory", "test-offline", "WHEELHOUSE=wh")
     assert done.returncode == 0, done.stderr
     assert "--installer uv" in done.stdout and "INSTALLER=pip" in done.stdout  # both installers, from packaging.mk
+
+
+@pytest.mark.parametrize("target", ["test", "test-notebooks", "notebooks"])
+def test_the_notebook_targets_give_matplotlib_the_venvs_own_cache_not_the_per_user_one(target):
+    """MPLCONFIGDIR: a per-user ~/.cache/matplotlib that other work rewrote without matplotlib's own
+    fonts would put findfont warnings on a notebook's stderr (make lab and the conftest do the same)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES")}
+    env.pop("MPLCONFIGDIR", None)
+    shown = ["--eval", f"{target}: shown-mpl", "--eval", "shown-mpl: ; echo mpl=$(MPLCONFIGDIR)"]
+    done = subprocess.run(["make", "-n", *shown, target], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    said = [line for line in done.stdout.splitlines() if line.startswith("echo mpl=")]
+    assert said == [f"echo mpl={ROOT.resolve()}/.venv/share/pp_demo/matplotlib"], done.stdout + done.stderr

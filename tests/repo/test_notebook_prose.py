@@ -55,7 +55,7 @@ PADDED_ROW_RULES = tuple(name for name in RULES if name != "known_lengths")  # i
 
 SENTENCES = [
     Sentence(
-        "03",
+        "12",
         "That is a position only when all real tokens come first *and* none of them shares the pad id.",
         ("count",),
         "true_last",
@@ -63,7 +63,7 @@ SENTENCES = [
         lambda s, at, want: (at == want) == _starts_with_text(s),
     ),
     Sentence(
-        "03",
+        "12",
         "When a real token does carry the pad id (common when the pad id is reused as the end-of-sequence "
         "id), it is not counted, and the rule lands one more place too early.",
         ("count",),
@@ -96,7 +96,7 @@ SENTENCES = [
         lambda s, at, want: at == want,
     ),
     Sentence(
-        "05",
+        "13",
         "On plain left or right padding that is right;",
         ("first_pad",),
         "true_last",
@@ -104,7 +104,7 @@ SENTENCES = [
         lambda s, at, want: at == want,
     ),
     Sentence(
-        "05",
+        "13",
         "with pad == eos (notebook 04) it stops at the first eos inside the text.",
         ("first_pad",),
         "true_last",
@@ -167,10 +167,10 @@ def test_the_row_06_names_is_the_case_its_shape_is_read_from():
 
 
 def test_on_the_pad_equals_eos_task_first_pad_pools_an_earlier_real_token_never_a_pad():
-    # 05: "On the pad == eos task it pools an earlier real token on every right-padded or full row
+    # 13: "On the pad == eos task it pools an earlier real token on every right-padded or full row
     # that holds an eos, and never a pad" -- read on the task's own rows, not on every shape
     sentence = "it pools an earlier real token on every right-padded or full row that holds an eos, and never a pad"
-    assert sentence in _markdown("05")
+    assert sentence in _markdown("13")
     rows_with_eos = 0
     for seed in range(3):
         for batch in make_batches(8, seed=seed):

@@ -20,7 +20,6 @@ DELIBERATE = {
     "Outcome": "what one checker call did (verify/checker/worker.py) vs. one gpu-check step's result",
     "Step": "a training step of a job (pipeline/jobs.py) vs. one step of gpu-check's plan",
     "Forward": "a model's forward in one process (pipeline) vs. a ColossalAI forward taking the model",
-    "check_device": "the CLI's --device text (pipeline/validate.py) vs. the checker's device argument",
     "run_check": "the handlers of two commands: the checker and gpu-check",
     "start_ranks": "the doctor's two-rank probe vs. the ColossalAI engine's ranks",
     "summary_lines": "each record's own summary: the benchmark's and the engine run's",
@@ -81,9 +80,9 @@ def test_the_verdict_marks_are_written_in_one_place():
 
 
 def test_the_default_rules_of_a_family_are_chosen_in_one_place():
-    # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, beside the family matrix
+    # the default, "its ColossalAI 0.5.0 rule and the fix", is written once, beside the reproduction
     spelled = [path for path, text in SOURCES.items() if re.search(r"colossalai(_rule)?, FIX\]", text)]
-    assert spelled == ["pp_demo/verify/family_matrix.py"]
+    assert spelled == ["pp_demo/verify/compare.py"]
 
 
 def test_one_optimiser_loop_trains_in_a_process():

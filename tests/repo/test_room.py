@@ -102,8 +102,8 @@ def test_the_windows_claim_is_what_the_cached_sdist_s_setup_py_says():
 def test_the_checklist_gives_windows_its_doctor_and_lab_commands():
     command, _, _ = lab.lab_command([])
     assert command[1:3] == ["-m", "jupyterlab"]  # what `make lab` runs, so Windows runs the same module
-    assert lab.OPEN_AT in command  # Lab on the checkout, opening at notebooks/: so does Windows' line
-    for line in (r"`.venv\Scripts\python -m pp_demo doctor`", rf"`.venv\Scripts\python -m jupyterlab {lab.OPEN_AT}`"):
+    assert lab.OPEN_AT in command  # Lab on the checkout, opening at the working copy: Windows runs make lab's module
+    for line in (r"`.venv\Scripts\python -m pp_demo doctor`", r"`.venv\Scripts\python -m pp_demo.workshop.lab`"):
         assert line in CHECKLIST and line in INSTALL
 
 

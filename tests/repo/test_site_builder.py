@@ -121,3 +121,76 @@ def test_a_link_the_site_cannot_hold_stops_the_build_naming_it():
     )
     with pytest.raises(build_site.LinkOutsideSite, match=r"links ../docs/facilitator.md"):
         build_site.site_link("../docs/facilitator.md", "notebooks/01_four_padding_rows.ipynb", stems)
+
+
+def _tiny_checkout(root: pathlib.Path) -> pathlib.Path:
+    """A checkout with one small notebook, the glossary and a README: what ``build`` reads."""
+    (root / "notebooks").mkdir(parents=True)
+    (root / "docs").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# One\n\nWhat you will learn\n\n- a thing")])
+    nbformat.write(nb, root / "notebooks" / "01_one.ipynb")
+    (root / "docs" / "glossary.md").write_text("# Glossary\n\n## stage\n\nA part.\n", encoding="utf-8")
+    (root / "README.md").write_text("# Workbook\n\n## Set up\n", encoding="utf-8")
+    return root
+
+
+def test_the_builder_refuses_a_folder_holding_what_it_did_not_write_and_touches_nothing(tmp_path):
+    root = _tiny_checkout(tmp_path / "checkout")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work", encoding="utf-8")
+    with pytest.raises(build_site.FolderNotOurs, match=r"holds thesis.tex, which the site builder did not write"):
+        build_site.build(out, root)
+    assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+    assert (out / "thesis.tex").read_text(encoding="utf-8") == "years of work"
+    # the committed notebooks' own folder: refused, every notebook kept
+    before = sorted(p.name for p in (root / "notebooks").iterdir())
+    with pytest.raises(build_site.FolderNotOurs, match=r"01_one.ipynb"):
+        build_site.build(root / "notebooks", root)
+    assert sorted(p.name for p in (root / "notebooks").iterdir()) == before
+    # a file named as the folder: refused, kept
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    with pytest.raises(build_site.FolderNotOurs, match=r"is a file"):
+        build_site.build(tmp_path / "afile", root)
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "x"
+
+
+def test_the_builder_rebuilds_its_own_folder_but_a_users_file_added_since_stops_it(tmp_path):
+    root = _tiny_checkout(tmp_path / "checkout")
+    out = tmp_path / "new" / "site"
+    first = build_site.build(out, root)
+    assert {p.name for p in first} == {"index.html", "01_one.html", "glossary.html"}
+    assert build_site.build(out, root) == first  # its own output: replaced
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".pp_demo_site",
+        "01_one.html",
+        "01_one.ipynb",
+        "glossary.html",
+        "index.html",
+    ]
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(build_site.FolderNotOurs, match=r"holds notes.txt"):
+        build_site.build(out, root)
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine" and (out / "index.html").is_file()
+
+
+def test_the_command_says_one_line_exit_2_for_a_foreign_folder_and_1_for_one_it_cannot_write(
+    tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work", encoding="utf-8")
+    assert build_site.main([str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did not write" in err and "Traceback" not in err
+    assert (out / "thesis.tex").is_file()
+
+    def read_only(self, *args, **kwargs):  # as mkdir in a read-only checkout fails (root ignores modes)
+        raise OSError(30, "Read-only file system", str(self))
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", read_only)
+    assert build_site.main([str(tmp_path / "site")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write the site" in err and "Read-only file system" in err
+    assert build_site.main(["a", "b"]) == 2
+    assert "usage" in capsys.readouterr().err

@@ -197,8 +197,11 @@ def test_a_venv_of_another_torch_build_is_refused_with_the_fix(tmp_path):
     "torch, expected",
     [
         ("cu128", "holds torch built for TORCH=cpu, and TORCH=cu128 asks for another"),
-        ("cu999", "holds torch built for TORCH=cpu, and TORCH=cu999 asks for another"),
-        ("gpu", "holds torch built for TORCH=cpu, and TORCH=gpu asks for another"),
+        # a value that is no build is said to be none before deleting the venv is advised: it would not help
+        ("cu999", "TORCH=cu999 is not a build PyTorch publishes: use one of cpu, cu"),
+        ("gpu", "TORCH=gpu is not a build PyTorch publishes: use one of cpu, cu"),
+        ("CPU", "TORCH=CPU is not a build PyTorch publishes (lower case: TORCH=cpu)"),
+        ("rocm6.2", "TORCH=rocm6.2 is not a build PyTorch publishes: use one of cpu, cu"),
     ],
 )
 def test_the_setup_check_refuses_another_build_in_one_line(tmp_path, torch, expected):
@@ -207,6 +210,23 @@ def test_the_setup_check_refuses_another_build_in_one_line(tmp_path, torch, expe
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr.strip().splitlines() == [done.stderr.strip()]
     assert expected in done.stderr
+    if "is not a build" in expected:
+        assert "delete" not in done.stderr and "make clean" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_a_lock_that_is_not_a_file_is_refused_before_the_venv_is_made(tmp_path, kind):
+    lock = tmp_path / "nonexistent.lock.txt"
+    if kind == "folder":
+        lock.mkdir()
+    command = [sys.executable, "-m", "tools.install_env", "--venv", str(tmp_path / "v"), "--lock", str(lock)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    said = "a folder, not a lock file" if kind == "folder" else "no such file"
+    assert (
+        done.returncode == 2
+        and done.stderr == f"setup: --lock {lock.as_posix()}: {said} (a lock such as constraints/pinned.lock.txt)\n"
+    )
+    assert not (tmp_path / "v").exists()
 
 
 def test_a_fresh_setup_with_an_unpublished_build_stops_before_making_anything(tmp_path):
@@ -255,3 +275,66 @@ def test_keep_torch_without_a_torch_stops_in_one_line(tmp_path):
     python.chmod(0o755)
     with pytest.raises(SystemExit, match="has no torch: install the one to keep first"):
         install_env.keep_torch_lock(python, tmp_path / "lock.txt", tmp_path / "kept.txt")
+
+
+def _script(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + text)
+    path.chmod(0o755)
+    return path
+
+
+def test_keep_torch_in_a_venv_made_by_a_venvs_python_says_why_it_sees_no_torch(tmp_path):
+    """``python3 -m venv --system-site-packages`` run by a Python that is itself a venv: the new
+    venv sees the packages of the Python under that venv, not the venv's own torch."""
+    outer = tmp_path / "box-env"  # the machine's python3, itself a venv holding torch
+    (outer / "pyvenv.cfg").parent.mkdir(parents=True)
+    (outer / "pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\n")
+    venv = tmp_path / "venv"
+    (venv / "pyvenv.cfg").parent.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(
+        f"home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.12.3\n"
+        f"command = {outer}/bin/python3 -m venv --system-site-packages {venv}\n"
+    )
+    python = _script(venv / "bin" / "python", "exit 1\n")
+    with pytest.raises(SystemExit) as stopped:
+        install_env.keep_torch_lock(python, tmp_path / "lock.txt", tmp_path / "kept.txt")
+    said = str(stopped.value)
+    assert f"was made with --system-site-packages by {outer}/bin/python3, which is itself a venv" in said
+    assert f"give --venv {outer.as_posix()} itself" in said and "install the one to keep first" not in said
+    assert install_env.unseen_torch(outer) is None  # a venv of its own: nothing to explain
+
+
+def test_keep_torch_says_how_many_packages_go_into_the_environment_before_installing_any(tmp_path, monkeypatch, capsys):
+    venv = tmp_path / "their-env"
+    _script(venv / "bin" / "python", "echo 2.12.1+cu128\necho filelock sympy\n")
+    lock = tmp_path / "lock.txt"
+    lock.write_text("filelock==3.0\npyyaml==6.0.3\ntorch==2.13.0\ntransformers==4.51.3\n# a comment\n")
+    events = []
+
+    class Recorder:
+        name = "pip"
+
+        def __init__(self, *args):
+            pass
+
+        def install(self, arguments, env=None):
+            events.append(("install", arguments))
+
+    monkeypatch.setattr(install_env, "Installer", Recorder)
+    monkeypatch.setattr(install_env, "say", lambda line: events.append(("say", line)))
+    monkeypatch.setattr(torch_source, "pip_configuration", lambda python: {})
+    argv = ["--venv", str(venv), "--keep-torch", "--lock", str(lock), "--installer", "pip", "--no-project"]
+    assert install_env.main(argv) == 0
+    assert events[0] == (
+        "say",
+        f"{lock.as_posix()} around the torch 2.12.1+cu128 there: 2 packages into {venv.as_posix()}",
+    )
+    assert [kind for kind, _ in events[1:]] == ["install", "install"]  # pip itself, then the 2 packages
+    assert (venv / "keep-torch-0.lock.txt").read_text().split() == [
+        "pyyaml==6.0.3",
+        "transformers==4.51.3",
+        "#",
+        "a",
+        "comment",
+    ]

@@ -290,3 +290,15 @@ def test_the_real_size_and_speed_steps_run_on_cuda_and_keep_their_lines():
     assert real.skip is None and speed.skip is None and real.keep_lines and speed.keep_lines
     outcome = gpu_check.run_step(Step("speed", printing("llama: ratio 1.05\nqwen2: ratio 1.10\n"), 60, keep_lines=True))
     assert outcome.lines == ["llama: ratio 1.05", "qwen2: ratio 1.10"] and outcome.verdict == "pass"
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_a_checkout_that_does_not_exist_is_refused_in_one_line_and_nothing_is_listed(monkeypatch, capsys, dry_run):
+    from helpers import cli_error
+
+    see_gpus(monkeypatch, 2)
+    line = cli_error(capsys, "gpu-check", "--checkout", "/nonexistent", *dry_run)
+    assert line == (
+        "python -m pp_demo: error: --checkout /nonexistent: no such folder (the workbook's checkout, where every "
+        "step runs)"
+    )

@@ -12,6 +12,14 @@ all its processes, so the ranks' intervals line up):
 and, per kind, the CPU seconds the rank's thread spent in it (``Recorder``). What is neither is
 the engine's bookkeeping. ``breakdown`` turns the intervals into the breakdown; nothing here
 derives from the ideal.
+
+Why the engine's functions are wrapped, private as they are, and torch's profiler marks are not
+read instead: the installed schedules mark ``record_function("Forward i")`` and ``("Backward i")``
+in GPipe only (1F1B's steps carry no mark), and each mark spans the micro-batch's receive wait, its
+compute and its send, so the marks give neither the compute apart from the waiting ("F" vs "W"),
+nor the loss ("L"), nor the CPU seconds of each phase; the profiler would also time every operator
+inside them, which stretches the very steps being timed. Where a torch release renames one of the
+wrapped functions, the benchmark fails at its first step rather than time something else.
 """
 
 from __future__ import annotations

@@ -157,10 +157,10 @@ def _records(record: dict[str, Any]) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
-    from pp_demo.ranks.launch import launched_by_torchrun
+    from pp_demo.ranks.torchrun_env import is_torchrun_rank
 
     _check_before_the_run(args)
-    if launched_by_torchrun():
+    if is_torchrun_rank():
         return _under_torchrun(args)
     runs = run_trees(args, lambda line: print(line, flush=True))
     return _report(runs, args)

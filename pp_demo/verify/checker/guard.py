@@ -8,16 +8,24 @@ writes as it goes (the batch it is calling, each batch's verdict, its exit code 
 child that ends without its exit code ended because of the callable (or its module's import):
 the guard names the batch it was on and how the process ended, and exits 3, never 0.
 
+The child runs in a session (and so a process group) of its own, and the guard ends that whole
+group once the child has ended: processes the callable forked, and left sleeping, never outlive
+the command. (A process that leaves the group itself, with ``setsid``, is beyond its reach.) The
+child leaves with ``os._exit`` once its verdict is out, so a thread the callable left running,
+daemon or not, cannot hold the command open.
+
 A stop from outside (SIGINT or SIGTERM sent to the guard: Ctrl-C, ``timeout``, a CI job's limit)
-is not the callable's doing: the guard passes it on to the child, which says so in one line and
-exits 130 (Ctrl-C) or 143 (SIGTERM, 128 + 15 as a shell reports it); a child that cannot say so
-in time is stopped, and the guard says it instead. Never a verdict on the callable.
+is not the callable's doing: the guard passes it on to the child (in its own session, a
+terminal's Ctrl-C reaches the guard alone), which says so in one line and exits 130 (Ctrl-C) or
+143 (SIGTERM, 128 + 15 as a shell reports it); a child that cannot say so in time is stopped, and
+the guard says it instead. Never a verdict on the callable.
 
 The guard needs only the standard library (never the user's module, torch or the model). Under
 torchrun every rank is a guard with its own child, which joins the rendezvous with the rank's
 variables.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -43,6 +51,7 @@ JOURNAL = "PP_DEMO_CHECK_JOURNAL"  # set in the child: the file it writes its jo
 AGENT_PID = "PP_DEMO_AGENT_PID"  # the parent of the guard (torchrun's agent): pp_demo.ranks.torchrun_env
 # what `check` exits with (re-exported by the report): 3 also when the callable's process is lost
 EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_UNTESTED = 4  # every row matched, but the cases run pool alike under every known rule: no pass of the pooling
 EXIT_STOPPED = 143  # SIGTERM from outside (128 + 15, what a shell reports for a process it ended)
 _INTERRUPT_GRACE_S = 30  # after Ctrl-C or SIGTERM, how long the child may take to say so and stop
 # the one line of an outside stop, by the signal (said by the child, or by the guard when the child could not)
@@ -133,25 +142,52 @@ class _Stop:
             child.send_signal(signal.SIGTERM)
 
 
+def _dies_with_its_parent() -> None:
+    """In the child, before it starts: on Linux, SIGKILL when the guard dies. Out of the guard's
+    process group, the child would otherwise outlive a guard killed outright (SIGKILL from a CI
+    runner, or torchrun's agent after its grace), a leak."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _end_group(child: "subprocess.Popen[str]") -> None:
+    """SIGKILL to the child's process group: what the callable forked and left running. Called
+    while the child is a zombie not yet reaped, when it can be, so its id (the group's) is not
+    reused meanwhile."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # nothing left in the group
+        os.killpg(child.pid, signal.SIGKILL)
+
+
+def _ended(child: "subprocess.Popen[str]") -> int:
+    """Wait for the child to end, end its group while the child's id still names it, then reap it."""
+    with contextlib.suppress(ChildProcessError):  # reaped already
+        os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+    _end_group(child)
+    return child.wait()
+
+
 def _wait(child: "subprocess.Popen[str]", stop: _Stop) -> int:
-    """The child's exit code. Ctrl-C reaches the child too (same process group), which says so
-    and stops; the guard waits for that, then stops it if it did not. SIGTERM is passed on
-    (``_Stop.terminate``), with the same grace."""
+    """The child's exit code, its process group ended. Ctrl-C (``KeyboardInterrupt`` here: the
+    child, in its own session, never sees a terminal's) and SIGTERM (``_Stop.terminate``) are
+    passed on; the child says so and stops, or is stopped after a grace."""
     try:
-        code = child.wait()
+        code = _ended(child)
         if stop.signal is None:
             return code
     except KeyboardInterrupt:
         stop.signal = stop.signal or signal.SIGINT
-        try:  # a terminal's Ctrl-C reached the child as well; a signal sent to the guard alone did not
-            return child.wait(timeout=0.5)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        if child.poll() is None:
             child.send_signal(signal.SIGINT)
     try:
         return child.wait(timeout=_INTERRUPT_GRACE_S)
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
         child.kill()
         return child.wait()
+    finally:
+        _end_group(child)
 
 
 def guard(argv: Sequence[str], speaks: bool) -> int:
@@ -167,7 +203,14 @@ def guard(argv: Sequence[str], speaks: bool) -> int:
         env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p] + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         command = [sys.executable, "-m", "pp_demo", *argv]
         child = subprocess.Popen(
-            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace"
+            command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            start_new_session=True,  # a group of its own, ended with it (_end_group)
+            preexec_fn=_dies_with_its_parent,
         )
         assert child.stdout is not None and child.stderr is not None
         pairs = ((child.stdout, sys.stdout), (child.stderr, sys.stderr))

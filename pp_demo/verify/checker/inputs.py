@@ -13,12 +13,13 @@ from typing import Any
 
 import torch
 
+from pp_demo.core import check_pad_id
 from pp_demo.errors import BadInput
+from pp_demo.ranks.validate import check_device
 from pp_demo.verify.checker.batches import named_length
 from pp_demo.verify.checker.worker import describe_exception
-from pp_demo.verify.tolerances import DTYPES
 
-__all__ = ["CallableImportFailed", "ATTENTION_IMPLEMENTATIONS", "DTYPE_NAMES", "as_dtype", "check_device"]
+__all__ = ["CallableImportFailed", "ATTENTION_IMPLEMENTATIONS", "checker_device"]
 __all__ += [
     "check_attention",
     "check_sizes",
@@ -30,33 +31,19 @@ __all__ += [
 ]
 
 ATTENTION_IMPLEMENTATIONS = ("eager", "sdpa")
-# tolerances.DTYPES by option name, and by torch's own (``float32``, ``torch.bfloat16``)
-DTYPE_NAMES = {**DTYPES, **{str(dtype).removeprefix("torch."): dtype for dtype in DTYPES.values()}}
 
 
 class CallableImportFailed(RuntimeError):
     """The user's module was found but raised while it was imported: their code, not a usage error."""
 
 
-def as_dtype(dtype: "torch.dtype | str") -> torch.dtype:
-    if isinstance(dtype, torch.dtype) and dtype in DTYPE_NAMES.values():
-        return dtype
-    if isinstance(dtype, str) and dtype.removeprefix("torch.") in DTYPE_NAMES:
-        return DTYPE_NAMES[dtype.removeprefix("torch.")]
-    raise BadInput(f"dtype {dtype!r} is not one the checker runs; use fp32, bf16 or fp16")
-
-
-def check_device(device: "str | torch.device") -> str:
-    """A device this build of torch can use, as text."""
-    try:
-        found = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise BadInput(f"{device!r} is not a device: use cpu or cuda") from None
-    if found.type == "cuda" and not torch.cuda.is_available():
-        raise BadInput(f"device {str(device)!r}: this torch ({torch.__version__}) sees no CUDA device; use cpu")
-    if found.type not in ("cpu", "cuda"):
-        raise BadInput(f"device {str(device)!r}: the checker runs on cpu or cuda")
-    return str(device)
+def checker_device(device: "str | torch.device") -> str:
+    """A device this torch can compute on (``pp_demo.ranks.validate.check_device``, the one check of
+    a device), as text; of those, the checker runs on cpu and cuda."""
+    text = check_device(str(device))
+    if torch.device(text).type not in ("cpu", "cuda"):
+        raise BadInput(f"device {text!r}: the checker runs on cpu or cuda")
+    return text
 
 
 def check_attention(name: str | None) -> None:
@@ -89,10 +76,10 @@ def check_model(model: Any) -> None:
 
 
 def _check_pad(config: Any) -> None:
-    """A pad id inside the vocabulary: the embedding would assert on it."""
-    pad, vocab = getattr(config, "pad_token_id", None), getattr(config, "vocab_size", None)
-    if pad is not None and vocab is not None and not 0 <= pad < vocab:
-        raise BadInput(f"pad_token_id {pad} is outside the vocabulary (ids 0..{vocab - 1})")
+    """A pad id inside the vocabulary (the core's check): the embedding would assert on another."""
+    vocab = getattr(config, "vocab_size", None)
+    if vocab is not None:
+        check_pad_id(getattr(config, "pad_token_id", None), vocab)
 
 
 def fit_lengths(model: Any, lengths: Sequence[int]) -> tuple[tuple[int, ...], str | None]:
@@ -121,6 +108,12 @@ def load_callable(path: str) -> Callable[..., Any]:
     module_name, _, attribute = path.partition(":") if ":" in path else path.rpartition(".")
     if not module_name or not attribute:
         raise BadInput(f"give the callable as package.module:function, got {path!r}")
+    if module_name.endswith(".ipynb"):  # Python imports modules, never notebooks
+        stem = Path(module_name).stem
+        raise BadInput(
+            f"{module_name} is a notebook, and a notebook cannot be imported: move {attribute} into a .py file "
+            f"next to it ({stem}_forward.py, say) and give {stem}_forward:{attribute}"
+        )
     if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
         dotted = module_name.removesuffix(".py").replace(os.sep, ".").replace("/", ".").strip(".")
         raise BadInput(

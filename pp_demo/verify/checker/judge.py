@@ -20,6 +20,7 @@ import contextlib
 import copy
 import dataclasses
 import inspect
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -27,16 +28,17 @@ import torch
 
 from pp_demo.bounds import seconds, strings, tolerance_value
 from pp_demo.core import FIX, RULES
-from pp_demo.errors import seed_value
+from pp_demo.errors import BadInput, seed_value
 from pp_demo.pooling.positions import PADDED_RULES, pooled_positions
 from pp_demo.ranks.jobs import Batch
 from pp_demo.verify.checker import inputs
 from pp_demo.verify.checker.batches import battery, default_batch_sizes
 from pp_demo.verify.checker.inputs import load_callable, load_model
+from pp_demo.verify.checker.integrity import Snapshot
 from pp_demo.verify.checker.ranks import Ranks, first_failure, join_ranks
 from pp_demo.verify.checker.report import FORWARD, TRUE_LAST, CaseCheck, Report, RowCheck
 from pp_demo.verify.checker.worker import as_logits, call_in_worker
-from pp_demo.verify.tolerances import check_separates, tolerance
+from pp_demo.verify.tolerances import check_separates, dtype_named, tolerance
 from pp_demo.verify.where_pooled import per_position_logits, pooled_mask, pooled_mask_rounded
 
 __all__ = ["check_forward", "assert_matches_forward", "load_callable", "load_model"]  # the report: checker.report
@@ -75,6 +77,7 @@ class _Reference:
     positions: list[int]  # the reference position per row
     true_last: list[int | None]
     dtype: torch.dtype  # the reference's logits dtype
+    seconds: float = 0.0  # model.forward's own time on the batch: a timeout below it cannot be met
 
 
 def _prepared(model: Any, dtype: torch.dtype, device: str, attn_implementation: str | None) -> Any:
@@ -99,17 +102,32 @@ def _reference(model: Any, batch: Batch, device: str) -> _Reference:
         for b, p in enumerate(pooled_positions("rightmost_attended", attention_mask=mask))
     ]
     pad = model.config.pad_token_id
+    started = time.perf_counter()
     if pad is not None:
         logits = model(input_ids=ids, attention_mask=mask).logits
+        took = time.perf_counter() - started
         every = per_position_logits(model, ids, mask)
         positions = pooled_positions(FIX, input_ids=ids, pad_token_id=pad).tolist()
-        return _Reference(logits.float(), every.float(), positions, true_last, logits.dtype)
+        return _finite(_Reference(logits.float(), every.float(), positions, true_last, logits.dtype, took), batch)
     # no pad id: model.forward refuses batches of more rows than one, and pools the last
     # position of a single row; the reference is the true last real token, row by row
     every = torch.cat([per_position_logits(model, ids[b : b + 1], mask[b : b + 1]) for b in range(len(ids))])
+    took = time.perf_counter() - started
     positions = [int(p) for p in true_last if p is not None]
     logits = every[torch.arange(len(ids)), torch.tensor(positions)]
-    return _Reference(logits.float(), every.float(), positions, true_last, every.dtype)
+    return _finite(_Reference(logits.float(), every.float(), positions, true_last, every.dtype, took), batch)
+
+
+def _finite(ref: _Reference, batch: Batch) -> _Reference:
+    """The reference, refused when not finite: a NaN there is the model's own (its weights, or a
+    dtype too narrow for its logits), and any callable would be judged against nothing."""
+    bad = (~torch.isfinite(ref.logits).all(-1)).nonzero().flatten().tolist()
+    if bad:
+        raise BadInput(
+            f"model.forward's own logits are not finite (NaN or inf) on batch {batch.name}, rows {bad}: "
+            "the model gives no reference to judge against (check its weights, or use --dtype fp32)"
+        )
+    return ref
 
 
 def _judge(batch: Batch, ref: _Reference, got: torch.Tensor, atol: float) -> CaseCheck:
@@ -189,7 +207,7 @@ def check_forward(
     that runs past it ends the run, the rest reported not run. ``atol`` given by
     hand must stay below the difference between the reference and any other position on the battery (refused
     otherwise, with the tolerances that fit the logits). ``progress`` receives one line per batch."""
-    dtype, device = inputs.as_dtype(dtype), inputs.check_device(device)
+    dtype, device = dtype_named(dtype), inputs.checker_device(device)
     if atol is not None:
         tolerance_value(atol, "atol")
     seed_value(seed, "seed")
@@ -205,8 +223,9 @@ def check_forward(
     batches, notes = _battery(reference_model, seed, lengths, sizes, cases, micro_batches)
     ranks = join_ranks(device, timeout_s or 600.0)
     judging = ranks is None or ranks.is_last
-    # every rank judges a tolerance given by hand (a refusal on the last rank alone would strand the others)
-    references = [_reference(reference_model, b, device) for b in batches] if judging or atol is not None else []
+    # every rank computes the references: a refusal (a tolerance given by hand, a reference that
+    # is not finite) on the last rank alone would strand the others
+    references = [_reference(reference_model, b, device) for b in batches]
     if atol is not None:
         check_separates(float(atol), *_separation(references, tolerance(device, dtype)), dtype)
     atol = tolerance(device, dtype) if atol is None else float(atol)
@@ -228,10 +247,32 @@ def _report(checked: list[Any], batches: list[Any], atol: float, model: Any, not
     consistent = [name for name in rules if all(_pooled_as(name, case, pad) for case in judged)]
     not_run = [b.name for b in batches[len(checked) :]]
     reference = FORWARD if pad is not None else TRUE_LAST
-    report = Report(checked, atol, consistent, reference, notes, not_run)
+    report = Report(checked, atol, consistent, reference, notes, not_run, tells_apart=_tells_apart(batches, rules, pad))
     if not_run and checked[-1].timed_out:
         report.not_run_why = "it ran past the timeout: a forward that hangs once would cost a timeout per batch"
     return report
+
+
+def _at(rule: str, ids: torch.Tensor, mask: torch.Tensor, pad_token_id: int | None, length: int) -> list[int]:
+    """Where ``rule`` pools each row, within the row (a raw -1 reads the last position)."""
+    positions = pooled_positions(rule, input_ids=ids, pad_token_id=pad_token_id, attention_mask=mask) % length
+    return positions.tolist()
+
+
+def _tells_apart(batches: list[Batch], rules: Sequence[str], pad_token_id: int | None) -> bool:
+    """Some row of the battery is pooled at different positions by two of ``rules`` (without a pad
+    id, or by the last position, where transformers pools a row then): else (right padding alone,
+    say) every rule, the bug's included, reads the same token, and a match says nothing of the
+    pooling."""
+    for batch in batches:
+        ids, mask = batch.input_ids, batch.attention_mask
+        length = ids.shape[1]
+        found = {tuple(_at(rule, ids, mask, pad_token_id, length)) for rule in rules}
+        if pad_token_id is None:
+            found.add((length - 1,) * len(ids))
+        if len(found) > 1:
+            return True
+    return False
 
 
 def _separation(references: list[_Reference], default_atol: float) -> tuple[float, float]:
@@ -269,9 +310,10 @@ class _Checking:
             against = "model.forward" if has_pad else "the true last real token (no pad id)"
             say(f"checking {len(batches)} batch{'es' if len(batches) != 1 else ''} against {against}")
         checked: list[CaseCheck] = []
+        code = Snapshot()  # the checker's own code, compared after each call (checker.integrity)
         for i, (batch, ref) in enumerate(zip(batches, references, strict=True)):
             _tell("start", i + 1, len(batches), batch.name, "x".join(map(str, batch.input_ids.shape)))
-            checked.append(self.one_batch(batch, ref))
+            checked.append(self.one_batch(batch, ref, code))
             _tell("done", i + 1, "ok" if checked[-1].passed else checked[-1].status())
             if say is not None:
                 say(f"batch {i + 1}/{len(batches)} {batch.name} ({checked[-1].shape}): {checked[-1].status()}")
@@ -279,12 +321,18 @@ class _Checking:
                 break  # a hung forward would take a timeout per batch; on ranks, a peer may still wait
         return checked
 
-    def one_batch(self, batch: Batch, ref: _Reference | None) -> CaseCheck:
-        """The callable on its own copies, its output checked, then judged (on the judging rank)."""
+    def one_batch(self, batch: Batch, ref: _Reference | None, code: Snapshot) -> CaseCheck:
+        """The callable on its own copies, its output checked, then judged (on the judging rank)
+        unless it changed the checker's code."""
         ids, mask = batch.input_ids.to(self.device).clone(), batch.attention_mask.to(self.device).clone()
         model = copy.deepcopy(self.reference_model)
         outcome = call_in_worker(self.forward, (model, ids, mask), self.extras, self.timeout_s)
         got, failure = None, outcome.failure
+        if outcome.timed_out and ref is not None and self.timeout_s is not None and self.timeout_s < ref.seconds:
+            failure = f"{failure}: the timeout is too short, model.forward itself takes longer on this batch"
+        changed = code.changed()
+        if changed is not None:  # judged by code the callable replaced: no verdict can come from it
+            failure = f"replaced the checker's own {changed}: no verdict from a process whose checker was changed"
         if failure is None and ref is not None:
             got, failure = as_logits(outcome.value, tuple(ref.logits.shape), self.device)
         if self.ranks is not None:

@@ -18,8 +18,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pp_demo.ranks.launch import launched_by_torchrun
-from pp_demo.ranks.torchrun_env import check_torchrun_env
+from pp_demo.ranks.torchrun_env import check_torchrun_env, is_torchrun_rank
 
 __all__ = ["Ranks", "join_ranks", "first_failure"]
 
@@ -50,7 +49,7 @@ class Ranks:
 def join_ranks(device: str, timeout_s: float) -> Ranks | None:
     """Torchrun's process group, joined if the callable has not, and the checker's; ``None``
     outside torchrun."""
-    if not launched_by_torchrun():
+    if not is_torchrun_rank():
         return None
     check_torchrun_env()  # a rank outside the world would wait at the rendezvous
     if not dist.is_initialized():

@@ -7,6 +7,8 @@ Exit codes (of ``python -m pp_demo check`` and ``Report.exit_code``):
 * ``2`` usage error: pp_demo refused an input before running (``pp_demo.errors.BadInput``).
 * ``3`` the callable failed on some batch, nothing judged there: it raised (``SystemExit`` too),
   ran past the timeout (the batches after it are not run), or returned something that is not logits.
+* ``4`` UNTESTED: every row matched, but the cases run (``--cases right``, say) pool alike under
+  every known rule, the bug's included: a match there says nothing of the pooling, so it is no PASS.
 * ``130`` interrupted (Ctrl-C), ``143`` stopped by SIGTERM from outside (``timeout``, a CI limit):
   no verdict (the command only: ``pp_demo.verify.checker.guard``).
 
@@ -19,9 +21,9 @@ from dataclasses import dataclass, field
 import torch
 
 # the exit statuses live with the guard process, which must say them without importing torch
-from .guard import EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
+from .guard import EXIT_CALLABLE_FAILED, EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_PASS, EXIT_UNTESTED, EXIT_USAGE
 
-__all__ = ["EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_CALLABLE_FAILED", "EXIT_INTERRUPTED"]
+__all__ = ["EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_CALLABLE_FAILED", "EXIT_UNTESTED", "EXIT_INTERRUPTED"]
 __all__ += ["RowCheck", "CaseCheck", "Report", "FORWARD", "TRUE_LAST"]
 
 
@@ -75,10 +77,16 @@ class Report:
     notes: list[str] = field(default_factory=list)  # e.g. lengths shortened to the model's limit
     not_run: list[str] = field(default_factory=list)  # batches skipped after a timeout or a rank's failure
     not_run_why: str = "a rank's state is unknown"  # why they were skipped, as the summary says it
+    tells_apart: bool = True  # some row of the battery is pooled differently by two known rules
+
+    @property
+    def matched(self) -> bool:
+        """Every batch ran and every row matched (a pass only when ``tells_apart``)."""
+        return not self.not_run and all(c.passed for c in self.cases)
 
     @property
     def passed(self) -> bool:
-        return not self.not_run and all(c.passed for c in self.cases)
+        return self.matched and self.tells_apart
 
     @property
     def callable_failed(self) -> bool:
@@ -88,12 +96,15 @@ class Report:
     def exit_code(self) -> int:
         if self.callable_failed:
             return EXIT_CALLABLE_FAILED
+        if self.matched and not self.tells_apart:
+            return EXIT_UNTESTED
         return EXIT_PASS if self.passed else EXIT_MISMATCH
 
     def summary(self) -> str:
         """A few lines a maintainer can read: verdict, failing cases, what the rule looks like."""
         total = len(self.cases) + len(self.not_run)
-        verdict = "PASS" if self.passed else ("FAIL (your callable failed)" if self.callable_failed else "FAIL")
+        words = {EXIT_PASS: "PASS", EXIT_UNTESTED: "UNTESTED", EXIT_CALLABLE_FAILED: "FAIL (your callable failed)"}
+        verdict = words.get(self.exit_code, "FAIL")
         lines = [
             f"{verdict}: {sum(c.passed for c in self.cases)}/{total} batches match the reference "
             f"(|diff| <= {self.atol:g})",
@@ -109,6 +120,11 @@ class Report:
             lines.append(f"  not run after that failure ({self.not_run_why}): {', '.join(self.not_run)}")
         if not self.callable_failed:
             lines.append(f"consistent with: {', '.join(self.consistent_rules) or 'none of the known rules'}")
+            if not self.tells_apart:
+                lines.append(
+                    "warning: these cases pool alike under every known rule (the bug's too), so they cannot "
+                    "catch a wrong pooled position: not a test of the pooling; add left or pad_in_content"
+                )
         return "\n".join(lines)
 
 

@@ -76,7 +76,7 @@ from pp_demo.instruments.engine import cli, run as engine
 from pp_demo.instruments.pull_request import claims, sdists
 from pp_demo.errors import BadInput
 from pp_demo.verify import compare
-from pp_demo.verify.family_matrix import rules_for
+from pp_demo.verify.compare import rules_for
 print(rules_for("phi3"))
 print(compare.REPRO_FAMILIES, sdists.CHANGE_FILES, sdists.FOLLOW_UP_FILES)
 print(sorted({f for _, files in sdists.VARIANTS["change + follow-up"] for f in files}))

@@ -52,11 +52,17 @@ def test_add_an_exercise_as_the_page_says(tree):
     _exercise_cells(notebook)
     path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
     judges = "tests/exercises/test_exercise_judges.py"  # a right answer, two wrong ones, a shortcut
-    right = '    ("02.1", [2, 0]),'
+    right = '    ("02.1", [3, 0]),'
     edit(tree, judges, right, '    ("02.2", 3),\n' + right)
-    wrong = '    ("02.1", [0], "row 2 [0,5,6,7,8,0] (mask [0,1,1,1,1,0]) is misjudged"),\n'
+    wrong = (
+        '    ("02.1", [], "rows like [0,21,22,23,24,25,26] (mask [0,1,1,1,1,1,1]), '
+        'whose logits a mask of ones changes"),\n'
+    )
     edit(tree, judges, wrong, wrong + '    ("02.2", 1, "the rightmost id"),\n    ("02.2", 2, "the rightmost id"),\n')
-    shortcut = '    ("02.1", [0], "row 2 [0,5,6,7,8,0]"),'
+    shortcut = (
+        '    ("02.1", [0, 2], "rows like [0,21,22,23,24,25,26] (mask [1,1,1,1,1,1,1])"),'
+        "  # the rows that start with a pad"
+    )
     edit(tree, judges, shortcut, '    ("02.2", "3", "the rightmost id"),  # the int as text\n' + shortcut)
     for tool in ("tools.episodes", "apply"), ("tools.guide",):  # make episodes, make guide
         made = subprocess.run([sys.executable, "-m", *tool], cwd=tree, capture_output=True, text=True, timeout=300)

@@ -110,7 +110,7 @@ def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path
         (["checker_callables:correct", "--lengths", "0"], "lengths must be integers >= 2"),
         (["checker_callables:correct", "--batch-sizes", "0"], "batch sizes must be integers >= 1"),
         (["checker_callables:correct", "--micro-batches", "2", "--batch-sizes", "3"], "do not split into 2"),
-        (["checker_callables:correct", "--device", "tpu"], "'tpu' is not a device: use cpu or cuda"),
+        (["checker_callables:correct", "--device", "tpu"], "'tpu' is not a device: use cpu"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(capsys, args, expected):
@@ -181,7 +181,7 @@ def llama():
         ({"lengths": (0,)}, "lengths must be integers >= 2"),
         ({"batch_sizes": (0,)}, "batch sizes must be integers >= 1"),
         ({"attn_implementation": "bogus"}, "unknown attention implementation 'bogus'; use eager or sdpa"),
-        ({"dtype": "fp64"}, "dtype 'fp64' is not one the checker runs; use fp32, bf16 or fp16"),
+        ({"dtype": "fp64"}, "unknown precision 'fp64'; use one of fp32, bf16, fp16"),
         ({"seed": "x"}, "seed is an integer from 0 to 2**64 - 1, got 'x'"),
         ({"cases": ["bogus"]}, "unknown case(s) bogus"),
         ({"micro_batches": 0}, "micro_batches must be an integer >= 1"),
