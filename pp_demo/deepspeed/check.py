@@ -20,8 +20,8 @@ from typing import Any
 import torch
 
 from pp_demo.deepspeed.launch import start_ranks
-from pp_demo.errors import count_value
-from pp_demo.ranks.launch import PipelineError, launched_by_torchrun
+from pp_demo.ranks.launch import PipelineError
+from pp_demo.ranks.torchrun_env import is_torchrun_rank
 from pp_demo.verify.checker.cli import run_check
 
 __all__ = ["deepspeed_forward", "run_deepspeed_check", "STARTUP_S"]
@@ -51,10 +51,9 @@ def deepspeed_forward(builder: Callable[..., Any]) -> Callable[..., Any]:
 def run_deepspeed_check(args: argparse.Namespace) -> int:
     """On a rank: the checker with the builder as its forward. Elsewhere: start the ranks, each
     running this very command; the last rank's exit code (its report is printed as it goes)."""
-    if launched_by_torchrun():
+    if is_torchrun_rank():
         os.environ.setdefault("DS_ACCELERATOR", "cpu" if args.device == "cpu" else "cuda")
         return run_check(args, wrap=deepspeed_forward)
-    count_value(args.ranks, "--ranks", 2, 8)  # a pipeline of 2 stages or more, on this machine
     deadline = STARTUP_S + BATCHES_AT_MOST * args.timeout
     with tempfile.TemporaryDirectory(prefix="pp_demo_deepspeed_check_") as folder:
         try:

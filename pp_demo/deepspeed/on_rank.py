@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from pp_demo.core import build_model, micro_batches, split_model
+from pp_demo.core import build_model, micro_batches, plan_run, stages_for
 from pp_demo.deepspeed import beside_venv
 from pp_demo.deepspeed.layers import pipeline_module
 from pp_demo.ranks.jobs import micro_batch_loss
@@ -85,9 +85,10 @@ def logits_of(engine: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor
 def run_case(case: EngineCase) -> Any:
     """The case's logits (``eval_batch``) or its losses per step (``train_batch``), on the last stage."""
     model = build_model(case.family, seed=case.seed)
-    stages = split_model(model, case.split_points, case.rule)
+    plan = plan_run(model, case.input_ids, case.attention_mask, case.rule, case.split_points, case.n_micro)
     rows = case.input_ids.shape[0]
-    engine = engine_for(pipeline_module(stages, micro_batch_loss), rows, case.n_micro, case.lr if case.steps else None)
+    pipeline = pipeline_module(stages_for(plan), micro_batch_loss)
+    engine = engine_for(pipeline, rows, case.n_micro, case.lr if case.steps else None)
     if not case.steps:
         return logits_of(engine, case.input_ids, case.attention_mask, case.n_micro)
     losses = []

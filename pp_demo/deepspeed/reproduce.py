@@ -11,14 +11,14 @@ from typing import Any
 
 import torch
 
-from pp_demo.core import as_batch, build_model, check_split_points, count_layers, get_case
+from pp_demo.core import as_batch, build_model, get_case, plan_run
 from pp_demo.deepspeed import missing
 from pp_demo.deepspeed.launch import failure, start_ranks
 from pp_demo.deepspeed.on_rank import EngineCase
 from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import format_padding_table, row_text
 from pp_demo.verify.compare import REPRO_ROWS, RowComparison, compare_rows, forward_logits, reproduction_line
-from pp_demo.verify.tolerances import tolerance
+from pp_demo.verify.tolerances import dtype_named, tolerance
 
 __all__ = [
     "run_on_deepspeed",
@@ -30,8 +30,10 @@ __all__ = [
 
 
 def _ranks(case: EngineCase) -> int:
+    """The case's stages, one per rank; its plan checked here, before any rank starts (the core's one check of each)."""
     model = build_model(case.family, seed=case.seed)
-    return len(check_split_points(case.split_points, count_layers(model))) + 1
+    plan = plan_run(model, case.input_ids, case.attention_mask, case.rule, case.split_points, case.n_micro)
+    return len(plan.split_points) + 1
 
 
 def run_on_deepspeed(cases: Sequence[EngineCase], timeout_s: float = 300) -> list[Any]:
@@ -96,7 +98,8 @@ def print_deepspeed_reproduction(
     runs: Sequence[tuple[str, str]], split_points: tuple[int, ...] | None, n_micro: int, dtype: str, device: str | None
 ) -> int:
     """``python -m pp_demo reproduce --engine deepspeed``: the padding table, then a line per run."""
-    if dtype != "fp32" or device not in (None, "cpu"):
+    on_cpu = device is None or torch.device(device).type == "cpu"  # a device the command line checked
+    if dtype_named(dtype) != torch.float32 or not on_cpu:
         raise BadInput("--engine deepspeed runs on CPU ranks in fp32: leave out --dtype and --device")
     if (why := missing()) is not None:
         raise BadInput(why)

@@ -42,4 +42,4 @@ def test_a_pipeline_needs_two_ranks_or_more(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["check", "examples.deepspeed_pipeline:fixed_pipeline", "--engine", "deepspeed", "--ranks", "1"])
     assert stop.value.code == 2
-    assert capsys.readouterr().err.strip().endswith("--ranks is an integer of at least 2 and at most 8, got 1")
+    assert capsys.readouterr().err.strip().endswith("argument --ranks: expected an integer from 2 to 8, got '1'")
