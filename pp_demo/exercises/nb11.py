@@ -29,6 +29,13 @@ def _judge_engine_rows(answer: object) -> str | None:
     return judge_picked_rows(answer, _ENGINE_ROWS, count_misses, _HOW)
 
 
+# a counterexample of another layer: four tensors handed on, one more of them floating point
+_FOUR = (
+    "a layer that hands on (hidden, input_ids, attention_mask, scale) with input_ids [[5,6,7]], "
+    "mask [[1,1,1]] and a float scale, each asked its dtype"
+)
+
+
 def _with_a_gradient() -> int:
     """What the engine sends back for the first layer's (hidden, input_ids, attention_mask): a
     gradient for each floating-point tensor, none for an integer one."""
@@ -56,5 +63,5 @@ def _judge_gradients_back(given: object) -> str | None:
     if answer == wanted:
         return None
     if answer == 3:
-        return "3 counts the ids and the mask too: an integer tensor has no gradient (ask its dtype)"
-    return f"{answer} is not it: of the three tensors, which are floating point? Those get a gradient back"
+        return f"3 counts the ids and the mask too: an integer tensor has no gradient. Try your way on {_FOUR}"
+    return f"{answer} is not it: try your way on {_FOUR}: which of the four are floating point? Those get a gradient"
