@@ -53,7 +53,7 @@ INSTALL = $(PYTHON) -m tools.install_env --venv $(VENV) --installer $(INSTALLER)
 # does not get on purpose; only its own lines are forgiven.
 PIP_CHECK = $(BIN)/python -m pip check > $(VENV)/pip-check.txt || ! grep -v '^colossalai ' $(VENV)/pip-check.txt
 
-.PHONY: setup setup-dev colossalai reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
+.PHONY: setup setup-dev colossalai deepspeed reproduce test test-unit test-slow test-notebooks test-transformers5 notebooks lab doctor clean \
         test-torch test-torch-range ci-installs \
         lock wheelhouse test-offline test-fresh-laptop setup-uv setup-pip lint typecheck hooks site test-browser
 .PHONY: episodes guide time-core
@@ -89,14 +89,26 @@ $(VENV)/.colossalai: $(VENV)/.installed
 
 colossalai: $(VENV)/.colossalai
 
+# DeepSpeed 0.19.8, for notebook 11 and tests/deepspeed/ (`make test` installs it; `make setup` and
+# `make lab` do not). An sdist only (built here, seconds), so outside the lock; what its import needs
+# (the `deepspeed` extra) is in the lock already. It goes in beside the venv's packages, in
+# $(VENV)/deepspeed/, which only DeepSpeed's ranks put on their path: wherever DeepSpeed is importable,
+# transformers imports it at every model import (about a second per process, and a warning on stderr).
+# Linux and macOS only.
+$(VENV)/.deepspeed: $(VENV)/.installed
+	$(BIN)/python -m pip install -q $(SOURCES) --no-deps --target $(VENV)/deepspeed -c constraints/pinned.txt deepspeed
+	touch $@
+
+deepspeed: $(VENV)/.deepspeed
+
 reproduce: setup
 	$(BIN)/python -m pp_demo reproduce
 
 # One pytest run over both, so the processes share the work to the end.
-test: setup colossalai
+test: setup colossalai deepspeed
 	$(BIN)/python -m pytest $(PARALLEL) -m "not slow" $(NBVAL) tests notebooks
 
-test-unit: setup colossalai
+test-unit: setup colossalai deepspeed
 	$(BIN)/python -m pytest $(PARALLEL) tests -m "not slow"
 
 # The slow tests, run by CI after `make test`: the wheel installed outside the checkout, the locks
@@ -107,13 +119,13 @@ test-unit: setup colossalai
 # platform mostly waits on the package index (over a minute, a fifth of it CPU), so it runs beside
 # the others, and its report follows theirs.
 LOCKS_TEST := tests/repo/test_lock_targets.py
-test-slow: setup colossalai
+test-slow: setup colossalai deepspeed
 	$(BIN)/python -m pytest -q $(LOCKS_TEST) -m slow > $(VENV)/test-locks.log 2>&1 & locks=$$!; \
 	$(BIN)/python -m pytest $(PARALLEL) tests -m slow --ignore=$(LOCKS_TEST); status=$$?; \
 	wait $$locks; locks_status=$$?; cat $(VENV)/test-locks.log; \
 	[ $$status -eq 0 ] && [ $$locks_status -eq 0 ]
 
-test-notebooks: setup colossalai
+test-notebooks: setup colossalai deepspeed
 	$(BIN)/python -m pytest $(PARALLEL) $(NBVAL) notebooks
 
 # matplotlib's config and font cache: this venv's own folder (as `make lab` and the tests' conftest
@@ -123,7 +135,7 @@ MPLCONFIG := $(HERE)/$(VENV)/share/pp_demo/matplotlib
 test test-unit test-slow test-notebooks notebooks: export MPLCONFIGDIR ?= $(MPLCONFIG)
 
 # Regenerate every stored notebook output in a fresh kernel, top to bottom.
-notebooks: setup colossalai
+notebooks: setup colossalai deepspeed
 	cd notebooks && for nb in [0-9]*.ipynb; do \
 	  echo "executing $$nb"; \
 	  ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace \

@@ -13,7 +13,7 @@ TOOLS       := .venv-tools
 UV          := $(TOOLS)/bin/uv
 LOCK_TORCH   = $(if $(TORCH_FIND_LINKS),--find-links $(TORCH_FIND_LINKS),--extra-index-url \
                $(or $(TORCH_INDEX),https://download.pytorch.org/whl/cpu) --index-strategy unsafe-best-match)
-LOCK_EXTRAS     := workbook onnx colossalai
+LOCK_EXTRAS     := workbook onnx colossalai deepspeed
 LOCK_DEV_EXTRAS := dev browser
 LOCK5_EXTRAS    := workbook onnx browser
 UNIVERSAL       := --universal --python-version 3.11 --config-file constraints/uv-lock.toml

@@ -88,6 +88,7 @@ COUNTS = {
     (f"check {FORWARD}", "--batch-sizes"): "expected an integer of at most 1024",
     (f"check {FORWARD}", "--micro-batches"): "expected an integer of at most 1024",
     (f"check {FORWARD}", "--timeout"): "at most 86400",
+    (f"check {FORWARD}", "--ranks"): "expected an integer from 2 to 8",
     (f"check {FORWARD}", "--atol"): "",  # a tolerance: refused by the battery's own spread, below
 }
 

@@ -20,7 +20,8 @@ and read its key points (``timing.notebook_minutes_extra``).
   for questions;
 - 90 minutes: 01 whole, then a demo of 03's reproduction;
 - a full day: the room's path, then the day's own notebooks (04, 12: their core sections), a
-  demo of 06, coffee and lunch. 07, 08, 09, 10 and 13 are reading for after (the clock fits no more).
+  demo of 06, coffee and lunch. 07, 08, 09, 10, 11 and 13 are reading for after (the clock fits no
+  more; 11 needs `make deepspeed`).
 
 06 is a demo everywhere: ColossalAI is no attendee's homework (it cannot be installed on native
 Windows), so the instructor runs it and the room reads the stored outputs or the site.

@@ -95,6 +95,15 @@ EPISODES = {
         "more micro-batches shrink GPipe's bubble; 1F1B keeps the bubble and bounds the memory",
         "on your cluster, what costs more: the bubble, or the activations held?",
     ),
+    "11": EpisodeNotes(
+        (("The stages as a PipelineModule", "`as_layers(stages)`: the layer around each stage and what it hands "
+          "the engine"),),
+        (("The count rule's miss, and the fix, on two ranks", "the ranks' cell (two DeepSpeed ranks, about 10 s) "
+          "and its row table"),
+         ("Your own DeepSpeed pipeline, checked", "the checker's two commands and their verdicts")),
+        "DeepSpeed's engine has no classifier forward: the pooling is yours, and the count rule fails there too",
+        "who on your team wrote the last stage of your pipeline, and what does it pool?",
+    ),
     "12": EpisodeNotes(
         (("The one line that differs", "`LastStage.forward` and the two rules' working lines"),),
         (("Other split points, other micro-batch counts", "the split-point table"),),

@@ -4,7 +4,7 @@ import argparse
 from typing import Any
 
 from pp_demo.bounds import seconds
-from pp_demo.cli.options import add, integer_up_to
+from pp_demo.cli.options import add, count, integer_up_to
 from pp_demo.errors import BadInput
 
 
@@ -17,6 +17,10 @@ def _seconds(text: str) -> float:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if args.engine == "deepspeed":  # CALLABLE builds a DeepSpeed PipelineModule; ranks are started for it
+        from pp_demo.deepspeed.check import run_deepspeed_check
+
+        return run_deepspeed_check(args)
     from pp_demo.verify.checker.cli import run_check
 
     return run_check(args)
@@ -76,5 +80,19 @@ def _check_options(check: argparse.ArgumentParser) -> None:
         type=_seconds,
         default=120.0,
         help="seconds per batch before the callable is abandoned and the check stops (more than 0, at most 86400)",
+    )
+    check.add_argument(
+        "--engine",
+        choices=["forward", "deepspeed"],
+        default="forward",
+        help="forward (default): CALLABLE is the forward; deepspeed: CALLABLE(model) builds your DeepSpeed "
+        "PipelineModule, and the command starts --ranks CPU ranks that run it with eval_batch (docs/checker.md)",
+    )
+    check.add_argument(
+        "--ranks",
+        type=count(2, 8),
+        default=2,
+        metavar="N",
+        help="with --engine deepspeed: ranks (pipeline stages) to start, 2 to 8 (default 2)",
     )
     check.set_defaults(run=_check)

@@ -83,6 +83,10 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     runs = [(family, rule) for family in args.family for rule in rules_for(family, args.rule)]
     points = tuple(args.split_at) if args.split_at else None
+    if args.engine == "deepspeed":
+        from pp_demo.deepspeed.reproduce import print_deepspeed_reproduction
+
+        return print_deepspeed_reproduction(runs, points, args.micro_batches, args.dtype, args.device)
     dtype = dtype_named(args.dtype)
     try:
         compared = reproduce_runs(runs, points, args.micro_batches, _where(args), device=args.device, dtype=dtype)
@@ -162,6 +166,13 @@ def add_padding_jobs(jobs: Any) -> None:
     reproduce.add_argument("--micro-batches", type=int, default=1, help="micro-batches per batch (default 1)")
     for flag in ("--device", "--distributed", "--dtype"):
         add(reproduce, flag)
+    reproduce.add_argument(
+        "--engine",
+        choices=["pipelining", "deepspeed"],
+        default="pipelining",
+        help="pipelining (default): torch.distributed.pipelining, in this process or on ranks (--distributed); "
+        "deepspeed: a DeepSpeed PipelineModule on CPU ranks it starts, one per stage (make deepspeed)",
+    )
     reproduce.set_defaults(run=_reproduce)
 
     families = jobs.add_parser(

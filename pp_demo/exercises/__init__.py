@@ -19,7 +19,7 @@ exercise whose answer is a function refuses calls into the library that already 
 it (``refusals``): the point is to write it.
 """
 
-from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb12, nb13  # noqa: F401  (they register the exercises)
+from . import nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09, nb10, nb11, nb12, nb13  # noqa: F401  (they register)
 from .core import EXERCISES, Exercise, NotAttempted, WrongAnswer, check, register, status
 from .nb07 import mystery_07  # the expression notebook 07 asks its reader to classify
 

@@ -141,6 +141,19 @@ def check_colossalai() -> Check:
     return Check(OK, "colossalai", platform_checks.package_version("colossalai") or "importable (no package metadata)")
 
 
+def check_deepspeed() -> Check:
+    from pp_demo.deepspeed import installed_version, missing
+
+    if missing() is not None:  # DeepSpeed's sdist does not build on native Windows
+        fix = (
+            "it cannot install on native Windows (WSL2 can)"
+            if sys.platform == "win32"
+            else "`make deepspeed` installs it"
+        )
+        return Check(WARN, "deepspeed", f"not installed: only notebook 11 needs it, and no homework does; {fix}")
+    return Check(OK, "deepspeed", installed_version() or "importable (no package metadata)")
+
+
 def check_temp_dir() -> Check:
     try:
         with tempfile.NamedTemporaryFile(prefix="pp_demo_doctor_") as handle:
@@ -322,7 +335,7 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
     checks += [check_torch_build()] if torch_ok else []
     ranks = start_ranks() if torch_ok else None  # they start while the kernel check runs
     colossalai = check_colossalai()
-    checks += [check_kernel(notebooks), colossalai, check_temp_dir()]
+    checks += [check_kernel(notebooks), colossalai, check_deepspeed(), check_temp_dir()]
     room = (
         platform_checks.home_check(),
         platform_checks.writable_check(notebooks),

@@ -44,6 +44,8 @@ RIGHT = [
     ("01.3", 4),  # five non-pad ids in [0,5,6,0,7,8,9,0], minus one
     ("10.1", 2),  # 10 slots, 8 busy for each stage
     ("10.2", lambda m, p: 1 - m / (m + p - 1)),  # busy m of the m + p - 1 slots
+    ("11.1", [3, 2, 0]),  # count pools 4, 3, 2, 3; the rightmost non-pad id at 5, 3, 5, 4
+    ("11.2", 1),  # the hidden states: float; the ids and mask: long
     ("12.1", (5, 4, 3, 4)),  # the mask's five ones; four ids not 0; 4 - 1; the 8 at 4
     ("13.1", 1.1),  # -ln(1/3)
     ("02.1", [3, 0]),  # a masked position before the rightmost non-pad id: rows 0 and 3
@@ -94,6 +96,10 @@ WRONG = [  # two plausible wrong answers per exercise: the slip a reader makes, 
     ("01.2", ([5, 6, 9, 9], [1, 1, 0, 0]), "position 2 is padding (mask 0) but holds id 9: in this exercise"),
     ("10.1", 4, "counts both stages together"),
     ("10.1", 3, "the step lasts 10 slots"),
+    ("11.1", [0, 2], "row 3 [3,4,0,5,6,0] is misjudged"),
+    ("11.1", [0, 1, 2, 3], "row 1 [3,4,5,6,0,0] is misjudged"),
+    ("11.2", 3, "an integer tensor has no gradient. Try your way on a layer"),
+    ("11.2", 0, "input_ids [[5,6,7]], mask [[1,1,1]] and a float scale"),
     ("10.2", lambda m, p: p / (m + p - 1), "for m=1, p=2 you return 1.0: draw that step"),
     ("12.1", (5, 5, 4, 4), "its answer is (8, 7, 6, 7)"),  # the real eos counted as a non-pad id
     ("12.1", (4, 4, 3, 4), "its answer is (8, 7, 6, 7)"),  # real tokens read off the ids
@@ -229,6 +235,8 @@ SHORTCUTS = [
     ("13.1", 0.0, "logits [0, 0, 0, 0]"),  # zero logits read as zero loss  # the 2m/(m+1) line, p = 2 baked in
     ("10.2", _bubble_from_the_timeline, "calls pp_demo.ranks.schedules.timeline"),
     ("10.2", _bubble_from_the_ideal_speedup, "calls pp_demo.instruments.bench.bounds.ideal_speedup"),
+    ("11.1", [0], "row 2 [0,0,3,0,4,5] is misjudged"),  # the notebook's left-padded row alone
+    ("11.2", 2, "which of the four are floating point?"),  # the two tensors riding beside the hidden states
     ("02.1", [0, 2], "rows like [0,21,22,23,24,25,26] (mask [1,1,1,1,1,1,1])"),  # the rows that start with a pad
     ("03.1", [True, True, False, False], "rows like [0,0,0,21,22,23,24]"),  # the first-pad rule's verdicts
     # the count rule's and model.forward's positions printed above for left_pad_in_content

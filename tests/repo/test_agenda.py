@@ -139,6 +139,8 @@ KNOWN_NEEDS = [
     ("13", "keypoint:1", "Ten seeds"),
     ("13", "Ten seeds", "mechanism"),  # the ten-seed table shows runs that section explains
     ("13", "Ten seeds", "first-pad rule on a pad == eos"),
+    ("11", "keypoint:3", "training steps"),  # "only floating-point tensors get a gradient back"
+    ("11", "keypoint:4", "Your own DeepSpeed pipeline"),  # "check --engine deepspeed"
     ("06", "06.2", "sdpa"),
     ("06", "06.3", "sdpa"),
 ]

@@ -146,9 +146,10 @@ def test_the_layers_are_the_ones_the_package_is_built_from():
         "records": {"verify"},
         "training": {"ranks", "pooling"},
         "figures": {"records"},
-        "workshop": {"figures", "colossalai"},
+        "deepspeed": {"verify"},
+        "workshop": {"figures", "colossalai", "deepspeed"},
         "exercises": {"records"},
-        "cli": {"training", "workshop", "instruments"},
+        "cli": {"training", "workshop", "instruments", "deepspeed"},
         "instruments": {"colossalai", "records"},
     }
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow  # it asks the package index, for a minute or two:
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCKS = [ROOT / "constraints" / "pinned.lock.txt", ROOT / "constraints" / "dev.lock.txt"]
-EXTRAS = ["workbook", "onnx", "colossalai", "dev", "browser"]
+EXTRAS = ["workbook", "onnx", "colossalai", "deepspeed", "dev", "browser"]
 PLATFORMS = ["x86_64-manylinux_2_28", "aarch64-manylinux_2_28", "aarch64-apple-darwin", "x86_64-pc-windows-msvc"]
 PYTHONS = ["3.11", "3.12", "3.13"]
 # On Linux the installed torch is PyTorch's CPU build, whose index cannot be reached from every

@@ -86,11 +86,13 @@ def test_the_default_rules_of_a_family_are_chosen_in_one_place():
 
 
 def test_one_optimiser_loop_trains_in_a_process():
-    # the ranks build an optimizer per stage (their engine runs the micro-batches), and the
-    # engine run and the benchmark hand ColossalAI's booster one (its engine runs the step); in one process,
+    # the ranks build an optimizer per stage (their engine runs the micro-batches), the
+    # engine run and the benchmark hand ColossalAI's booster one (its engine runs the step), and
+    # DeepSpeed's ranks hand its engine one (deepspeed/on_rank.py); in one process,
     # unpipelined or through the stages, training is in_process.train_steps
     optimizers = [path for path, text in SOURCES.items() for _ in re.finditer(r"torch\.optim\.\w+\(", text)]
     assert sorted(optimizers) == [
+        "pp_demo/deepspeed/on_rank.py",
         "pp_demo/instruments/bench/colossalai_peer.py",
         "pp_demo/instruments/engine/worker.py",
         "pp_demo/ranks/in_process.py",

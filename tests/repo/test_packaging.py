@@ -19,7 +19,9 @@ CONSTRAINTS = ROOT / "constraints"
 LEGS = {"pinned.lock.txt": "pinned.txt", "transformers5.lock.txt": "transformers5.txt"}
 # What contributors add (`make setup-dev`), resolved under the attendee lock.
 DEV = "dev.lock.txt"
-ATTENDEE_EXTRAS = ["workbook", "onnx", "colossalai"]
+ATTENDEE_EXTRAS = ["workbook", "onnx", "colossalai", "deepspeed"]
+# Installed --no-deps beside the lock, by `make colossalai` and `make deepspeed`: pinned, never locked.
+OUTSIDE_THE_LOCK = {"colossalai", "deepspeed"}
 # The platform CI runs on: the transformers 5 lock is resolved for it alone; the universal locks'
 # markers are judged there too.
 LOCK_PLATFORM = {
@@ -106,7 +108,7 @@ def test_the_dev_lock_agrees_with_the_attendee_lock_where_both_pin():
 def test_each_top_level_pin_is_what_its_lock_holds(lock):
     pins = _file_pins(lock)
     for name, version in _file_pins(LEGS[lock]).items():
-        if name == "colossalai":  # outside the lock: installed --no-deps by `make colossalai`
+        if name in OUTSIDE_THE_LOCK:
             assert name not in pins
             continue
         assert name in pins and _public(pins[name]) == version, (
@@ -154,7 +156,7 @@ def test_environment_pins_equal_the_lock():
 
 def test_environment_lists_every_top_level_package_an_attendee_needs():
     top_level = {canonicalize_name(r.name) for r in _requirements(ATTENDEE_EXTRAS)}
-    top_level |= set(_file_pins("pinned.txt")) - {"colossalai"}
+    top_level |= set(_file_pins("pinned.txt")) - OUTSIDE_THE_LOCK
     missing = sorted(top_level - set(_environment_pins()))
     assert missing == [], f"environment.yml lacks {missing}"
 

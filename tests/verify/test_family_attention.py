@@ -11,7 +11,6 @@ from pp_demo.cli import main
 from pp_demo.core import FAMILIES
 from pp_demo.verify.family_matrix import attention_families
 
-
 CLASSIFIERS = {
     "llama": "LlamaForSequenceClassification",
     "qwen2": "Qwen2ForSequenceClassification",

@@ -107,6 +107,18 @@ def test_on_windows_a_missing_colossalai_is_not_sent_to_an_install_that_cannot_w
     assert check.status == WARN and "make colossalai" not in check.detail and "WSL" in check.detail
 
 
+def test_deepspeed_is_said_found_or_missing_as_colossalai_is(monkeypatch, tmp_path):
+    import pp_demo.deepspeed
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(pp_demo.deepspeed.sys, "prefix", str(tmp_path))  # nothing beside this "venv"
+    check = doctor.check_deepspeed()
+    assert check.status == WARN and "notebook 11" in check.detail and "make deepspeed" in check.detail
+    monkeypatch.setattr(doctor.sys, "platform", "win32")
+    check = doctor.check_deepspeed()
+    assert check.status == WARN and "make deepspeed" not in check.detail and "WSL" in check.detail
+
+
 def test_an_unwritable_temp_dir_fails_and_says_to_set_tmpdir(monkeypatch, tmp_path):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     check = doctor.check_temp_dir()

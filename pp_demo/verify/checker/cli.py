@@ -19,7 +19,8 @@ import contextlib
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
     from pp_demo.verify.checker.guard import Journal
@@ -34,8 +35,12 @@ def _speaks() -> bool:
     return not is_torchrun_rank() or os.environ["RANK"] == str(int(os.environ["WORLD_SIZE"]) - 1)
 
 
-def run_check(args: argparse.Namespace) -> int:
-    """The guard, which starts the checker as its child; or, in the child, the checker."""
+Wrap = Callable[[Any], Any]  # what the imported callable becomes before it is checked (an engine's adapter)
+
+
+def run_check(args: argparse.Namespace, wrap: Wrap | None = None) -> int:
+    """The guard, which starts the checker as its child; or, in the child, the checker. ``wrap``
+    turns the imported callable into the forward to check (``pp_demo.deepspeed.check``: a builder)."""
     from pp_demo.errors import BadInput
     from pp_demo.ranks.torchrun_env import say_once
     from pp_demo.verify.checker.guard import (
@@ -59,7 +64,7 @@ def run_check(args: argparse.Namespace) -> int:
     # the guard's child: streams of its own; in-process (no guard), the caller's
     out, err = (_own_copy(sys.stdout), _own_copy(sys.stderr)) if journal.path else (sys.stdout, sys.stderr)
     try:
-        code = _check(args, _speaks(), journal, out, err)
+        code = _check(args, _speaks(), journal, out, err, wrap)
     except (KeyboardInterrupt, StoppedFromOutside) as stop:
         which = signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM
         for each in STOPPED:  # a second signal (the guard's, passed on) changes nothing now
@@ -101,7 +106,9 @@ def _flush(*streams: "TextIO | None") -> None:
                 stream.flush()
 
 
-def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "TextIO", err: "TextIO") -> int:
+def _check(
+    args: argparse.Namespace, speaks: bool, journal: "Journal", out: "TextIO", err: "TextIO", wrap: Wrap | None = None
+) -> int:
     from pp_demo.ranks.torchrun_env import is_torchrun_rank
     from pp_demo.verify.checker.inputs import CallableImportFailed, load_callable, load_model
     from pp_demo.verify.checker.integrity import Snapshot
@@ -116,6 +123,8 @@ def _check(args: argparse.Namespace, speaks: bool, journal: "Journal", out: "Tex
         if speaks:
             print(f"FAIL (your callable failed): {error}", file=out, flush=True)
         return EXIT_CALLABLE_FAILED
+    if wrap is not None:
+        forward = wrap(forward)
     family = args.family or ("llama" if args.model_path is None else None)
     model = load_model(family, args.model_path, args.attn)
     with watching_batches(journal.write):

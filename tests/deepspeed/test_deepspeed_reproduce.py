@@ -1,0 +1,38 @@
+"""``python -m pp_demo reproduce --engine deepspeed``: the reproduction's lines from DeepSpeed's ranks,
+three stages where the split allows. Expected lines from the review table: the count rule misses
+the left-padded row [0,0,5,6,7,8] and matches the right-padded one; the fix matches both."""
+
+import subprocess
+import sys
+
+import pytest
+
+from pp_demo.cli import main
+from pp_demo.deepspeed import NOT_INSTALLED, missing
+
+pytestmark = [pytest.mark.distributed, pytest.mark.skipif(missing() is not None, reason=NOT_INSTALLED)]
+
+
+def _reproduce(*flags):
+    command = [sys.executable, "-m", "pp_demo", "reproduce", "--engine", "deepspeed", *flags]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow  # three ranks, two families: about 30 s on 2 loaded cores
+def test_three_stages_on_three_ranks_print_the_reproduction_s_lines():
+    done = _reproduce("--family", "llama", "opt", "--split-at", "1", "3", "--micro-batches", "2")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "a three-stage pipeline (three CPU ranks on DeepSpeed's PipelineModule)" in done.stdout
+    lines = done.stdout.splitlines()[-4:]
+    assert [line.split()[:2] for line in lines] == [
+        [f, r] for f in ("llama", "opt") for r in ("count", "rightmost_non_pad")
+    ]
+    assert [line.split(": ", 1)[1] for line in lines] == ["[False, True]", "[True, True]"] * 2
+
+
+def test_the_engine_runs_in_fp32_on_the_cpu_only(capsys):
+    with pytest.raises(SystemExit) as stop:  # in this process: refused before any rank starts
+        main(["reproduce", "--engine", "deepspeed", "--dtype", "bf16"])
+    assert stop.value.code == 2
+    said = capsys.readouterr().err.strip()
+    assert said.endswith("--engine deepspeed runs on CPU ranks in fp32: leave out --dtype and --device")
