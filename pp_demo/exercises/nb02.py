@@ -47,7 +47,11 @@ def _shown(row: tuple[tuple[int, ...], tuple[int, ...]]) -> str:
         wrong_answer(
             [0, 2], "takes the rows that start with the pad id: row 2's first token is real, the mask says so"
         ),
-        wrong_answer([0], "takes the left-padded rows only: row 3's masked position inside the text is read too"),
+        wrong_answer(
+            [0],
+            "takes only padding in front, read from the mask (so not row 2, whose first token is real): row 3's "
+            "masked position inside the text also comes before its pooled token, and is read",
+        ),
         wrong_answer(
             [0, 1, 3], "forgets that attention is causal: a masked position after the pooled token is never read"
         ),

@@ -349,7 +349,7 @@ def run_checks(checkout: Path = Path(".")) -> list[Check]:
 
 def add_doctor_options(parser: argparse.ArgumentParser) -> None:
     """The doctor's description and flag, on its own parser (``main``) or the command line's."""
-    parser.description = "One line per check (ok, WARN, FAIL with the fix); exit 1 on a FAIL."
+    parser.description = "One line per check (ok, WARN, FAIL with the fix, or skip); exit 1 on a FAIL."
     where = "the workbook's checkout: its pins and notebooks (default: .)"
     parser.add_argument("--checkout", type=Path, default=Path("."), help=where)
     parser.set_defaults(run=run_doctor)

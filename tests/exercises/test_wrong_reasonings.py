@@ -111,6 +111,17 @@ def test_02_1_refuses_each_wrong_reasoning(name):
     assert status("02.1", answer).startswith("not yet: "), name
 
 
+def test_02_1_each_wrong_answer_the_guide_explains_is_where_a_wrong_reasoning_lands():
+    landed = {tuple(sorted(f(ROWS_02_1))): name for name, f in WRONG_02_1.items()}
+    for wrong in EXERCISES["02.1"].wrong_answers:
+        assert tuple(sorted(wrong.answer)) in landed, wrong.answer
+    # [0] is the mask's first position read as the only padding that counts: the note must say it
+    # is the mask (row 2 starts with the pad id too, as a real token) and name the row it misses
+    assert landed[(0,)] == "the left-padded rows"
+    (note,) = [wrong.reveals for wrong in EXERCISES["02.1"].wrong_answers if list(wrong.answer) == [0]]
+    assert re.search(r"\bmask\b", note) and "row 2" in note and "row 3" in note
+
+
 def test_02_1_the_rows_whose_logits_change_are_those_model_forward_changes():
     # the specification itself: the tiny Llama's last stage run with the true mask and with ones
     model = build_model("llama")

@@ -13,6 +13,7 @@ import tomllib
 
 from helpers import verdicts
 
+from pp_demo.core import RULES
 from pp_demo.workshop.lab import OPEN_AT
 from tools import facilitator, install_env
 
@@ -70,6 +71,35 @@ def test_the_make_targets_of_the_set_up_run_no_reproduction():
     for target in ("setup", "doctor", "lab"):
         recipe = _recipe(target)
         assert "reproduce" not in recipe and "$(BIN)/python -m pp_demo reproduce" not in recipe, recipe
+
+
+GPU_PAGE = (ROOT / "docs" / "gpu.md").read_text(encoding="utf-8")
+AFTER_THE_WORKSHOP = "\n## After the workshop\n"
+
+
+def test_the_gpu_page_tells_no_verdict_before_its_after_the_workshop_part():
+    """The README sends attendees on a GPU box to docs/gpu.md: what they read there before the room
+    runs no reproduction and names no rule; what follows the marked part may (and does)."""
+    assert "docs/gpu.md" in _attendee_section()
+    before, after = GPU_PAGE.split(AFTER_THE_WORKSHOP)  # one marker, no more
+    assert "(#after-the-workshop)" in before  # the attendee is told where to stop
+    assert [c for c in _commands(before) if re.search(r"\breproduce\b", c)] == []
+    assert verdicts(before) == []
+    named = [rule for rule in RULES if re.search(rf"`{rule}`|\b{rule.replace('_', '[-_ ]')} rule\b", before)]
+    assert named == []
+    # not blind: the part after the marker runs the reproduction and gives the numbers
+    assert [c for c in _commands(after) if re.search(r"\bpp_demo reproduce\b", c)] and verdicts(after)
+
+
+def test_the_gpu_pages_keep_torch_recipe_opens_lab_without_make_setup():
+    """`make lab` runs `make setup` first, which installs the lock's torch over the kept one."""
+    assert re.match(r"lab: setup\b", _recipe("lab"))
+    module = re.search(r"-m (\S+)", _recipe("lab"))[1]
+    recipe = GPU_PAGE.split("## Keep the torch your machine has")[1].split("\n## ")[0]
+    (block,) = re.findall(r"```bash\n(.*?)```", recipe, re.S)
+    commands = [line.split("#")[0].strip() for line in block.splitlines()]
+    assert f".venv/bin/python -m {module}" in commands and "make lab" not in commands
+    assert commands.index(".venv/bin/python -m pp_demo doctor") < commands.index(f".venv/bin/python -m {module}")
 
 
 def _supported():

@@ -112,3 +112,19 @@ def test_the_parameter_count_is_explained_next_to_the_name():
     language_model = float(re.search(r"LM head of \d+ x \d+: ([\d.]+) billion", out).group(1))
     assert classifier < language_model == 8.0  # the name's 8B is the language model's
     assert "LM head" in _text(_cell(nb, "c01-memory"))
+
+
+def test_04_the_first_pad_rules_arithmetic_states_no_number_before_the_cell_that_prints_it():
+    """The prose says what `-1` and the modulo do; the row's length and where it lands are read
+    from the output below it, not stated before anything has printed them."""
+    cells = _notebook("04")["cells"]
+    (at,) = [i for i, c in enumerate(cells) if _text(c).startswith("## Why `-1` rescues the first-pad rule")]
+    printed_above = " ".join(_outputs(c) for c in cells[:at])
+    # what the rule itself is: the first pad at position 0, one step back; any other number is read
+    own = {"0", "-1"}
+    numbers = re.findall(r"(?<![\w.-])-?\d+(?:\.\d+)?(?!\w|\.\d)", _text(cells[at]))
+    assert numbers  # the check reads the section (its 0 and -1)
+    unread = [
+        n for n in numbers if n not in own and not re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w])", printed_above)
+    ]
+    assert unread == []

@@ -41,7 +41,8 @@ def test_the_download_takes_every_package_of_the_lock_but_torch_for_every_python
     assert "for version in 3.11 3.12 3.13" in loop and "--python-version $version" in loop  # nothing edited by hand
 
 
-def test_the_run_uses_the_makefiles_nbval_flags_on_every_notebook_but_06(tmp_path):
+def test_the_run_uses_the_makefiles_nbval_flags_on_every_notebook_but_06_and_11(tmp_path):
+    """06 needs ColossalAI and 11 DeepSpeed, neither in the lock the wheels come from."""
     *_, run = _blocks()
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     nbval = re.search(r"^NBVAL\s*:=\s*(.*)$", makefile, flags=re.M)[1].split()
@@ -52,8 +53,20 @@ def test_the_run_uses_the_makefiles_nbval_flags_on_every_notebook_but_06(tmp_pat
     for notebook in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")):
         (tmp_path / "notebooks" / notebook.name).write_text("{}")
     chosen = subprocess.run(["bash", "-c", f"echo {selection}"], cwd=tmp_path, capture_output=True, text=True).stdout
-    expected = [f"notebooks/{p.name}" for p in sorted((ROOT / "notebooks").glob("[0-9]*.ipynb")) if "06_" not in p.name]
-    assert chosen.split() == expected and len(expected) == len(list((ROOT / "notebooks").glob("[0-9]*.ipynb"))) - 1
+    every = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+    expected = [f"notebooks/{p.name}" for p in every if not p.name.startswith(("06_", "11_"))]
+    assert chosen.split() == expected and len(expected) == len(every) - 2
+
+
+def test_every_nbval_run_on_the_page_uses_the_makefiles_flags_and_leaves_out_06_and_11():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    nbval = re.search(r"^NBVAL\s*:=\s*(.*)$", makefile, flags=re.M)[1].split()
+    page = re.sub(r"\\\n\s*", "", (ROOT / "docs" / "gpu.md").read_text(encoding="utf-8"))
+    runs = re.findall(r"-m pytest (--nbval[^\n]*)", page)
+    assert len(runs) >= 2  # the kept torch's check and this section's
+    for run in runs:
+        flags, selection = run.split(" $(", 1)
+        assert flags.split() == nbval and "06_colossalai" in selection and "11_deepspeed" in selection, run
 
 
 def _setuptools_wheel() -> pathlib.Path | None:
