@@ -109,6 +109,18 @@ def test_opens_with_what_you_will_learn(notebook):
     assert first["cell_type"] == "markdown" and "What you will learn" in _text(first["source"]), name
 
 
+def test_no_markdown_cell_repeats_a_bullet(notebook):
+    """A bullet said twice in one cell is a merge's leftover, not emphasis: three notebooks'
+    "What you will learn" lists once repeated a goal up to four times."""
+    name, nb = notebook
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        bullets = [line for line in _text(cell["source"]).splitlines() if line.startswith("- ")]
+        repeated = sorted({line for line in bullets if bullets.count(line) > 1})
+        assert not repeated, f"{name} cell {i} repeats {repeated}"
+
+
 def test_exercises_are_stored_unattempted(notebook):
     """Every ``check(`` cell is stored with its stub unfilled (no answer leaks into the
     notebook) and prints exactly its ``[xx.y] not attempted yet`` line."""
