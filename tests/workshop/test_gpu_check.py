@@ -122,6 +122,17 @@ def test_the_colossalai_steps_say_when_colossalai_is_missing(monkeypatch):
     assert steps["ColossalAI engine, NCCL, fp16"].skip.startswith("ColossalAI is not installed")
 
 
+def test_the_deepspeed_notebook_says_when_deepspeed_is_missing(monkeypatch):
+    """Notebook 11's stored outputs were made with DeepSpeed installed: without it the step is
+    skipped with the reason, not run into a strict nbval failure."""
+    monkeypatch.setattr(gpu_check, "installed", lambda name: name != "deepspeed")
+    steps = {s.name: s for s in plan(2, AcceptsEverything())}
+    assert steps["nbval 11_deepspeed"].skip == "deepspeed is not installed in this environment (make deepspeed)"
+    assert steps["nbval 05_training_impact"].skip is None
+    monkeypatch.setattr(gpu_check, "installed", lambda name: True)
+    assert {s.name: s for s in plan(2, AcceptsEverything())}["nbval 11_deepspeed"].skip is None
+
+
 def tiny_steps():
     python = ("-c",)
     return [
