@@ -15,10 +15,17 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
-__all__ = ["MAX_SEED", "MAX_TIMEOUT_S", "seed_value", "count_value", "seconds", "tolerance_value", "strings"]
+__all__ = ["MAX_SEED", "MAX_TIMEOUT_S", "MAX_LENGTH", "MAX_BATCH_SIZE", "MAX_MICRO_BATCHES"]
+__all__ += ["seed_value", "count_value", "seconds", "tolerance_value", "strings"]
 
 MAX_SEED = 2**64 - 1  # what torch.manual_seed takes
 MAX_TIMEOUT_S = 86400.0  # a day
+# The checker's battery (``check --lengths``, ``--batch-sizes``, ``--micro-batches``, and
+# ``check_forward``'s): far past what a padding pattern needs, while a length or a size of 10**20,
+# which ``int`` takes, is a battery that never finishes.
+MAX_LENGTH = 4096
+MAX_BATCH_SIZE = 1024
+MAX_MICRO_BATCHES = 1024
 
 
 def _is_number(value: Any) -> bool:
