@@ -1,5 +1,5 @@
-"""The bounds of the numbers a user types, one sentence per bound, standard library only (the
-seed and the counts the core checks too: ``pp_demo.errors``).
+"""The bounds of the numbers a user types, one sentence per bound, standard library only: the one
+home of every bound, the core's (a seed, the counts of a model) included.
 
 Each takes the value and the name the user knows it by (``--timeout``, ``timeout_s``) and returns
 the value in range, else raises ``BadInput`` naming the value, the bound and what to give instead:
@@ -15,13 +15,36 @@ from typing import Any
 
 from pp_demo.errors import BadInput
 
-__all__ = ["MAX_TIMEOUT_S", "seconds", "tolerance_value", "strings"]
+__all__ = ["MAX_SEED", "MAX_TIMEOUT_S", "MAX_LENGTH", "MAX_BATCH_SIZE", "MAX_MICRO_BATCHES"]
+__all__ += ["seed_value", "count_value", "seconds", "tolerance_value", "strings"]
 
+MAX_SEED = 2**64 - 1  # what torch.manual_seed takes
 MAX_TIMEOUT_S = 86400.0  # a day
+# The checker's battery (``check --lengths``, ``--batch-sizes``, ``--micro-batches``, and
+# ``check_forward``'s): far past what a padding pattern needs, while a length or a size of 10**20,
+# which ``int`` takes, is a battery that never finishes.
+MAX_LENGTH = 4096
+MAX_BATCH_SIZE = 1024
+MAX_MICRO_BATCHES = 1024
 
 
 def _is_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float)
+
+
+def seed_value(value: Any, name: str = "seed") -> int:
+    """A seed: what ``torch.manual_seed`` takes, an integer in 0..2**64 - 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        raise BadInput(f"{name} is an integer from 0 to 2**64 - 1, got {value!r}")
+    return value
+
+
+def count_value(value: Any, name: str, least: int = 1, most: int | None = None) -> int:
+    """A count (layers, stages, seeds, runs): an integer in ``least..most``."""
+    top = "" if most is None else f" and at most {most}"
+    if isinstance(value, bool) or not isinstance(value, int) or value < least or (most is not None and value > most):
+        raise BadInput(f"{name} is an integer of at least {least}{top}, got {value!r}")
+    return value
 
 
 def seconds(value: Any, name: str, zero: bool = False) -> float:

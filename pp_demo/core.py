@@ -19,7 +19,8 @@ import torch
 import transformers
 from torch import nn
 
-from pp_demo.errors import BadInput, count_value, seed_value
+from pp_demo.bounds import count_value, seed_value
+from pp_demo.errors import BadInput
 
 # ================================================================ 1. pooling rules
 # Each rule is the formula real code uses on (batch, length) tensors, one position per row, returned

@@ -83,7 +83,7 @@ COUNTS = {
     ("reproduce", "--split-at"): "split points must be",
     ("explore 0 5 6", "--pad"): "2**63-1",
     ("colossalai-engine", "--case-timeout"): "at most 86400",
-    (f"check {FORWARD}", "--seed"): "",  # the core's seed_value, its top tested in tests/ranks/test_validate.py
+    (f"check {FORWARD}", "--seed"): "",  # pp_demo.bounds.seed_value, its top tested in tests/ranks/test_validate.py
     (f"check {FORWARD}", "--lengths"): "expected an integer of at most 4096",
     (f"check {FORWARD}", "--batch-sizes"): "expected an integer of at most 1024",
     (f"check {FORWARD}", "--micro-batches"): "expected an integer of at most 1024",

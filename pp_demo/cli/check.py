@@ -3,7 +3,7 @@
 import argparse
 from typing import Any
 
-from pp_demo.bounds import seconds
+from pp_demo.bounds import MAX_BATCH_SIZE, MAX_LENGTH, MAX_MICRO_BATCHES, seconds
 from pp_demo.cli.options import add, count, integer_up_to
 from pp_demo.errors import BadInput
 
@@ -62,15 +62,15 @@ def _check_options(check: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--seed", type=int, default=0, help="seed of the battery's random batches (default 0)")
     check.add_argument(
-        "--lengths", type=integer_up_to(4096), nargs="+", default=[5, 9, 16], help="random batches' lengths"
+        "--lengths", type=integer_up_to(MAX_LENGTH), nargs="+", default=[5, 9, 16], help="random batches' lengths"
     )
     check.add_argument(
-        "--batch-sizes", type=integer_up_to(1024), nargs="+", help="random batches' sizes (default 2 4 7)"
+        "--batch-sizes", type=integer_up_to(MAX_BATCH_SIZE), nargs="+", help="random batches' sizes (default 2 4 7)"
     )
     add(check, "--cases", choices=[*NAMED, RANDOM])
     check.add_argument(
         "--micro-batches",
-        type=integer_up_to(1024),
+        type=integer_up_to(MAX_MICRO_BATCHES),
         default=1,
         metavar="M",
         help="every batch a multiple of M rows (named cases repeat their rows; default sizes round up)",

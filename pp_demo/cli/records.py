@@ -6,10 +6,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from pp_demo.bounds import seconds
+from pp_demo.bounds import count_value, seconds
 from pp_demo.cli.options import add, count
 from pp_demo.core import FAMILIES
-from pp_demo.errors import count_value
 
 # The instruments (pp_demo.instruments) and what writes their records are imported inside their
 # jobs' handlers and options only: `reproduce` and the other jobs never load them.

@@ -15,9 +15,9 @@ from typing import Any, Literal, cast
 
 import torch
 
-from pp_demo.bounds import strings, tolerance_value
+from pp_demo.bounds import seed_value, strings, tolerance_value
 from pp_demo.core import FIX, as_batch, build_model, get_case, get_family, pipeline_logits
-from pp_demo.errors import BadInput, seed_value
+from pp_demo.errors import BadInput
 from pp_demo.pooling.padding_table import row_text
 from pp_demo.ranks.torchrun_env import is_torchrun_rank, torchrun_world_size
 from pp_demo.verify.tolerances import dtype_named, tolerance

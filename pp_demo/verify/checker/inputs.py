@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from pp_demo.bounds import MAX_BATCH_SIZE, MAX_LENGTH, MAX_MICRO_BATCHES, count_value
 from pp_demo.core import check_pad_id
 from pp_demo.errors import BadInput
 from pp_demo.ranks.validate import check_device
@@ -52,11 +53,21 @@ def check_attention(name: str | None) -> None:
 
 
 def check_sizes(lengths: Sequence[int], batch_sizes: Sequence[int], micro_batches: int) -> None:
-    for name, values, least in (("lengths", lengths, 2), ("batch sizes", batch_sizes, 1)):
-        if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < least for v in values):
-            raise BadInput(f"{name} must be integers >= {least} (at least one), got {list(values)!r}")
-    if isinstance(micro_batches, bool) or not isinstance(micro_batches, int) or micro_batches < 1:
-        raise BadInput(f"micro_batches must be an integer >= 1, got {micro_batches!r}")
+    """The battery's sizes, each in the bounds ``check``'s options have (``pp_demo.bounds``), else one
+    line that names the argument: lengths of 2 tokens or more, batch sizes of 1 row or more, 1
+    micro-batch or more."""
+    for name, values, least, most in (
+        ("lengths", lengths, 2, MAX_LENGTH),
+        ("batch_sizes", batch_sizes, 1, MAX_BATCH_SIZE),
+    ):
+        # a string would be read letter by letter, and a generator used up before the battery is built
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
+            raise BadInput(
+                f"{name} is a list of integers of at least {least} and at most {most} (one or more), got {values!r}"
+            )
+        for i, value in enumerate(values):
+            count_value(value, f"{name}[{i}]", least, most)
+    count_value(micro_batches, "micro_batches", 1, MAX_MICRO_BATCHES)
 
 
 def check_model(model: Any) -> None:

@@ -26,9 +26,9 @@ from typing import Any
 
 import torch
 
-from pp_demo.bounds import seconds, strings, tolerance_value
+from pp_demo.bounds import seconds, seed_value, strings, tolerance_value
 from pp_demo.core import FIX, RULES
-from pp_demo.errors import BadInput, seed_value
+from pp_demo.errors import BadInput
 from pp_demo.pooling.positions import PADDED_RULES, pooled_positions
 from pp_demo.ranks.jobs import Batch
 from pp_demo.verify.checker import inputs

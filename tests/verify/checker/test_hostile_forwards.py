@@ -119,32 +119,42 @@ def test_a_forward_that_closes_or_replaces_stdout_still_gets_its_verdict(capsys,
     assert "consistent with: count" in out
 
 
-def test_a_forward_that_replaces_the_checkers_judge_gets_no_pass(capsys, monkeypatch, tmp_path):
-    body = (
-        "import pp_demo.verify.checker.judge as judge\n"
-        "def forward(model, ids, mask):\n"
-        "    judge._judge = lambda batch, ref, got, atol: None\n"
-        "    return count_rule_pipeline(model, ids, mask)\n"
-    )
-    code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
-    assert code == 3
-    assert out.startswith("FAIL (your callable failed): 0/2 batches")
-    assert "your callable replaced the checker's own pp_demo.verify.checker.judge._judge" in out
+JUDGE_REPLACED = "your callable replaced the checker's own pp_demo.verify.checker.judge._judge"
 
 
-def test_a_module_that_patches_the_report_at_import_gets_no_pass(capsys, monkeypatch, tmp_path):
-    body = (
-        "from pp_demo.verify.checker import report\n"
-        "report.Report.exit_code = property(lambda self: 0)\n"
-        "def forward(model, ids, mask):\n"
-        "    return count_rule_pipeline(model, ids, mask)\n"
-    )
+@pytest.mark.parametrize(
+    "at_import, in_forward, expected",
+    [
+        (  # while the forward runs: every batch says so, and none is judged
+            "import pp_demo.verify.checker.judge as judge\n",
+            "    judge._judge = lambda batch, ref, got, atol: None\n",
+            [
+                "FAIL (your callable failed): 0/2 batches",
+                "reference: the position model.forward pools",
+                f"  batch left (1x6): {JUDGE_REPLACED}",
+                f"  batch right (1x6): {JUDGE_REPLACED}",
+            ],
+        ),
+        (  # when the module is imported, before any batch: one line, no verdict at all
+            "from pp_demo.verify.checker import report\nreport.Report.exit_code = property(lambda self: 0)\n",
+            "",
+            [
+                "FAIL (your callable failed): it replaced the checker's own "
+                "pp_demo.verify.checker.report.Report.exit_code: no verdict"
+            ],
+        ),
+    ],
+    ids=["judge-while-the-forward-runs", "report-at-import"],
+)
+def test_a_forward_that_replaces_the_checkers_own_code_gets_no_pass(
+    capsys, monkeypatch, tmp_path, at_import, in_forward, expected
+):
+    body = f"{at_import}def forward(model, ids, mask):\n{in_forward}    return count_rule_pipeline(model, ids, mask)\n"
     code, out, _ = _in_process(capsys, monkeypatch, tmp_path, body, *TWO)
+    lines = out.strip().splitlines()
     assert code == 3
-    assert out.strip() == (
-        "FAIL (your callable failed): it replaced the checker's own "
-        "pp_demo.verify.checker.report.Report.exit_code: no verdict"
-    )
+    assert len(lines) == len(expected), out
+    assert all(line.startswith(start) for line, start in zip(lines, expected, strict=True)), out
 
 
 def test_in_python_a_forward_that_replaces_the_judge_gets_no_pass():

@@ -18,6 +18,7 @@ from helpers import run_check as cli
 
 from pp_demo.core import build_model
 from pp_demo.errors import BadInput
+from pp_demo.verify.checker.inputs import check_sizes
 from pp_demo.verify.checker.judge import check_forward
 
 HERE = os.path.dirname(__file__)
@@ -107,8 +108,12 @@ def test_a_module_that_fails_at_import_is_the_callables_failure(capsys, tmp_path
         (["pp_demo.core:RULES"], "'RULES' in pp_demo.core is a dict, not a callable"),
         (["checker_callables:correct", "--atol", "-1"], "atol is a finite number more than 0"),
         (["checker_callables:correct", "--atol", "nan"], "atol is a finite number more than 0"),
-        (["checker_callables:correct", "--lengths", "0"], "lengths must be integers >= 2"),
-        (["checker_callables:correct", "--batch-sizes", "0"], "batch sizes must be integers >= 1"),
+        (["checker_callables:correct", "--lengths", "0"], "lengths[0] is an integer of at least 2 and at most 4096"),
+        (["checker_callables:correct", "--batch-sizes", "0"], "batch_sizes[0] is an integer of at least 1 and at most"),
+        (
+            ["checker_callables:correct", "--micro-batches", "0"],
+            "micro_batches is an integer of at least 1 and at most",
+        ),
         (["checker_callables:correct", "--micro-batches", "2", "--batch-sizes", "3"], "do not split into 2"),
         (["checker_callables:correct", "--device", "tpu"], "'tpu' is not a device: use cpu"),
     ],
@@ -178,13 +183,17 @@ def llama():
     [
         ({"atol": -1}, "atol is a finite number more than 0"),
         ({"atol": float("nan")}, "atol is a finite number more than 0"),
-        ({"lengths": (0,)}, "lengths must be integers >= 2"),
-        ({"batch_sizes": (0,)}, "batch sizes must be integers >= 1"),
+        ({"lengths": (0,)}, "lengths[0] is an integer of at least 2 and at most 4096, got 0"),
+        ({"batch_sizes": (0,)}, "batch_sizes[0] is an integer of at least 1 and at most 1024, got 0"),
+        ({"lengths": (4097,)}, "lengths[0] is an integer of at least 2 and at most 4096, got 4097"),
+        ({"batch_sizes": [2, 1025]}, "batch_sizes[1] is an integer of at least 1 and at most 1024, got 1025"),
+        ({"micro_batches": 1025}, "micro_batches is an integer of at least 1 and at most 1024, got 1025"),
+        ({"lengths": 5}, "lengths is a list of integers of at least 2 and at most 4096 (one or more), got 5"),
         ({"attn_implementation": "bogus"}, "unknown attention implementation 'bogus'; use eager or sdpa"),
         ({"dtype": "fp64"}, "unknown precision 'fp64'; use one of fp32, bf16, fp16"),
         ({"seed": "x"}, "seed is an integer from 0 to 2**64 - 1, got 'x'"),
         ({"cases": ["bogus"]}, "unknown case(s) bogus"),
-        ({"micro_batches": 0}, "micro_batches must be an integer >= 1"),
+        ({"micro_batches": 0}, "micro_batches is an integer of at least 1 and at most 1024, got 0"),
         ({"atol": float("inf")}, "atol is a finite number more than 0"),
         ({"timeout_s": 0}, "timeout_s is a number of seconds more than 0 and at most 86400 (a day), got 0"),
         ({"timeout_s": -1}, "timeout_s is a number of seconds more than 0 and at most 86400"),
@@ -197,6 +206,58 @@ def test_the_api_refuses_bad_options_in_one_line(llama, options, expected):
     with pytest.raises(BadInput) as error:
         check_forward(llama, "checker_callables:correct", **{"cases": ["left"], **options})
     assert expected in str(error.value) and "\n" not in str(error.value)
+
+
+# check_sizes, in Python, within the bounds of check's options (--lengths up to 4096, --batch-sizes
+# and --micro-batches up to 1024: docs/checker.md), each refusal naming the argument
+LENGTHS = "lengths is a list of integers of at least 2 and at most 4096 (one or more), got "
+BATCH_SIZES = "batch_sizes is a list of integers of at least 1 and at most 1024 (one or more), got "
+
+
+@pytest.mark.parametrize(
+    "lengths, batch_sizes, micro_batches, expected",
+    [
+        # too large: one past each top, and a size int() takes that would never finish
+        ((4097,), (2,), 1, "lengths[0] is an integer of at least 2 and at most 4096, got 4097"),
+        ((5, 10**20), (2,), 1, f"lengths[1] is an integer of at least 2 and at most 4096, got {10**20}"),
+        ((5,), (1025,), 1, "batch_sizes[0] is an integer of at least 1 and at most 1024, got 1025"),
+        ((5,), (2,), 1025, "micro_batches is an integer of at least 1 and at most 1024, got 1025"),
+        # zero, negative, and a length of one token
+        ((1,), (2,), 1, "lengths[0] is an integer of at least 2 and at most 4096, got 1"),
+        ((5, -9), (2,), 1, "lengths[1] is an integer of at least 2 and at most 4096, got -9"),
+        ((5,), (0,), 1, "batch_sizes[0] is an integer of at least 1 and at most 1024, got 0"),
+        ((5,), (2,), 0, "micro_batches is an integer of at least 1 and at most 1024, got 0"),
+        ((5,), (2,), -2, "micro_batches is an integer of at least 1 and at most 1024, got -2"),
+        # the wrong type: not a list, a string, nothing, not integers
+        (5, (2,), 1, LENGTHS + "5"),
+        ("59", (2,), 1, LENGTHS + "'59'"),
+        ((), (2,), 1, LENGTHS + "()"),
+        ({5, 9}, (2,), 1, LENGTHS + repr({5, 9})),  # a set: no order to take lengths in
+        ((5.0,), (2,), 1, "lengths[0] is an integer of at least 2 and at most 4096, got 5.0"),
+        ((5,), None, 1, BATCH_SIZES + "None"),
+        ((5,), [True], 1, "batch_sizes[0] is an integer of at least 1 and at most 1024, got True"),
+        ((5,), (2,), "2", "micro_batches is an integer of at least 1 and at most 1024, got '2'"),
+        ((5,), (2,), 2.0, "micro_batches is an integer of at least 1 and at most 1024, got 2.0"),
+    ],
+)
+def test_check_sizes_refuses_sizes_outside_the_command_lines_bounds(lengths, batch_sizes, micro_batches, expected):
+    with pytest.raises(BadInput) as error:
+        check_sizes(lengths, batch_sizes, micro_batches)
+    assert str(error.value) == expected
+
+
+def test_check_sizes_refuses_a_generator_before_the_battery_uses_it_up():
+    with pytest.raises(BadInput, match=r"^lengths is a list of integers .* got <generator object"):
+        check_sizes((n for n in (5, 9)), (2,), 1)
+
+
+def test_check_sizes_takes_each_bound_itself_and_the_api_runs_a_small_battery(llama):
+    assert check_sizes((2, 4096), range(1, 1025, 1023), 1024) is None
+    report = check_forward(llama, "checker_callables:correct", lengths=[3], batch_sizes=[2], cases=["left", "random"])
+    assert report.passed and [(case.name, case.shape) for case in report.cases] == [
+        ("left", "1x6"),
+        ("random_L3_B2", "2x3"),
+    ]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this build has CUDA")
