@@ -146,7 +146,11 @@ def _draw_blocks(
     if in_slot:
         slot_left = label_in + (len(rules) % n_columns) * unit * panel_units
         slot_top = height - title_in - (n_lines - 1) * panel_in
-        where = {"loc": "upper left", "ncol": 1, "bbox_to_anchor": (slot_left / inches, slot_top / height)}
+        where: dict[str, Any] = {
+            "loc": "upper left",
+            "ncol": 1,
+            "bbox_to_anchor": (slot_left / inches, slot_top / height),
+        }
     else:
         where = {"loc": "lower center", "ncol": 2, "bbox_to_anchor": (0.5, 0)}
     fig.legend(handles=key, fontsize=PROJECTOR_PT, frameon=False, **where)
@@ -248,7 +252,9 @@ def draw_row_diffs(comparisons: Mapping[tuple[str, str], RowComparison], row_lab
     key: list[Any] = []
     for rule in rules:
         drawn = [d for family in families for d in comparisons[family, rule].max_abs_diff]
-        parts = [Patch(facecolor=colours[rule], hatch=hatches[rule], edgecolor="black", linewidth=0.5)] * any(drawn)
+        parts: list[Any] = [
+            Patch(facecolor=colours[rule], hatch=hatches[rule], edgecolor="black", linewidth=0.5)
+        ] * any(drawn)
         parts += [Line2D([], [], linestyle="none", marker="$0$", markersize=10, color=colours[rule])] * (0 in drawn)
         key.append((tuple(parts), f"rule {rule}" + (": 0 where exact" if 0 in drawn else "")))
     key.append((Line2D([], [], color="black", linestyle="--", linewidth=1.2), f"tolerance {atol:g}"))
