@@ -78,10 +78,15 @@ def slug(heading: str) -> str:
 
 
 def _heading_ids(page: str) -> str:
-    """Every heading of ``page`` (HTML) with the id GitHub gives it, so ``glossary.html#stage`` lands."""
+    """Every heading of ``page`` (HTML) with the id GitHub gives it, so ``glossary.html#stage`` lands.
+    An id the page already gives explicitly (``### <a id="1f1b"></a>1F1B``, the anchor the glossary
+    writes for JupyterLab) is not given twice: the anchor already lands there."""
+    given = set(re.findall(r'\sid="([^"]*)"', page))
 
     def named(match: re.Match[str]) -> str:
         text = html.unescape(re.sub(r"<[^>]+>", "", match[2]))
+        if slug(text) in given:
+            return match[0]
         return f'<h{match[1]} id="{html.escape(slug(text))}">{match[2]}</h{match[1]}>'
 
     return re.sub(r"<h([1-6])>(.*?)</h\1>", named, page)

@@ -134,12 +134,13 @@ GLOSSARY = {
 
 
 def glossary_page_terms(page: Path = GLOSSARY_PAGE) -> dict[str, str]:
-    """Each ``###`` term of the glossary page with the first paragraph of its definition."""
+    """Each ``###`` term of the glossary page with the first paragraph of its definition. A heading's
+    markup is not its term: ``### <a id="1f1b"></a>1F1B`` (an anchor for JupyterLab) is "1F1B"."""
     terms: dict[str, str] = {}
     for block in re.split(r"^### ", page.read_text(encoding="utf-8"), flags=re.M)[1:]:
         term, _, body = block.partition("\n")
         paragraph = " ".join(body.strip().split("\n\n")[0].split())
-        terms[term.strip()] = paragraph.rstrip(".")
+        terms[re.sub(r"<[^>]+>", "", term).strip()] = paragraph.rstrip(".")
     return terms
 
 
