@@ -159,11 +159,16 @@ def _readme_parts(readme: str) -> tuple[str, list[str]]:
 
 def index_page(notebooks: list[pathlib.Path], readme: str) -> str:
     intro, commands = _readme_parts(readme)
-    intro = _site_links(intro, "README.md", {path.stem for path in notebooks})
+    stems = {path.stem for path in notebooks}
+    intro = _site_links(intro, "README.md", stems)
     rows = []
     for path in notebooks:
         info = summary(path)
-        goals = "".join(f"<li>{_markdown(goal).strip()[3:-4]}</li>" for goal in info["goals"])
+        # a goal may link a glossary term, written from the notebook's folder: the site's own page here
+        goals = "".join(
+            f"<li>{_markdown(_site_links(goal, f'notebooks/{path.name}', stems)).strip()[3:-4]}</li>"
+            for goal in info["goals"]
+        )
         minutes = f"<br><small>{html.escape(info['minutes'])}</small>" if info["minutes"] else ""
         rows.append(
             f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'
