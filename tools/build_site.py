@@ -78,10 +78,15 @@ def slug(heading: str) -> str:
 
 
 def _heading_ids(page: str) -> str:
-    """Every heading of ``page`` (HTML) with the id GitHub gives it, so ``glossary.html#stage`` lands."""
+    """Every heading of ``page`` (HTML) with the id GitHub gives it, so ``glossary.html#stage`` lands.
+    An id the page already gives explicitly (``### <a id="1f1b"></a>1F1B``, the anchor the glossary
+    writes for JupyterLab) is not given twice: the anchor already lands there."""
+    given = set(re.findall(r'\sid="([^"]*)"', page))
 
     def named(match: re.Match[str]) -> str:
         text = html.unescape(re.sub(r"<[^>]+>", "", match[2]))
+        if slug(text) in given:
+            return match[0]
         return f'<h{match[1]} id="{html.escape(slug(text))}">{match[2]}</h{match[1]}>'
 
     return re.sub(r"<h([1-6])>(.*?)</h\1>", named, page)
@@ -154,11 +159,16 @@ def _readme_parts(readme: str) -> tuple[str, list[str]]:
 
 def index_page(notebooks: list[pathlib.Path], readme: str) -> str:
     intro, commands = _readme_parts(readme)
-    intro = _site_links(intro, "README.md", {path.stem for path in notebooks})
+    stems = {path.stem for path in notebooks}
+    intro = _site_links(intro, "README.md", stems)
     rows = []
     for path in notebooks:
         info = summary(path)
-        goals = "".join(f"<li>{_markdown(goal).strip()[3:-4]}</li>" for goal in info["goals"])
+        # a goal may link a glossary term, written from the notebook's folder: the site's own page here
+        goals = "".join(
+            f"<li>{_markdown(_site_links(goal, f'notebooks/{path.name}', stems)).strip()[3:-4]}</li>"
+            for goal in info["goals"]
+        )
         minutes = f"<br><small>{html.escape(info['minutes'])}</small>" if info["minutes"] else ""
         rows.append(
             f'<tr><td><a href="{path.stem}.html">{html.escape(info["title"])}</a>{minutes}</td>'

@@ -121,25 +121,14 @@ EPISODES = {
 # fmt: on
 
 
-# The guide's table takes every term of docs/glossary.md (the one home of their definitions, which
-# the notebooks link) and adds these, the workbook's own words, which the notebooks define in place.
-GLOSSARY = {
-    "left padding": "pads before the real tokens, as batched generation needs",
-    "pad == eos": "a tokenizer whose pad token is its end-of-sequence token, so a pad id can be real",
-    "attention mask": "1 for a real token, 0 for padding: the only input that knows which is which",
-    "true last real token": "the reference read from the mask: the last position it marks real",
-    "model.forward's position": "the reference a pipeline must reproduce: the rightmost non-pad id",
-    "review table": "four padded rows from the pull request's review, the rows this workbook is built on",
-}
-
-
 def glossary_page_terms(page: Path = GLOSSARY_PAGE) -> dict[str, str]:
-    """Each ``###`` term of the glossary page with the first paragraph of its definition."""
+    """Each ``###`` term of the glossary page with the first paragraph of its definition. A heading's
+    markup is not its term: ``### <a id="1f1b"></a>1F1B`` (an anchor for JupyterLab) is "1F1B"."""
     terms: dict[str, str] = {}
     for block in re.split(r"^### ", page.read_text(encoding="utf-8"), flags=re.M)[1:]:
         term, _, body = block.partition("\n")
         paragraph = " ".join(body.strip().split("\n\n")[0].split())
-        terms[term.strip()] = paragraph.rstrip(".")
+        terms[re.sub(r"<[^>]+>", "", term).strip()] = paragraph.rstrip(".")
     return terms
 
 
@@ -200,6 +189,7 @@ def room_lines() -> list[str]:
         lines += [f"**{title}.** {text}", ""]
     lines += ["## Glossary", "", "In full, linked from every notebook: [glossary.md](glossary.md).", ""]
     lines += ["| term | meaning |", "|---|---|"]
-    terms = {**glossary_page_terms(), **GLOSSARY}
+    # every term from the attendees' glossary page, their one home: the guide adds none of its own
+    terms = glossary_page_terms()
     lines += [f"| {term} | {meaning.replace('|', '/')} |" for term, meaning in terms.items()]
     return lines + [""]

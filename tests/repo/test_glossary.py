@@ -19,13 +19,46 @@ LINK = "../docs/glossary.md"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 
 
-def glossary_terms() -> list[str]:
-    return [line[4:].strip() for line in GLOSSARY.read_text(encoding="utf-8").splitlines() if line.startswith("### ")]
+def glossary_terms(page: str | None = None) -> list[str]:
+    """The ``###`` headings' text, as a reader sees it (an explicit ``<a id>`` in one is markup)."""
+    page = GLOSSARY.read_text(encoding="utf-8") if page is None else page
+    return [re.sub(r"<[^>]+>", "", line[4:]).strip() for line in page.splitlines() if line.startswith("### ")]
 
 
 def anchor(term: str) -> str:
     """The heading's anchor as GitHub and the site write it."""
     return re.sub(r"[^\w\- ]", "", term.lower()).replace(" ", "-")
+
+
+def lab_id(heading: str) -> str:
+    """The heading's id in JupyterLab's Markdown Preview (4.x), as seen in Chromium: its text as
+    written, each space made a hyphen, case and punctuation kept ("1F1B", "pad-id",
+    "05-·-What-the-bug-does-to-training"). A link's fragment must match it exactly: ``#1f1b``
+    left the glossary open at its top."""
+    return heading.replace(" ", "-")
+
+
+def explicit_anchors(page: str) -> list[str]:
+    """The ids the page gives with ``<a id="...">``, which Lab keeps (as ``data-jupyter-id``) and
+    lands on; a ``name`` it strips."""
+    return re.findall(r'<a id="([^"]+)"></a>', page)
+
+
+def unreachable(fragments: list[str], page: str) -> list[str]:
+    """Each fragment that does not land on ``page`` in Lab, on GitHub and on the site alike: it is
+    neither an explicit anchor nor the id of a heading that Lab and GitHub spell the same."""
+    same = {anchor(h) for h in glossary_terms(page) if lab_id(h) == anchor(h)}
+    return [f for f in fragments if f not in set(explicit_anchors(page)) | same]
+
+
+def glossary_links() -> list[tuple[str, str]]:
+    """``(file, fragment)`` of every link to a glossary entry in the notebooks and the docs."""
+    files = [*NOTEBOOKS, *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.glob("*.md"))]
+    return [
+        (path.name, fragment)
+        for path in files
+        for fragment in re.findall(r"glossary\.md#([^)\s\"'>]+)", path.read_text(encoding="utf-8"))
+    ]
 
 
 def _term(term: str) -> re.Pattern[str]:
@@ -93,3 +126,28 @@ def test_the_check_catches_a_term_used_before_its_link():
     assert first_uses_unexplained(["each stage", "a **stage**"], terms) != []
     assert first_uses_unexplained(["the ranks", "[rank](../docs/glossary.md#rank)"], terms) != []
     assert first_uses_unexplained(["a two-stage pipeline", "a *stage*"], terms) == []
+
+
+def test_every_link_to_a_glossary_entry_lands_on_it_in_lab_on_github_and_on_the_site():
+    links = glossary_links()
+    assert len(links) >= 50 and ("05_training_impact.ipynb", "1f1b") in links  # the one the issue found
+    page = GLOSSARY.read_text(encoding="utf-8")
+    assert [(name, f) for name, f in links if unreachable([f], page)] == []
+
+
+def test_a_term_lab_spells_otherwise_carries_githubs_anchor_explicitly():
+    """So a new link written by GitHub's rule (the one ``anchor`` and the site follow) lands in Lab too."""
+    page = GLOSSARY.read_text(encoding="utf-8")
+    differ = [h for h in glossary_terms(page) if lab_id(h) != anchor(h)]
+    assert {"1F1B", "GPipe", "NCCL"} <= set(differ)
+    assert [h for h in differ if anchor(h) not in explicit_anchors(page)] == []
+    assert len(explicit_anchors(page)) == len(set(explicit_anchors(page)))
+
+
+def test_the_landing_check_tells_a_heading_lab_spells_otherwise():
+    assert (lab_id("1F1B"), anchor("1F1B")) == ("1F1B", "1f1b")
+    assert (lab_id("pad id"), anchor("pad id")) == ("pad-id", "pad-id")
+    assert anchor("pad == eos") == "pad--eos" and anchor("model.forward's position") == "modelforwards-position"
+    assert unreachable(["1f1b", "pad-id"], "### 1F1B\n\n### pad id\n") == ["1f1b"]
+    assert unreachable(["1f1b", "1F1B"], '### <a id="1f1b"></a>1F1B\n') == ["1F1B"]  # GitHub has no "1F1B"
+    assert unreachable(["nccl"], '### <a name="nccl"></a>NCCL\n') == ["nccl"]  # Lab strips a name

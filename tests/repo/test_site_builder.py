@@ -52,7 +52,7 @@ class _Refs(html.parser.HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.refs, self.ids = [], set()
+        self.refs, self.ids, self.every_id = [], set(), []
 
     def handle_starttag(self, tag, attrs):
         for name, value in attrs:
@@ -60,6 +60,7 @@ class _Refs(html.parser.HTMLParser):
                 self.refs.append(value)
             if name == "id" and value:
                 self.ids.add(value)
+                self.every_id.append(value)
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +100,16 @@ def test_the_notebooks_glossary_links_land_on_the_sites_own_glossary_terms(site)
     terms = [ref for ref in pages["01_four_padding_rows.html"][0] if ref.startswith("glossary.html#")]
     assert len(terms) >= 5 and "glossary.html#stage" in terms
     assert not any("docs/glossary.md" in ref for refs, _ in pages.values() for ref in refs)
+
+
+def test_the_glossary_gives_each_id_once_its_explicit_anchors_included(site):
+    """The glossary writes ``<a id="1f1b"></a>`` in the heading "1F1B" (for JupyterLab): the site
+    gives that heading no second ``1f1b``, which would make the page invalid HTML."""
+    out, _ = site
+    parsed = _Refs()
+    parsed.feed((out / "glossary.html").read_text(encoding="utf-8"))
+    assert {"1f1b", "gpipe", "nccl", "pad-id", "stage"} <= parsed.ids
+    assert sorted(parsed.every_id) == sorted(parsed.ids)
 
 
 def test_the_attendees_site_holds_no_answer_key(site):
