@@ -1,75 +1,18 @@
-"""Notebook 01 in a real JupyterLab, driven like a learner would: run every cell from the
+"""Notebook 04 in a real JupyterLab, driven like a learner would: run every cell from the
 UI, then type a row into the explorer and read the answer it shows.
 
-The server starts as ``make lab`` starts it (no browser, ``--allow-root`` as root) on
-127.0.0.1, a free port and a token, with its own JUPYTER_* folders, serving a copy of
-the checkout's notebook and docs/ (so the stored one is never saved over); it is stopped by its
-own pid. Lab opens at notebooks/, and the notebook's glossary link opens the glossary.
+The server (fixture ``lab``, conftest.py) starts as ``make lab`` starts it, serving a copy of
+the checkout (so the stored notebook is never saved over). Lab opens at workspace/, and the
+notebook's glossary link opens the glossary.
 """
 
-import os
 import pathlib
 import re
-import shutil
-import subprocess
-import time
-import urllib.request
-
-import pytest
-
-from pp_demo.workshop.lab import lab_command
-from pp_demo.workshop.workspace import prepare_workspace
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "results" / "tmp"
 NOTEBOOK = "04_pad_equals_eos.ipynb"  # the notebook with the explorer
 TIMEOUT_MS = 120_000
-
-
-def _wait_ready(process, url, log):
-    for _ in range(240):
-        if process.poll() is not None:
-            pytest.fail(f"jupyter lab exited with {process.returncode}: {log.read_text()[-2000:]}", pytrace=False)
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"jupyter lab did not answer: {log.read_text()[-2000:]}", pytrace=False)
-
-
-@pytest.fixture
-def lab(tmp_path):
-    """``(base URL, token)`` of a JupyterLab serving a checkout with a copy of notebook 01 and of docs/."""
-    home = tmp_path / "checkout"
-    (home / "notebooks").mkdir(parents=True)
-    shutil.copy(ROOT / "notebooks" / NOTEBOOK, home / "notebooks" / NOTEBOOK)
-    shutil.copytree(ROOT / "docs", home / "docs")
-    prepare_workspace(home)  # as make lab does: the working copy Lab opens at
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(ROOT),
-        **{
-            name: str(tmp_path / name.lower())
-            for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR")
-        },
-    )
-    # make lab's own command (as root --allow-root; no display here, so --no-browser)
-    command, _, url = lab_command(["--LabApp.expose_app_in_browser=True"], environ={}, root=home)
-    base, token = url.split("/lab/tree/workspace?token=")
-    log = tmp_path / "lab.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        _wait_ready(process, f"{base}/api/status?token={token}", log)
-        yield base, token
-    finally:
-        process.terminate()  # this server only, by its pid; it shuts its kernels down
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 # Read from the notebook model, so cells scrolled out of view count too.
