@@ -37,9 +37,10 @@ SERIES = [OKABE_ITO[name] for name in ("vermillion", "bluish green", "blue", "or
 MAX_WIDTH_IN = 10
 PROJECTOR_PT = 14
 # ... and at most this tall: at the notebook's 100 dpi, with the 0.1 inch margins a stored figure
-# gets, 600 px. JupyterLab's notebook area in Chromium on a 1366x768 laptop is 647 px tall (the
-# browser's bars and Lab's own take the rest), so a figure's legend and last panel show together.
-MAX_HEIGHT_IN = 5.8
+# gets, 550 px. JupyterLab's notebook area in Chromium on a 1366x768 laptop is 560 px tall (768 px
+# less Chromium's tab strip and toolbar, 87 px, and Lab's bars, 121 px: measured in a real window,
+# tests/browser/conftest.py), so a figure's legend and last panel show together.
+MAX_HEIGHT_IN = 5.3
 
 
 def text_inches(text: str, size: float = PROJECTOR_PT, weight: str = "normal") -> float:

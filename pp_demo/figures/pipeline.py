@@ -69,21 +69,25 @@ def draw_stage_split(stages: Stages) -> Figure:
             x += w + gap
         ax.text(end[0] + 0.1, end[1], LOGITS, ha="left", va="center", fontsize=PROJECTOR_PT)
         return fig
-    # top to bottom, each box as tall as its own lines: three stages stay within MAX_HEIGHT_IN
+    # top to bottom, each box as tall as its own lines, each arrow as long as one line and its words
+    # beside it: three stages stay within MAX_HEIGHT_IN
     width = max(box_w) + text_inches(SENT) + 0.8
-    heights = [len(lines) * _LINE_IN + 0.3 for lines in contents]
-    arrow_in = _LINE_IN * _SENT_LINES + 0.1  # an arrow beside the sent lines
-    below = _LINE_IN * (LOGITS.count("\n") + 1 - _SENT_LINES)  # the logits' lines past the sent lines'
-    steps = [_LINE_IN + 0.1 + h + arrow_in + 0.1 for h in heights]  # a title, its box, the arrow out
-    fig, ax = _canvas(width, sum(steps) + below + 0.15)
-    top = sum(steps) + below + 0.1
+    heights = [len(lines) * _LINE_IN + 0.2 for lines in contents]
+    arrow_in = _LINE_IN + 0.1
+    below = max(0.0, _LINE_IN * (LOGITS.count("\n") + 1) - arrow_in)  # the logits' lines past the arrow's end
+    steps = [_LINE_IN + 0.05 + h + 0.05 + arrow_in + 0.1 for h in heights]  # a title, its box, the arrow out
+    fig, ax = _canvas(width, sum(steps) + below + 0.1)
+    top = sum(steps) + below + 0.05
     for index, (title, lines, h, step) in enumerate(zip(titles, contents, heights, steps, strict=True)):
-        box_top = top - _LINE_IN - 0.1
+        box_top = top - _LINE_IN - 0.05  # the title sits 0.12 above its box, 0.2 tall
         _stage(ax, 0.2, box_top - h, max(box_w), h, title, lines, index)
         middle = 0.2 + max(box_w) / 2
-        _arrow(ax, (middle, box_top - h - 0.05), (middle, box_top - h - arrow_in))
-        what = SENT if index < len(contents) - 1 else LOGITS
-        ax.text(middle + 0.15, box_top - h - 0.1, what, ha="left", va="top", fontsize=PROJECTOR_PT)
+        start = box_top - h - 0.05
+        _arrow(ax, (middle, start), (middle, start - arrow_in))
+        if index < len(contents) - 1:  # the sent tensors beside the arrow, what comes out from its start down
+            ax.text(middle + 0.15, start - arrow_in / 2, SENT, ha="left", va="center", fontsize=PROJECTOR_PT)
+        else:
+            ax.text(middle + 0.15, start, LOGITS, ha="left", va="top", fontsize=PROJECTOR_PT)
         top -= step
     return fig
 

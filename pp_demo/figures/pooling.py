@@ -109,7 +109,7 @@ def _draw_blocks(
     if any(v[2] is None for row in verdicts for v in row):
         key.append(Patch(facecolor="white", edgecolor=NO_ANSWER_COLOUR, linewidth=3, label=NO_ANSWER_LABEL))
     key_in = 0.32 * -(-len(key) // 2) + 0.15  # two entries a line
-    unit = 0.42  # inches per square: a two-digit id at PROJECTOR_PT fits inside, down to 0.32
+    unit = 0.42  # inches per square: a two-digit id at PROJECTOR_PT (15 pt wide) fits inside, down to 0.28
     while True:
         panel_units = length + 0.3 + verdict_in / unit  # the squares, then the verdict beside them
         n_columns = max(1, min(len(rules), int((MAX_WIDTH_IN - label_in) // (unit * panel_units))))
@@ -121,7 +121,7 @@ def _draw_blocks(
         # the key, one entry a line, in the last line's empty panel slot where there is one
         in_slot = n_lines * n_columns > len(rules) and 0.32 * len(key) + 0.15 <= panel_in
         height = title_in + panel_in * n_lines + (0 if in_slot else key_in)
-        if height <= MAX_HEIGHT_IN or unit <= 0.32:
+        if height <= MAX_HEIGHT_IN or unit <= 0.28:
             break
         unit -= 0.02
     fig = plt.figure(figsize=(inches, height))
@@ -306,9 +306,9 @@ def draw_class_grid(grid: list[list[Verdict]] | None = None) -> Figure:
     lean = math.radians(30)
     right_in = max(0.15, text_inches(cases[-1]) * math.cos(lean) - cell_w / 2 + 0.2)
     cell_w = min(cell_w, (MAX_WIDTH_IN - label_in - right_in) / len(cases))
-    cell_h = 0.38  # a bold mark and position at PROJECTOR_PT is 0.2 inches tall
-    header_in = 0.2 + max(text_inches(case) for case in cases) * math.sin(lean)
-    title_in, key_in = 0.7, 0.8  # two lines each
+    cell_h = 0.33  # a bold mark and position at PROJECTOR_PT is 0.2 inches tall
+    header_in = 0.15 + max(text_inches(case) for case in cases) * math.sin(lean)
+    title_in, key_in = 0.65, 0.8  # two lines each
     width = label_in + cell_w * len(cases) + right_in
     height = title_in + header_in + cell_h * len(grid) + key_in
     fig = plt.figure(figsize=(width, height))

@@ -31,8 +31,8 @@ STORED = "stored"  # the served copy's folder of the repository's notebooks, out
 # manager, no bookmarks bar: window.outerHeight - window.innerHeight, and a screenshot of the screen). Lab's
 # menu bar, tab bar, notebook toolbar and status bar take 121 px more, so Lab's notebook area is
 # 768 - 87 - 121 = 560 px tall. A taskbar or a system's top bar (Windows' 40 to 48 px, GNOME's
-# 32 px) takes more still. Issue 54's "647 px" is the notebook area of a 1366x768 page: 768 - 121,
-# with no browser bar at all (a browser in full screen, F11).
+# 32 px) takes more still. A 1366x768 page with no browser bar at all (full screen, F11) would have
+# 768 - 121 = 647 px.
 LAPTOP = {"width": 1366, "height": 768 - 87}
 
 if not os.environ.get("PP_DEMO_BROWSER"):

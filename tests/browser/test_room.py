@@ -1,5 +1,5 @@
 """The room's notebooks (01, 02, 03, 05: ``tools.agenda.ROOM_NOTEBOOKS``) in JupyterLab, in Chromium
-on a 1366x768 laptop (``LAPTOP``, conftest.py), as issue 54 asks of the room:
+on a 1366x768 laptop (``LAPTOP``, conftest.py), as the room needs them:
 
 - nothing on screen answers a prediction: a notebook an attendee opens from workspace/, the working
   copy ``make lab`` opens at, shows no output before its cells are run;

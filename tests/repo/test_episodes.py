@@ -221,7 +221,7 @@ def test_every_notebook_has_instructor_notes_and_the_guide_shows_the_room(notebo
     assert timing.CONSTANTS_TEXT in guide  # the timing model is printed where the minutes are
 
 
-# The six words the guide once defined on its own (issue 54): the glossary page holds them now.
+# The six words the guide once defined on its own: the glossary page holds them now.
 WORKBOOK_WORDS = {"left padding", "pad == eos", "attention mask", "true last real token", "model.forward's position",
                   "review table"}  # fmt: skip
 

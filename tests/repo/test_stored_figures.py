@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-SCREEN_PX = 600  # Lab's notebook area in Chromium on a 1366x768 laptop is 647 px: the legend and last panel together
+SCREEN_PX = 550  # Lab's notebook area in Chromium on a 1366x768 laptop is 560 px (tests/browser/conftest.py)
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9]*.ipynb"))
 FIGURE_TEXT = re.compile(r"^<Figure size [\d.]+x[\d.]+ with \d+ Axes>$")
 
