@@ -106,4 +106,7 @@ def failure(folder: str, codes: list[int]) -> PipelineError:
         if path.exists():
             return PipelineError(f"DeepSpeed rank {rank} failed: {path.read_text().strip()}")
     rank = next(r for r, code in enumerate(codes) if code != 0)
-    return PipelineError(f"DeepSpeed rank {rank} ended with exit status {codes[rank]}")
+    log = Path(folder, f"rank{rank}.log")
+    said = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()] if log.exists() else []
+    last = f": its last line: {said[-1]}" if said else ""
+    return PipelineError(f"DeepSpeed rank {rank} ended with exit status {codes[rank]}{last}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
 from pp_demo.core import build_model, micro_batches, plan_run, stages_for
 from pp_demo.deepspeed import beside_venv
@@ -140,6 +141,11 @@ def main(folder: str) -> None:
         raise
     if rank == int(os.environ["WORLD_SIZE"]) - 1:
         torch.save(answers, Path(folder, "answers.pt"))
+    # Every rank leaves together, its group closed: a rank that exits while a peer's gloo still
+    # holds its connection can make that peer's gloo thread throw, and the peer abort (SIGABRT),
+    # its answers written (seen in CI, under load).
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
