@@ -107,6 +107,7 @@ def failure(folder: str, codes: list[int]) -> PipelineError:
             return PipelineError(f"DeepSpeed rank {rank} failed: {path.read_text().strip()}")
     rank = next(r for r, code in enumerate(codes) if code != 0)
     log = Path(folder, f"rank{rank}.log")
-    said = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()] if log.exists() else []
+    text = log.read_text(errors="replace") if log.exists() else ""
+    said = [line.strip() for line in text.splitlines() if line.strip()]
     last = f": its last line: {said[-1]}" if said else ""
     return PipelineError(f"DeepSpeed rank {rank} ended with exit status {codes[rank]}{last}")

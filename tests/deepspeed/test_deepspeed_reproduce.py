@@ -42,11 +42,9 @@ def test_a_rank_killed_by_a_signal_is_reported_with_the_last_line_it_wrote(tmp_p
     # a rank that aborts leaves no error file of its own: its log's last line says why
     from pp_demo.deepspeed.launch import failure
 
-    (tmp_path / "rank1.log").write_text("loading\nterminate called after throwing an instance of 'gloo::IoException'\n\n")
+    aborted = "terminate called after throwing an instance of 'gloo::IoException'"
+    (tmp_path / "rank1.log").write_text(f"loading\n{aborted}\n\n")
     said = str(failure(str(tmp_path), [0, -6]))
-    assert said == (
-        "DeepSpeed rank 1 ended with exit status -6: its last line: "
-        "terminate called after throwing an instance of 'gloo::IoException'"
-    )
+    assert said == f"DeepSpeed rank 1 ended with exit status -6: its last line: {aborted}"
     (tmp_path / "rank0.error").write_text("BadInput: the row is empty")
     assert str(failure(str(tmp_path), [1, -6])) == "DeepSpeed rank 0 failed: BadInput: the row is empty"
