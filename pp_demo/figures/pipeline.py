@@ -82,12 +82,12 @@ def draw_stage_split(stages: Stages) -> Figure:
         box_top = top - _LINE_IN - 0.05  # the title sits 0.12 above its box, 0.2 tall
         _stage(ax, 0.2, box_top - h, max(box_w), h, title, lines, index)
         middle = 0.2 + max(box_w) / 2
-        start = box_top - h - 0.05
-        _arrow(ax, (middle, start), (middle, start - arrow_in))
+        arrow_top = box_top - h - 0.05
+        _arrow(ax, (middle, arrow_top), (middle, arrow_top - arrow_in))
         if index < len(contents) - 1:  # the sent tensors beside the arrow, what comes out from its start down
-            ax.text(middle + 0.15, start - arrow_in / 2, SENT, ha="left", va="center", fontsize=PROJECTOR_PT)
+            ax.text(middle + 0.15, arrow_top - arrow_in / 2, SENT, ha="left", va="center", fontsize=PROJECTOR_PT)
         else:
-            ax.text(middle + 0.15, start, LOGITS, ha="left", va="top", fontsize=PROJECTOR_PT)
+            ax.text(middle + 0.15, arrow_top, LOGITS, ha="left", va="top", fontsize=PROJECTOR_PT)
         top -= step
     return fig
 
