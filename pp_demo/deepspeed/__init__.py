@@ -36,7 +36,10 @@ def beside_venv() -> str | None:
 
 def missing() -> str | None:
     """``NOT_INSTALLED`` when DeepSpeed is nowhere the ranks can import it, else None (nothing is imported)."""
-    found = beside_venv() is not None or importlib.util.find_spec("deepspeed") is not None
+    spec = importlib.util.find_spec("deepspeed")
+    # a folder named deepspeed without an __init__.py (this checkout's tests/deepspeed, on pytest's
+    # path) is a namespace package: found, but not DeepSpeed
+    found = beside_venv() is not None or (spec is not None and spec.origin not in (None, "namespace"))
     return None if found else NOT_INSTALLED
 
 
