@@ -12,6 +12,7 @@ warnings and log records show as usual. Standard library only.
 
 import contextlib
 import importlib
+import importlib.util
 import logging
 import os
 import sys
@@ -19,7 +20,7 @@ import warnings
 from collections.abc import Iterator
 from types import ModuleType
 
-__all__ = ["quiet", "import_quietly"]
+__all__ = ["quiet", "import_quietly", "installed"]
 
 
 @contextlib.contextmanager
@@ -65,3 +66,11 @@ def import_quietly(name: str) -> ModuleType:
     """``importlib.import_module(name)`` inside ``quiet()``; import errors still raise."""
     with quiet():
         return importlib.import_module(name)
+
+
+def installed(name: str) -> bool:
+    """Whether ``import name`` would find a package here, asked without importing it (nor installing
+    it). A folder of that name with no package in it (a namespace, such as this checkout's
+    tests/deepspeed on pytest's path) is no package."""
+    spec = importlib.util.find_spec(name)
+    return spec is not None and spec.origin is not None

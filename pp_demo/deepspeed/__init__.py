@@ -19,9 +19,10 @@ way (``pip install deepspeed``) it is found too.
 """
 
 import importlib.metadata
-import importlib.util
 import os
 import sys
+
+from pp_demo.silent_imports import installed
 
 __all__ = ["missing", "NOT_INSTALLED", "beside_venv", "installed_version"]
 
@@ -36,10 +37,7 @@ def beside_venv() -> str | None:
 
 def missing() -> str | None:
     """``NOT_INSTALLED`` when DeepSpeed is nowhere the ranks can import it, else None (nothing is imported)."""
-    spec = importlib.util.find_spec("deepspeed")
-    # a folder named deepspeed without an __init__.py (this checkout's tests/deepspeed, on pytest's
-    # path) is a namespace package: found, but not DeepSpeed
-    found = beside_venv() is not None or (spec is not None and spec.origin not in (None, "namespace"))
+    found = beside_venv() is not None or installed("deepspeed")
     return None if found else NOT_INSTALLED
 
 

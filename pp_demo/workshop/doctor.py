@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pp_demo.output_paths import NOTEBOOKS
+from pp_demo.silent_imports import installed
 from pp_demo.workshop import platform_checks
 from pp_demo.workshop.platform_checks import FAIL, OK, SKIP, WARN
 
@@ -131,7 +132,7 @@ def check_package(name: str, pins: dict[str, str]) -> Check:
 
 
 def check_colossalai() -> Check:
-    if not platform_checks.installed("colossalai"):
+    if not installed("colossalai"):
         # ColossalAI 0.5.0's sdist refuses to build on win32 (docs/install.md): no fix to offer there
         fix = "`make colossalai` installs it"
         if sys.platform == "win32":

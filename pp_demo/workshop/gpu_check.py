@@ -28,9 +28,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pp_demo.deepspeed import missing as deepspeed_missing
 from pp_demo.errors import BadInput
 from pp_demo.output_paths import NOTEBOOKS, output_path, write_json
-from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, installed, package_version
+from pp_demo.silent_imports import installed
+from pp_demo.workshop.platform_checks import FAIL, SKIP, env_with_path, package_version
 
 __all__ = ["Step", "Outcome", "visible_gpus", "plan", "run_step", "results_record", "run_check"]
 
@@ -131,7 +133,9 @@ def _missing(notebook: str) -> str | None:
     if notebook not in NEEDS_PACKAGE:
         return None
     package, how = NEEDS_PACKAGE[notebook]
-    return None if installed(package) else f"{package} is not installed in this environment ({how})"
+    # DeepSpeed counts beside the venv too, where `make deepspeed` puts it (pp_demo.deepspeed says why)
+    present = deepspeed_missing() is None if package == "deepspeed" else installed(package)
+    return None if present else f"{package} is not installed in this environment ({how})"
 
 
 def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:

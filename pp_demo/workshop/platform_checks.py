@@ -74,12 +74,6 @@ def platform_support(
     return FAIL, name, f"{system} {machine} is not supported (torch 2.13 has no wheel for it); {SITE}"
 
 
-def installed(name: str) -> bool:
-    """Is ``name`` importable here? (Asked, never installed: the checks run where they are started.)"""
-    spec = importlib.util.find_spec(name)
-    return spec is not None and spec.origin is not None  # a bare folder of that name is no package
-
-
 def package_version(name: str) -> str | None:
     try:
         return importlib.metadata.version(name)

@@ -125,11 +125,12 @@ def test_the_colossalai_steps_say_when_colossalai_is_missing(monkeypatch):
 def test_the_deepspeed_notebook_says_when_deepspeed_is_missing(monkeypatch):
     """Notebook 11's stored outputs were made with DeepSpeed installed: without it the step is
     skipped with the reason, not run into a strict nbval failure."""
-    monkeypatch.setattr(gpu_check, "installed", lambda name: name != "deepspeed")
+    monkeypatch.setattr(gpu_check, "installed", lambda name: True)  # DeepSpeed's own door decides, not this
+    monkeypatch.setattr(gpu_check, "deepspeed_missing", lambda: "DeepSpeed is not installed")
     steps = {s.name: s for s in plan(2, AcceptsEverything())}
     assert steps["nbval 11_deepspeed"].skip == "deepspeed is not installed in this environment (make deepspeed)"
     assert steps["nbval 05_training_impact"].skip is None
-    monkeypatch.setattr(gpu_check, "installed", lambda name: True)
+    monkeypatch.setattr(gpu_check, "deepspeed_missing", lambda: None)  # found, beside the venv or not
     assert {s.name: s for s in plan(2, AcceptsEverything())}["nbval 11_deepspeed"].skip is None
 
 

@@ -18,6 +18,8 @@ import tempfile
 import time
 from typing import Any
 
+from pp_demo.silent_imports import installed
+
 from .allocator import fix_malloc_thresholds
 from .breakdown import pipeline_row
 
@@ -113,10 +115,7 @@ def time_colossalai(
 
 def colossalai_installed() -> bool:
     """Whether ColossalAI can be imported (a folder of that name on the path is no ColossalAI)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("colossalai")
-    return spec is not None and spec.origin is not None
+    return installed("colossalai")
 
 
 def peer_rows(

@@ -8,7 +8,6 @@ processes are the ranks, for one tree. One progress line per case, then per case
 """
 
 import argparse
-import importlib.util
 import os
 import pathlib
 import sys
@@ -24,6 +23,7 @@ from pp_demo.instruments.engine.run import batch_of, engine_cases, not_run, run_
 from pp_demo.instruments.pull_request.sdists import CHANGE_FILES, FOLLOW_UP_FILES, default_cache, variant_tree
 from pp_demo.pooling.padding_table import row_text
 from pp_demo.records.engine import RESULTS, case_name, verdict_lines
+from pp_demo.silent_imports import installed
 
 __all__ = ["TREES", "tree_folder", "run_trees", "main"]
 
@@ -126,7 +126,7 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
 
 def _colossalai_installed() -> bool:
     """Whether ``import colossalai`` would find the installed package (nothing is imported)."""
-    return importlib.util.find_spec("colossalai") is not None
+    return installed("colossalai")
 
 
 def _check_before_the_run(args: argparse.Namespace) -> None:
