@@ -7,7 +7,8 @@ any stderr output, and a CLI user reads it as an error, so an import that may ta
 through ``quiet()``: Python warnings filtered, ``logging`` disabled, ``sys.stderr`` (where
 transformers 5's "Loading weights" progress bar draws, in a terminal and in a notebook alike) and
 file descriptor 2 (where C code writes) pointed at the null device. Everything is restored afterwards, so later
-warnings and log records show as usual. Standard library only.
+warnings and log records show as usual. ``installed`` asks whether an optional package is there,
+without importing it. Standard library only.
 """
 
 import contextlib
