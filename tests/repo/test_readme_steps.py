@@ -81,7 +81,7 @@ def test_the_readme_keeps_the_optional_packages_warn_lines_after_set_up(monkeypa
     """`make setup` installs neither ColossalAI nor DeepSpeed: their lines stay WARN, never "every line ok"."""
     lock = (ROOT / re.search(r"^LOCK\s*:=\s*(\S+)", MAKEFILE, re.M)[1]).read_text()
     assert not re.search(r"^(colossalai|deepspeed)==", lock, re.M | re.I)  # what `make setup` installs
-    monkeypatch.setattr(platform_checks, "installed", lambda name: False)
+    monkeypatch.setattr(doctor, "installed", lambda name: False)
     monkeypatch.setattr("pp_demo.deepspeed.missing", lambda: "not installed")
     optional = [doctor.check_colossalai(), doctor.check_deepspeed()]
     assert {check.status for check in optional} == {doctor.WARN}
