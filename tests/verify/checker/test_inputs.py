@@ -32,18 +32,31 @@ def one_line_error(err):
     return lines[-1]
 
 
+# The verdict names what the callable did in plain Python (it raised, exited, or returned a list):
+# torch and transformers cannot change it, so the extra legs leave these out.
+_PLAIN_PYTHON = pytest.mark.same_on_every_stack
+
+
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("exits", "raised SystemExit: 0 (checker_callables.py:"),
-        ("two_arguments", "raised TypeError: "),
-        ("keyword_only", "raised TypeError: "),
-        ("returns_a_list", "returned a list, not a tensor of logits"),
+        pytest.param("exits", "raised SystemExit: 0 (checker_callables.py:", marks=_PLAIN_PYTHON),
+        pytest.param("two_arguments", "raised TypeError: ", marks=_PLAIN_PYTHON),
+        pytest.param("keyword_only", "raised TypeError: ", marks=_PLAIN_PYTHON),
+        pytest.param("returns_a_list", "returned a list, not a tensor of logits", marks=_PLAIN_PYTHON),
         ("returns_numpy", "returned a numpy.ndarray, not a torch.Tensor of logits"),
         ("returns_the_output", "returned a SequenceClassifierOutputWithPast, not logits (return its .logits)"),
         ("returns_meta", "returned logits on the meta device"),
-        ("raises_value_error", "raised ValueError: my framework's own complaint (checker_callables.py:"),
-        ("raises_runtime_error", "raised RuntimeError: my framework crashed (checker_callables.py:"),
+        pytest.param(
+            "raises_value_error",
+            "raised ValueError: my framework's own complaint (checker_callables.py:",
+            marks=_PLAIN_PYTHON,
+        ),
+        pytest.param(
+            "raises_runtime_error",
+            "raised RuntimeError: my framework crashed (checker_callables.py:",
+            marks=_PLAIN_PYTHON,
+        ),
         ("wrong_shape", "returned logits of shape (1, 5); model.forward returns (1, 3)"),
     ],
 )
