@@ -42,7 +42,9 @@ NBVAL = tuple(_STRICT.split())
 NOT_ON_CUDA = {"06_colossalai.ipynb": "its ColossalAI forwards run on the CPU"}
 # A notebook whose stored outputs were made with an optional package installed: without it, its
 # first cell prints another line and strict nbval would fail a notebook that is fine.
-NEEDS_PACKAGE = {"11_deepspeed.ipynb": ("deepspeed", "make deepspeed")}
+# Each row: the package, how to install it, and whether it is there (DeepSpeed's own door, which
+# finds it beside the venv too, where `make deepspeed` puts it).
+NEEDS_PACKAGE = {"11_deepspeed.ipynb": ("deepspeed", "make deepspeed", lambda: deepspeed_missing() is None)}
 PASS, TIMEOUT = "pass", "timeout"  # with platform_checks' FAIL and SKIP, a step's status
 
 
@@ -132,10 +134,8 @@ def _missing(notebook: str) -> str | None:
     """Why ``notebook`` cannot run here: the optional package its stored outputs need is absent."""
     if notebook not in NEEDS_PACKAGE:
         return None
-    package, how = NEEDS_PACKAGE[notebook]
-    # DeepSpeed counts beside the venv too, where `make deepspeed` puts it (pp_demo.deepspeed says why)
-    present = deepspeed_missing() is None if package == "deepspeed" else installed(package)
-    return None if present else f"{package} is not installed in this environment ({how})"
+    package, how, present = NEEDS_PACKAGE[notebook]
+    return None if present() else f"{package} is not installed in this environment ({how})"
 
 
 def _why_not(step: Step, n_gpus: int, parser: argparse.ArgumentParser) -> str | None:

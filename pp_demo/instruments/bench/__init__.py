@@ -28,11 +28,12 @@ from typing import Any
 
 from pp_demo.bounds import seconds
 from pp_demo.errors import BadInput
+from pp_demo.silent_imports import installed
 
 from .allocator import MALLOC_THRESHOLDS, malloc_thresholds_settable
 from .bounds import busy_stages, ideal_speedup, limit_speedup
 from .breakdown import pipeline_row
-from .colossalai_peer import colossalai_installed, peer_rows, time_colossalai
+from .colossalai_peer import peer_rows, time_colossalai
 from .one_process import BenchSize, capacity, one_process_times
 from .quiet_start import WAIT_S, check_quiet_start, load_average, wait_for_quiet
 from .report import format_bench, readme_block
@@ -100,7 +101,7 @@ def _rounds(
     from pp_demo.ranks.runner import run
 
     warmup, repeats, rounds = counts
-    with_peer = colossalai_installed()
+    with_peer = installed("colossalai")
     if not with_peer:
         progress("ColossalAI is not installed (make colossalai): no ColossalAI row")
     tasks = [(mode, m) for mode in MODES for m in (0, *micro_batches)]

@@ -18,12 +18,10 @@ import tempfile
 import time
 from typing import Any
 
-from pp_demo.silent_imports import installed
-
 from .allocator import fix_malloc_thresholds
 from .breakdown import pipeline_row
 
-__all__ = ["ENGINE", "colossalai_installed", "time_colossalai", "peer_rows", "peer_lines", "main"]
+__all__ = ["ENGINE", "time_colossalai", "peer_rows", "peer_lines", "main"]
 
 MODE = "training"
 ENGINE = "colossalai HybridParallelPlugin 1f1b"
@@ -111,11 +109,6 @@ def time_colossalai(
             stop_ranks(processes)
         every = json.loads((folder / "bench.json").read_text())
     return {m: [rank[str(m)] for rank in every] for m in micro_batches}
-
-
-def colossalai_installed() -> bool:
-    """Whether ColossalAI can be imported (a folder of that name on the path is no ColossalAI)."""
-    return installed("colossalai")
 
 
 def peer_rows(

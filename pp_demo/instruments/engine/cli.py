@@ -124,11 +124,6 @@ def _give_up(rank: int, name: str, seconds: float) -> None:
     os._exit(3)
 
 
-def _colossalai_installed() -> bool:
-    """Whether ``import colossalai`` would find the installed package (nothing is imported)."""
-    return installed("colossalai")
-
-
 def _check_before_the_run(args: argparse.Namespace) -> None:
     """What would fail after minutes of ranks, refused first: ``--out``, the timeout, NCCL, a tree that
     is not installed, and fp16 training without a GPU (ColossalAI's grad scaler asks the accelerator for
@@ -136,7 +131,7 @@ def _check_before_the_run(args: argparse.Namespace) -> None:
     bounds.seconds(args.case_timeout, "--case-timeout")
     if args.backend == "nccl" and not dist.is_nccl_available():
         raise BadInput("--backend nccl: this torch has no NCCL (a CPU build?); use --backend gloo")
-    if "installed" in args.tree and not _colossalai_installed():
+    if "installed" in args.tree and not installed("colossalai"):
         raise BadInput(
             "--tree installed: ColossalAI is not installed in this environment; run `make colossalai` first, "
             "or choose the 0.5.0 sdist's trees (--tree unpatched change)"

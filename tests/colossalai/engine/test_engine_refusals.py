@@ -47,7 +47,7 @@ def test_fp16_by_default_modes_includes_training_and_is_refused_too(capsys, monk
 
 
 def test_the_installed_tree_without_colossalai_says_make_colossalai(capsys, monkeypatch, no_ranks):
-    monkeypatch.setattr(engine_cli, "_colossalai_installed", lambda: False)
+    monkeypatch.setattr(engine_cli, "installed", lambda name: False)
     code, out, err = _engine(capsys, "--tree", "installed", "--mode", "inference")
     assert code == 2 and out == ""
     line = err.strip()
@@ -62,7 +62,7 @@ def test_what_can_run_is_not_refused(monkeypatch):
     import argparse
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(engine_cli, "_colossalai_installed", lambda: True)
+    monkeypatch.setattr(engine_cli, "installed", lambda name: True)
     args = argparse.Namespace(
         case_timeout=60.0, backend="gloo", tree=["installed"], dtype="fp16", mode=["inference"], out=None
     )
